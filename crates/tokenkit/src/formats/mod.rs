@@ -1,0 +1,1 @@
+//! Readers and writers for the tokenizer file formats.

@@ -1,0 +1,332 @@
+//! Added tokens: tokens cut out of the input before normalization and the model, matched
+//! leftmost-longest, as HF's `AddedVocabulary` does.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::tokenizer::normalized::{NormalizedString, Range};
+use crate::tokenizer::pre_tokenized::PreTokenizedString;
+use crate::tokenizer::{Model, Normalizer, Token};
+use crate::{Offsets, Result};
+
+/// A token added on top of the model's vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AddedToken {
+    /// The text of the token.
+    pub content: String,
+    /// Only match when not inside a word (`\w` on neither side).
+    #[serde(default)]
+    pub single_word: bool,
+    /// Swallow the whitespace on its left.
+    #[serde(default)]
+    pub lstrip: bool,
+    /// Swallow the whitespace on its right.
+    #[serde(default)]
+    pub rstrip: bool,
+    /// Match against the normalized text (otherwise the raw input).
+    #[serde(default = "default_true")]
+    pub normalized: bool,
+    /// Special: skipped by `decode(skip_special_tokens=true)`.
+    #[serde(default)]
+    pub special: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl AddedToken {
+    /// A token with HF's defaults: special tokens are not normalized, others are.
+    pub fn from(content: impl Into<String>, special: bool) -> Self {
+        Self { content: content.into(), single_word: false, lstrip: false, rstrip: false, normalized: !special, special }
+    }
+    /// Sets `single_word`.
+    pub fn single_word(mut self, v: bool) -> Self {
+        self.single_word = v;
+        self
+    }
+    /// Sets `lstrip`.
+    pub fn lstrip(mut self, v: bool) -> Self {
+        self.lstrip = v;
+        self
+    }
+    /// Sets `rstrip`.
+    pub fn rstrip(mut self, v: bool) -> Self {
+        self.rstrip = v;
+        self
+    }
+    /// Sets `normalized`.
+    pub fn normalized(mut self, v: bool) -> Self {
+        self.normalized = v;
+        self
+    }
+    /// Sets `special`.
+    pub fn special(mut self, v: bool) -> Self {
+        self.special = v;
+        self
+    }
+}
+
+/// An added token with its id, the way tokenizer.json lists them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AddedTokenWithId {
+    /// Its id.
+    pub id: u32,
+    /// The token.
+    #[serde(flatten)]
+    pub token: AddedToken,
+}
+
+type MatchingSet = (AhoCorasick, Vec<u32>);
+
+static STARTS_WITH_WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\w").unwrap());
+static ENDS_WITH_WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w$").unwrap());
+
+fn empty_set() -> MatchingSet {
+    let ac = AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build::<_, &str>([])
+        .expect("an empty automaton builds");
+    (ac, Vec::new())
+}
+
+/// The added vocabulary of a tokenizer.
+#[derive(Clone, Debug)]
+pub struct AddedVocabulary {
+    /// content → id, special and not.
+    added_tokens_map: HashMap<String, u32>,
+    /// id → token.
+    added_tokens_map_r: HashMap<u32, AddedToken>,
+    /// Non-special added tokens in the order given.
+    added_tokens: Vec<AddedToken>,
+    /// Special tokens in the order given.
+    special_tokens: Vec<AddedToken>,
+    special_tokens_set: HashSet<String>,
+    /// Automaton over the raw text (non-normalized tokens).
+    split_trie: MatchingSet,
+    /// Automaton over the normalized text (normalized tokens).
+    split_normalized_trie: MatchingSet,
+    /// When true, special tokens are not matched: they are encoded as ordinary text.
+    encode_special_tokens: bool,
+}
+
+impl Default for AddedVocabulary {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AddedVocabulary {
+    /// An empty added vocabulary.
+    pub fn new() -> Self {
+        Self {
+            added_tokens_map: HashMap::new(),
+            added_tokens_map_r: HashMap::new(),
+            added_tokens: Vec::new(),
+            special_tokens: Vec::new(),
+            special_tokens_set: HashSet::new(),
+            split_trie: empty_set(),
+            split_normalized_trie: empty_set(),
+            encode_special_tokens: false,
+        }
+    }
+
+    /// Number of added tokens.
+    pub fn len(&self) -> usize {
+        self.added_tokens_map.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.added_tokens_map.is_empty()
+    }
+
+    /// content → id of every added token.
+    pub fn get_vocab(&self) -> &HashMap<String, u32> {
+        &self.added_tokens_map
+    }
+
+    /// id → token of every added token.
+    pub fn get_added_tokens_decoder(&self) -> &HashMap<u32, AddedToken> {
+        &self.added_tokens_map_r
+    }
+
+    /// The id of `token`, looking at added tokens first, then the model.
+    pub fn token_to_id(&self, token: &str, model: &impl Model) -> Option<u32> {
+        self.added_tokens_map.get(token).copied().or_else(|| model.token_to_id(token))
+    }
+
+    /// The content of added token `id`, if it is one.
+    pub fn simple_id_to_token(&self, id: u32) -> Option<&str> {
+        self.added_tokens_map_r.get(&id).map(|t| t.content.as_str())
+    }
+
+    /// Whether `token` is a special token.
+    pub fn is_special_token(&self, token: &str) -> bool {
+        self.special_tokens_set.contains(token)
+    }
+
+    /// Whether special tokens are encoded as plain text.
+    pub fn get_encode_special_tokens(&self) -> bool {
+        self.encode_special_tokens
+    }
+
+    /// Sets whether special tokens are encoded as plain text.
+    pub fn set_encode_special_tokens(&mut self, v: bool) {
+        self.encode_special_tokens = v;
+    }
+
+    /// Adds tokens with HF's rules: a token already in the vocabulary keeps its id; a new one
+    /// gets the next free id after the model's vocabulary. Returns how many were added.
+    pub fn add_tokens<N: Normalizer>(&mut self, tokens: &[AddedToken], model: &impl Model, normalizer: Option<&N>) -> Result<usize> {
+        for t in tokens {
+            if t.special && !t.content.is_empty() && !self.special_tokens_set.contains(&t.content) {
+                self.special_tokens.push(t.clone());
+                self.special_tokens_set.insert(t.content.clone());
+            }
+        }
+        let mut ignored = 0;
+        for t in tokens {
+            if t.content.is_empty() || self.added_tokens_map_r.values().any(|v| v == t) {
+                ignored += 1;
+                continue;
+            }
+            let vocab_size = model.get_vocab_size() as u32;
+            let new_id = match self.token_to_id(&t.content, model) {
+                Some(id) => id,
+                None => match self.added_tokens_map.values().max() {
+                    None => vocab_size,
+                    Some(&max) if max >= vocab_size || vocab_size == 0 => max + 1,
+                    Some(_) => vocab_size,
+                },
+            };
+            self.added_tokens_map.insert(t.content.clone(), new_id);
+            self.added_tokens_map_r.insert(new_id, t.clone());
+            if !self.special_tokens_set.contains(&t.content) {
+                self.added_tokens.push(t.clone());
+            }
+        }
+        self.refresh_added_tokens(model, normalizer)?;
+        Ok(tokens.len() - ignored)
+    }
+
+    fn refresh_added_tokens<N: Normalizer>(&mut self, model: &impl Model, normalizer: Option<&N>) -> Result<()> {
+        let mut raw: (Vec<&str>, Vec<u32>) = Default::default();
+        let mut normalized: (Vec<String>, Vec<u32>) = Default::default();
+        for t in self.special_tokens.iter().chain(self.added_tokens.iter()) {
+            let Some(id) = self.token_to_id(&t.content, model) else { continue };
+            if t.normalized {
+                let mut content = NormalizedString::from(t.content.as_str());
+                if let Some(n) = normalizer {
+                    n.normalize(&mut content)?;
+                }
+                normalized.0.push(content.get().to_owned());
+                normalized.1.push(id);
+            } else {
+                raw.0.push(&t.content);
+                raw.1.push(id);
+            }
+        }
+        let build = |patterns: &[&str]| {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(patterns)
+                .map_err(|e| crate::Error::invalid(format!("cannot build the added-token matcher: {e}")))
+        };
+        self.split_trie = (build(&raw.0)?, raw.1);
+        let npatterns: Vec<&str> = normalized.0.iter().map(String::as_str).collect();
+        self.split_normalized_trie = (build(&npatterns)?, normalized.1);
+        Ok(())
+    }
+
+    /// Cuts `sentence` into pieces covering it, `Some(id)` for the added tokens found.
+    fn find_matches(&self, sentence: &str, set: &MatchingSet) -> Vec<(Option<u32>, Offsets)> {
+        if sentence.is_empty() {
+            return vec![(None, (0, 0))];
+        }
+        let mut start_offset = 0;
+        let mut splits = Vec::new();
+        for m in set.0.find_iter(sentence) {
+            let (mut start, mut stop) = (m.start(), m.end());
+            let id = set.1[m.pattern().as_usize()];
+            let token = &self.added_tokens_map_r[&id];
+            if self.encode_special_tokens && self.special_tokens_set.contains(&token.content) {
+                continue;
+            }
+            if token.single_word {
+                let start_space = start == 0 || !ENDS_WITH_WORD.is_match(&sentence[..start]);
+                let stop_space = stop == sentence.len() || !STARTS_WITH_WORD.is_match(&sentence[stop..]);
+                if !start_space || !stop_space {
+                    continue;
+                }
+            }
+            if token.lstrip {
+                let new_start = sentence[..start].trim_end_matches(char::is_whitespace).len();
+                start = new_start.max(start_offset);
+            }
+            if token.rstrip {
+                let rest = &sentence[stop..];
+                stop += rest.len() - rest.trim_start_matches(char::is_whitespace).len();
+            }
+            if start_offset < start {
+                splits.push((None, (start_offset, start)));
+            }
+            splits.push((Some(id), (start, stop)));
+            start_offset = stop;
+        }
+        if start_offset != sentence.len() {
+            splits.push((None, (start_offset, sentence.len())));
+        }
+        splits
+    }
+
+    fn split_with_indices(&self, sentence: NormalizedString, set: &MatchingSet) -> Vec<(NormalizedString, Option<Vec<Token>>)> {
+        self.find_matches(sentence.get(), set)
+            .into_iter()
+            .filter_map(|(id, (s, e))| {
+                let slice = sentence.slice(Range::Normalized(s..e))?;
+                let tokens = id.map(|id| {
+                    let value = slice.get().to_owned();
+                    let len = value.len();
+                    vec![Token { id, value, offsets: (0, len) }]
+                });
+                Some((slice, tokens))
+            })
+            .collect()
+    }
+
+    /// Cuts the added tokens out of `sequence` (raw ones first, then normalized ones on the
+    /// normalized remaining pieces) and normalizes the rest.
+    pub fn extract_and_normalize<N: Normalizer>(&self, normalizer: Option<&N>, sequence: &str) -> Result<PreTokenizedString> {
+        let mut pretokenized = PreTokenizedString::from(sequence);
+        if !self.split_trie.1.is_empty() {
+            pretokenized.split(|_, s| Ok(self.split_with_indices(s, &self.split_trie)))?;
+        }
+        pretokenized.split(|_, mut s| {
+            if let Some(n) = normalizer {
+                n.normalize(&mut s)?;
+            }
+            if self.split_normalized_trie.1.is_empty() {
+                Ok(vec![(s, None)])
+            } else {
+                Ok(self.split_with_indices(s, &self.split_normalized_trie))
+            }
+        })?;
+        Ok(pretokenized)
+    }
+
+    /// The tokens sorted by id, as tokenizer.json stores them.
+    pub fn sorted_with_ids(&self) -> Vec<AddedTokenWithId> {
+        let mut v: Vec<AddedTokenWithId> = self
+            .added_tokens_map_r
+            .iter()
+            .map(|(id, t)| AddedTokenWithId { id: *id, token: t.clone() })
+            .collect();
+        v.sort_unstable_by_key(|t| t.id);
+        v
+    }
+}

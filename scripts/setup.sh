@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Idempotent developer/CI set-up: Python venv with the oracle libraries, release build of the
+# `tokenkit` CLI, and the fixture files in .fixtures/ (see scripts/fetch_fixtures.py).
+#
+# Environment:
+#   PYTHON            interpreter used to create .venv (default: python3)
+#   CARGO_TARGET_DIR  honoured by cargo as usual (the conformance suite finds the binary through
+#                     TOKENKIT_BIN, else $CARGO_TARGET_DIR/release/tokenkit, else target/release/tokenkit)
+#   SKIP_BUILD=1      do not build the CLI
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    echo "[setup] creating .venv with $PYTHON"
+    "$PYTHON" -m venv .venv
+fi
+
+# pip is a no-op when the pinned versions are already installed.
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt; then
+    echo "[setup] pip install -r requirements-test.txt failed" >&2
+    exit 1
+fi
+
+if [ "${SKIP_BUILD:-0}" != "1" ]; then
+    echo "[setup] cargo build --release -p tokenkit-cli"
+    cargo build --release -p tokenkit-cli
+fi
+
+echo "[setup] fetching fixtures"
+.venv/bin/python scripts/fetch_fixtures.py
+echo "[setup] done"
