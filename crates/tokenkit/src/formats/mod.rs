@@ -1,1 +1,149 @@
-//! Readers and writers for the tokenizer file formats.
+//! Readers and writers for the tokenizer file formats, and detection of which one a path is.
+//!
+//! - `tokenizer.json` (HF): [`Tokenizer::from_file`];
+//! - BERT `vocab.txt`: [`vocab_txt::from_vocab_txt`], the standard BERT-uncased pipeline;
+//! - GPT-2 `vocab.json` + `merges.txt`: [`gpt2_files::from_vocab_merges`], the GPT-2 pipeline.
+
+pub mod gpt2_files;
+pub mod vocab_txt;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::tokenizer::Tokenizer;
+use crate::{Error, Model, Result};
+
+/// Which format a path holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    /// An HF tokenizer.json.
+    TokenizerJson(PathBuf),
+    /// A BERT WordPiece vocab.txt (one token per line).
+    VocabTxt(PathBuf),
+    /// A GPT-2 vocab.json with its merges.txt.
+    Gpt2 { vocab: PathBuf, merges: PathBuf },
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_owned(), source })
+}
+
+/// Works out the format of `path` from its content (and, for directories, the files inside).
+pub fn detect(path: &Path) -> Result<Format> {
+    if path.is_dir() {
+        for name in ["tokenizer.json", "vocab.json", "encoder.json", "vocab.txt"] {
+            let p = path.join(name);
+            if p.is_file() {
+                return detect(&p);
+            }
+        }
+        return Err(Error::invalid(format!(
+            "{}: directory holds no tokenizer.json, vocab.json or vocab.txt",
+            path.display()
+        )));
+    }
+    let head = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let mut buf = vec![0u8; 4096];
+        let n = f.read(&mut buf).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        buf.truncate(n);
+        buf
+    };
+    let text = String::from_utf8_lossy(&head);
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let json_has = |key: &str| text.contains(&format!("\"{key}\""));
+        if json_has("model") || json_has("added_tokens") || json_has("version") {
+            return Ok(Format::TokenizerJson(path.to_owned()));
+        }
+        // A flat token → id object: GPT-2's vocab.json (or encoder.json).
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for name in ["merges.txt", "vocab.bpe"] {
+            let m = dir.join(name);
+            if m.is_file() {
+                return Ok(Format::Gpt2 { vocab: path.to_owned(), merges: m });
+            }
+        }
+        return Err(Error::invalid(format!(
+            "{}: looks like a vocab.json but no merges.txt (or vocab.bpe) was found beside it",
+            path.display()
+        )));
+    }
+    if path.extension().is_some_and(|e| e == "txt") || !trimmed.is_empty() {
+        return Ok(Format::VocabTxt(path.to_owned()));
+    }
+    Err(Error::invalid(format!("{}: unrecognised tokenizer format", path.display())))
+}
+
+/// Loads a tokenizer from any supported format.
+pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
+    match detect(path.as_ref())? {
+        Format::TokenizerJson(p) => Tokenizer::from_file(p),
+        Format::VocabTxt(p) => vocab_txt::from_vocab_txt(&p),
+        Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
+    }
+}
+
+/// Builds a tokenizer from a tokenizer.json document built in memory.
+pub(crate) fn from_value(value: serde_json::Value, context: &str) -> Result<Tokenizer> {
+    serde_json::from_value(value).map_err(|e| Error::Json { context: context.to_owned(), message: e.to_string() })
+}
+
+/// A human-readable description of the pipeline and the vocabulary.
+pub fn inspect(tok: &Tokenizer) -> String {
+    let mut s = String::new();
+    let json = |v: &dyn erased::Ser| v.to_json();
+    let _ = writeln!(s, "normalizer:     {}", tok.get_normalizer().map_or("none".into(), |n| json(n)));
+    let _ = writeln!(s, "pre_tokenizer:  {}", tok.get_pre_tokenizer().map_or("none".into(), |n| json(n)));
+    let model = serde_json::to_value(tok.get_model()).unwrap_or_default();
+    let mut model_summary = serde_json::Map::new();
+    if let serde_json::Value::Object(m) = &model {
+        for (k, v) in m {
+            let short = match v {
+                serde_json::Value::Object(o) => serde_json::Value::String(format!("<{} entries>", o.len())),
+                serde_json::Value::Array(a) => serde_json::Value::String(format!("<{} entries>", a.len())),
+                other => other.clone(),
+            };
+            model_summary.insert(k.clone(), short);
+        }
+    }
+    let _ = writeln!(s, "model:          {}", serde_json::Value::Object(model_summary));
+    let _ = writeln!(s, "post_processor: {}", tok.get_post_processor().map_or("none".into(), |n| json(n)));
+    let _ = writeln!(s, "decoder:        {}", tok.get_decoder().map_or("none".into(), |n| json(n)));
+    if let Some(t) = tok.get_truncation() {
+        let _ = writeln!(s, "truncation:     {}", json(t));
+    }
+    if let Some(p) = tok.get_padding() {
+        let _ = writeln!(s, "padding:        {}", json(p));
+    }
+    let model_size = tok.get_model().get_vocab_size();
+    let added = tok.get_added_vocabulary().sorted_with_ids();
+    let n_special = added.iter().filter(|t| t.token.special).count();
+    let _ = writeln!(
+        s,
+        "vocabulary:     {} tokens in the model, {} with added tokens ({} added, {} special)",
+        model_size,
+        tok.get_vocab_size(true),
+        added.len(),
+        n_special
+    );
+    let show: Vec<String> = added.iter().take(12).map(|t| format!("{}={:?}", t.id, t.token.content)).collect();
+    if !show.is_empty() {
+        let more = if added.len() > 12 { format!(" … (+{})", added.len() - 12) } else { String::new() };
+        let _ = writeln!(s, "added tokens:   {}{}", show.join(" "), more);
+    }
+    s
+}
+
+mod erased {
+    /// Serialize to compact JSON through a trait object.
+    pub trait Ser {
+        fn to_json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Ser for T {
+        fn to_json(&self) -> String {
+            serde_json::to_string(self).unwrap_or_else(|e| format!("<unserializable: {e}>"))
+        }
+    }
+}

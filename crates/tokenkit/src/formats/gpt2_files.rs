@@ -1,0 +1,68 @@
+//! GPT-2's original files: `vocab.json` (token → id) and `merges.txt` (one merge per line,
+//! optional `#version` header). Loaded into the GPT-2 byte-level BPE pipeline.
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use crate::formats::{from_value, read};
+use crate::tokenizer::Tokenizer;
+use crate::{Error, Result};
+
+/// Reads merges.txt: `#version` lines and blank lines are skipped; every other line must be
+/// two tokens separated by one space.
+pub fn read_merges(path: &Path) -> Result<Vec<Value>> {
+    let text = read(path)?;
+    let mut merges = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("#version") || line.is_empty() {
+            continue;
+        }
+        let mut parts = line.split(' ');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(b), None) => merges.push(json!([a, b])),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{}:{}: a merge must be two tokens separated by one space, got {:?}",
+                    path.display(),
+                    i + 1,
+                    line
+                )))
+            }
+        }
+    }
+    Ok(merges)
+}
+
+/// The GPT-2 pipeline (ByteLevel pre-tokenizer, BPE, ByteLevel post-processor and decoder, as
+/// in the Hub's gpt2 tokenizer.json) over `vocab.json` and `merges.txt`.
+pub fn from_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Tokenizer> {
+    let vocab: Map<String, Value> = serde_json::from_str(&read(vocab_path)?).map_err(|e| Error::Json {
+        context: vocab_path.display().to_string(),
+        message: format!("expected a JSON object of token → id: {e}"),
+    })?;
+    let merges = read_merges(merges_path)?;
+    let added: Vec<Value> = vocab
+        .get("<|endoftext|>")
+        .and_then(Value::as_u64)
+        .map(|id| {
+            json!({"id": id, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
+                   "rstrip": false, "normalized": true, "special": true})
+        })
+        .into_iter()
+        .collect();
+    let doc = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
+                  "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+                  "vocab": vocab, "merges": merges}
+    });
+    from_value(doc, &vocab_path.display().to_string())
+}
