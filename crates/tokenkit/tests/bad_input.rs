@@ -1,0 +1,76 @@
+//! Bad input gives a clear error naming the problem, never a panic.
+
+use tokenkit::{Error, Tokenizer};
+
+fn wordlevel_json() -> String {
+    r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
+        "normalizer":null,"pre_tokenizer":{"type":"WhitespaceSplit"},"post_processor":null,"decoder":null,
+        "model":{"type":"WordLevel","vocab":{"<unk>":0,"hello":1,"world":2},"unk_token":"<unk>"}}"#
+        .to_owned()
+}
+
+fn err_of(json: &str) -> String {
+    match Tokenizer::from_json(json) {
+        Ok(_) => panic!("expected an error for {json:.80}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_valid_file_loads() {
+    let tok = Tokenizer::from_json(&wordlevel_json()).unwrap();
+    let enc = tok.encode("hello there world", false).unwrap();
+    assert_eq!(enc.get_ids(), [1, 0, 2]);
+}
+
+#[test]
+fn truncated_json_is_an_error_with_position() {
+    let json = wordlevel_json();
+    for cut in [0, 1, 10, json.len() / 2, json.len() - 1] {
+        let msg = err_of(&json[..cut]);
+        assert!(msg.contains("EOF") || msg.contains("line"), "{msg}");
+    }
+}
+
+#[test]
+fn invalid_json_is_an_error() {
+    let msg = err_of("{\"model\": [1, 2,, 3]}");
+    assert!(msg.contains("line 1"), "{msg}");
+}
+
+#[test]
+fn unknown_component_type_is_named() {
+    let json = wordlevel_json().replace("WhitespaceSplit", "FancySplitter");
+    let msg = err_of(&json);
+    assert!(msg.contains("FancySplitter"), "{msg}");
+}
+
+#[test]
+fn unknown_model_type_is_named() {
+    let json = wordlevel_json().replace("\"type\":\"WordLevel\"", "\"type\":\"WordSoup\"");
+    let msg = err_of(&json);
+    assert!(msg.contains("WordSoup"), "{msg}");
+}
+
+#[test]
+fn merge_with_a_token_missing_from_the_vocab_is_named() {
+    let json = r#"{"version":"1.0","added_tokens":[],"normalizer":null,"pre_tokenizer":null,
+        "post_processor":null,"decoder":null,
+        "model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b","a zz"]}}"#;
+    let msg = err_of(json);
+    assert!(msg.contains("zz"), "{msg}");
+}
+
+#[test]
+fn decode_id_out_of_range_is_an_error() {
+    let tok = Tokenizer::from_json(&wordlevel_json()).unwrap();
+    let err = tok.decode(&[1, 99], false).unwrap_err();
+    assert!(matches!(err, Error::IdOutOfRange { id: 99, .. }), "{err}");
+    assert!(err.to_string().contains("99"));
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let msg = Tokenizer::from_file("/nonexistent/tokenizer.json").unwrap_err().to_string();
+    assert!(msg.contains("/nonexistent/tokenizer.json"), "{msg}");
+}
