@@ -1,5 +1,7 @@
 //! Pre-tokenizers: one file per family; `PreTokenizerWrapper` is the closed set tokenizer.json uses.
 
+pub mod lexers;
+
 use serde::{Deserialize, Serialize};
 
 use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
