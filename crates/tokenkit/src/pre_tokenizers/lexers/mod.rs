@@ -3,7 +3,9 @@
 //! the corpora and on random strings), at a fraction of the cost.
 
 pub mod class_table;
+pub mod cl100k;
 pub mod classes;
 pub mod gpt2;
 
+pub use cl100k::{Cl100kLexer, DigitRun};
 pub use gpt2::Gpt2Lexer;

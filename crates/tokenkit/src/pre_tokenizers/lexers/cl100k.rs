@@ -1,0 +1,225 @@
+//! The cl100k / Llama-3 pattern:
+//! `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+//!
+//! The digit group is `\p{N}{1,3}` in Llama-3's tokenizer.json and `\p{N}{1,3}+` in
+//! tiktoken's cl100k; the possessive reading (tiktoken) gives the same matches as `{1,3}`,
+//! while Oniguruma reads `{1,3}+` as `(?:\p{N}{1,3})+`, i.e. any number of digits.
+//! [`DigitRun`] selects which reading to reproduce.
+
+use super::classes::{char_at, class_of, L, N, WS};
+
+/// How many digits one match takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigitRun {
+    /// At most three (`\p{N}{1,3}`, or tiktoken's possessive `{1,3}+`).
+    UpToThree,
+    /// Any number (Oniguruma's reading of `\p{N}{1,3}+`).
+    Unbounded,
+}
+
+/// Yields the `(start, end)` byte ranges of the pattern's matches, covering the whole text.
+pub struct Cl100kLexer<'a> {
+    text: &'a [u8],
+    pos: usize,
+    digits: DigitRun,
+}
+
+#[inline]
+fn is_other(k: u8) -> bool {
+    k & (L | N | WS) == 0
+}
+
+#[inline]
+fn is_crlf(c: char) -> bool {
+    c == '\r' || c == '\n'
+}
+
+/// Whether `c` matches `[sS]` under Oniguruma's Unicode case folding (which includes 'ſ').
+#[inline]
+fn fold_eq(c: u8, lower: u8) -> bool {
+    c | 0x20 == lower
+}
+
+impl<'a> Cl100kLexer<'a> {
+    /// A lexer over `text` with the given reading of the digit group.
+    pub fn new(text: &'a str, digits: DigitRun) -> Self {
+        Self { text: text.as_bytes(), pos: 0, digits }
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> (char, u8, usize) {
+        let (c, len) = char_at(self.text, i);
+        (c, class_of(c), len)
+    }
+
+    #[inline]
+    fn run(&self, mut i: usize, pred: impl Fn(char, u8) -> bool) -> usize {
+        while i < self.text.len() {
+            let (c, k, len) = self.at(i);
+            if !pred(c, k) {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    fn contraction(&self, i: usize) -> Option<usize> {
+        let t = self.text;
+        // 'ſ' (U+017F, bytes C5 BF) folds to 's'.
+        if t.get(i + 1) == Some(&0xC5) && t.get(i + 2) == Some(&0xBF) {
+            return Some(i + 3);
+        }
+        let b1 = *t.get(i + 1)?;
+        if [b's', b't', b'm', b'd'].iter().any(|&l| fold_eq(b1, l)) {
+            return Some(i + 2);
+        }
+        let b2 = *t.get(i + 2)?;
+        let pair = |a: u8, b: u8| fold_eq(b1, a) && fold_eq(b2, b);
+        if pair(b'r', b'e') || pair(b'v', b'e') || pair(b'l', b'l') {
+            return Some(i + 3);
+        }
+        None
+    }
+}
+
+impl Iterator for Cl100kLexer<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let start = self.pos;
+        let t = self.text;
+        if start >= t.len() {
+            return None;
+        }
+        let (c0, k0, len0) = self.at(start);
+        let end = 'm: {
+            if c0 == '\'' {
+                if let Some(e) = self.contraction(start) {
+                    break 'm e;
+                }
+            }
+            // [^\r\n\p{L}\p{N}]?\p{L}+
+            if k0 & L != 0 {
+                break 'm self.run(start + len0, |_, k| k & L != 0);
+            }
+            if k0 & N == 0 && !is_crlf(c0) && start + len0 < t.len() {
+                let (_, k1, len1) = self.at(start + len0);
+                if k1 & L != 0 {
+                    break 'm self.run(start + len0 + len1, |_, k| k & L != 0);
+                }
+            }
+            // \p{N}{1,3}
+            if k0 & N != 0 {
+                let mut i = start + len0;
+                let mut n = 1;
+                while i < t.len() && (self.digits == DigitRun::Unbounded || n < 3) {
+                    let (_, k, len) = self.at(i);
+                    if k & N == 0 {
+                        break;
+                    }
+                    i += len;
+                    n += 1;
+                }
+                break 'm i;
+            }
+            // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+            let first = if c0 == ' ' { start + len0 } else { start };
+            if first < t.len() {
+                let (_, k, len) = self.at(first);
+                if is_other(k) {
+                    let e = self.run(first + len, |_, k| is_other(k));
+                    break 'm self.run(e, |c, _| is_crlf(c));
+                }
+            }
+            // Whitespace from here on.
+            let mut last_crlf_end = None;
+            let mut last_start = start;
+            let mut i = start;
+            while i < t.len() {
+                let (c, k, len) = self.at(i);
+                if k & WS == 0 {
+                    break;
+                }
+                last_start = i;
+                i += len;
+                if is_crlf(c) {
+                    last_crlf_end = Some(i);
+                }
+            }
+            // \s*[\r\n]+
+            if let Some(e) = last_crlf_end {
+                break 'm e;
+            }
+            // \s+(?!\S) then \s+
+            if i < t.len() && last_start > start {
+                last_start
+            } else {
+                i
+            }
+        };
+        self.pos = end;
+        Some((start, end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utils::regex::SysRegex;
+
+    pub(crate) const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    pub(crate) const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+    fn check(text: &str, re: &SysRegex, digits: DigitRun) {
+        let ours: Vec<_> = Cl100kLexer::new(text, digits).collect();
+        let theirs: Vec<_> = re.find_iter(text).collect();
+        assert_eq!(ours, theirs, "on {text:?}");
+    }
+
+    const CASES: &[&str] = &[
+        "", " ", "  ", "a", " a", "  a", "\n", "\n\n", " \n", "\n a", "a \n b", "Hello world!",
+        "I'M you'RE we've THEY'LL he'd it'S 'x 'ſ", "'''", " 'll", "abc123def", " 12345678", "1234567",
+        "   \t\n  x  ", "x   ", "émigré naïve", "日本語のテキスト", "😀 😀😀 a😀", "a\u{301}b", "\u{301}b",
+        "٣٤٥٦ ٥", "\u{3000}\u{3000}x", "\u{85}y", "tab\tsep", "end ", "?!... ,;\n\n", "a'", "'", "x\r\n\r\ny",
+        " \n \n  z", ".\r\n", "\tword", "\t\tword", "'hello", "-- \n", " ?\n",
+    ];
+
+    #[test]
+    fn matches_oniguruma_llama3_reading() {
+        let re = SysRegex::new(LLAMA3_PATTERN).unwrap();
+        for s in CASES {
+            check(s, &re, DigitRun::UpToThree);
+        }
+    }
+
+    #[test]
+    fn matches_oniguruma_reading_of_possessive_digits() {
+        let re = SysRegex::new(CL100K_PATTERN).unwrap();
+        for s in CASES {
+            check(s, &re, DigitRun::Unbounded);
+        }
+    }
+
+    #[test]
+    fn matches_oniguruma_on_random_strings() {
+        let re3 = SysRegex::new(LLAMA3_PATTERN).unwrap();
+        let reu = SysRegex::new(CL100K_PATTERN).unwrap();
+        let alphabet: Vec<char> = " \t\n\r'aZséßſ日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rRvlLmdtE".chars().collect();
+        let mut state: u64 = 0x2545F4914F6CDD1D;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 12) as usize;
+            let mut s = String::new();
+            let mut x = state;
+            for _ in 0..len {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s.push(alphabet[(x >> 33) as usize % alphabet.len()]);
+            }
+            check(&s, &re3, DigitRun::UpToThree);
+            check(&s, &reu, DigitRun::Unbounded);
+        }
+    }
+}

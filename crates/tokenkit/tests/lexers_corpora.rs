@@ -1,0 +1,66 @@
+//! The fast lexers give exactly Oniguruma's matches on every shared corpus (whole files).
+//! Skipped (with a message) when ../shared/corpora is not there.
+
+use std::path::PathBuf;
+
+use tokenkit::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer};
+use tokenkit::utils::regex::SysRegex;
+
+const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const CL100K_ONIG: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+fn corpora() -> Vec<PathBuf> {
+    let dir = std::env::var_os("TOKENKIT_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora"));
+    let mut files = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for sub in entries.flatten() {
+            if let Ok(inner) = std::fs::read_dir(sub.path()) {
+                files.extend(inner.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn compare(name: &str, pattern: &str, lex: impl Fn(&str) -> Vec<(usize, usize)>) {
+    let re = SysRegex::new(pattern).unwrap();
+    let files = corpora();
+    if files.is_empty() {
+        eprintln!("{name}: no corpora found, skipped");
+        return;
+    }
+    let mut total = 0usize;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let ours = lex(&text);
+        let theirs: Vec<_> = re.find_iter(&text).collect();
+        if ours != theirs {
+            let i = ours.iter().zip(&theirs).position(|(a, b)| a != b).unwrap_or(ours.len().min(theirs.len()));
+            let at = theirs.get(i).or(ours.get(i)).map_or(0, |m| m.0);
+            let lo = text.floor_char_boundary(at.saturating_sub(20));
+            let hi = text.floor_char_boundary((at + 40).min(text.len()));
+            panic!("{name}: {} differs at match {i}: ours {:?} onig {:?} near {:?}", f.display(), ours.get(i), theirs.get(i), &text[lo..hi]);
+        }
+        total += ours.len();
+    }
+    eprintln!("{name}: {total} matches identical to Oniguruma over the corpora");
+}
+
+#[test]
+fn gpt2_lexer_equals_oniguruma_on_corpora() {
+    compare("gpt2", GPT2, |t| Gpt2Lexer::new(t).collect());
+}
+
+#[test]
+fn llama3_lexer_equals_oniguruma_on_corpora() {
+    compare("llama3", LLAMA3, |t| Cl100kLexer::new(t, DigitRun::UpToThree).collect());
+}
+
+#[test]
+fn cl100k_onig_reading_equals_oniguruma_on_corpora() {
+    compare("cl100k (onig reading)", CL100K_ONIG, |t| Cl100kLexer::new(t, DigitRun::Unbounded).collect());
+}
