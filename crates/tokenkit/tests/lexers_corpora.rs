@@ -27,7 +27,7 @@ fn corpora() -> Vec<PathBuf> {
 }
 
 fn compare(name: &str, pattern: &str, lex: impl Fn(&str) -> Vec<(usize, usize)>) {
-    let re = SysRegex::new(pattern).unwrap();
+    let re = SysRegex::onig_only(pattern).unwrap();
     let files = corpora();
     if files.is_empty() {
         eprintln!("{name}: no corpora found, skipped");
@@ -63,4 +63,12 @@ fn llama3_lexer_equals_oniguruma_on_corpora() {
 #[test]
 fn cl100k_onig_reading_equals_oniguruma_on_corpora() {
     compare("cl100k (onig reading)", CL100K_ONIG, |t| Cl100kLexer::new(t, DigitRun::Unbounded).collect());
+}
+
+#[test]
+fn known_patterns_use_a_fast_lexer() {
+    for p in [GPT2, LLAMA3, CL100K_ONIG] {
+        assert!(SysRegex::new(p).unwrap().is_fast(), "{p}");
+        assert!(!SysRegex::onig_only(p).unwrap().is_fast(), "{p}");
+    }
 }

@@ -1,13 +1,40 @@
-//! The general regex engine: Oniguruma, the engine HF tokenizers uses for every pattern in a
-//! tokenizer.json, so that any pattern is read exactly as HF reads it.
+//! The regex engine for patterns found in tokenizer.json. Every pattern is read with
+//! Oniguruma semantics, the engine HF tokenizers uses; the well-known pre-tokenization
+//! patterns are recognised and run by hand-written lexers that give the same matches
+//! (see `pre_tokenizers::lexers`), any other pattern runs on Oniguruma itself.
 
 use onig::Regex;
 
+use crate::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer};
 use crate::{Error, Result};
+
+/// The GPT-2 pattern (HF ByteLevel's default).
+pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// The Llama-3 pattern (cl100k with `\p{N}{1,3}`).
+pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// The cl100k pattern as tiktoken writes it (`\p{N}{1,3}+`).
+pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fast {
+    Gpt2,
+    Cl100k(DigitRun),
+}
+
+fn recognise(pattern: &str) -> Option<Fast> {
+    match pattern {
+        GPT2_PATTERN => Some(Fast::Gpt2),
+        LLAMA3_PATTERN => Some(Fast::Cl100k(DigitRun::UpToThree)),
+        // Oniguruma reads `{1,3}+` as a repeated group: digits are not limited to three.
+        CL100K_PATTERN => Some(Fast::Cl100k(DigitRun::Unbounded)),
+        _ => None,
+    }
+}
 
 /// A compiled regex with Oniguruma (Ruby syntax) semantics.
 pub struct SysRegex {
     regex: Regex,
+    fast: Option<Fast>,
     pattern: String,
 }
 
@@ -23,12 +50,31 @@ impl Clone for SysRegex {
     }
 }
 
+impl PartialEq for SysRegex {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern
+    }
+}
+
 impl SysRegex {
     /// Compiles `pattern`; a clear error if Oniguruma rejects it.
     pub fn new(pattern: &str) -> Result<Self> {
         let regex = Regex::new(pattern)
             .map_err(|e| Error::Regex { pattern: pattern.to_owned(), message: e.to_string() })?;
-        Ok(Self { regex, pattern: pattern.to_owned() })
+        Ok(Self { regex, fast: recognise(pattern), pattern: pattern.to_owned() })
+    }
+
+    /// Compiles `pattern` for Oniguruma alone, never a fast lexer (the reference the lexers
+    /// are tested against).
+    pub fn onig_only(pattern: &str) -> Result<Self> {
+        let mut r = Self::new(pattern)?;
+        r.fast = None;
+        Ok(r)
+    }
+
+    /// Whether a hand-written lexer runs this pattern.
+    pub fn is_fast(&self) -> bool {
+        self.fast.is_some()
     }
 
     /// The source pattern.
@@ -37,10 +83,31 @@ impl SysRegex {
     }
 
     /// Byte ranges of the successive non-overlapping matches.
-    pub fn find_iter<'r, 't>(&'r self, inside: &'t str) -> impl Iterator<Item = (usize, usize)> + 'r
-    where
-        't: 'r,
-    {
-        self.regex.find_iter(inside)
+    pub fn find_iter<'r, 't>(&'r self, inside: &'t str) -> Matches<'r, 't> {
+        match self.fast {
+            Some(Fast::Gpt2) => Matches::Gpt2(Gpt2Lexer::new(inside)),
+            Some(Fast::Cl100k(d)) => Matches::Cl100k(Cl100kLexer::new(inside, d)),
+            None => Matches::Onig(self.regex.find_iter(inside)),
+        }
+    }
+}
+
+/// Iterator over the matches of a [`SysRegex`].
+pub enum Matches<'r, 't> {
+    Gpt2(Gpt2Lexer<'t>),
+    Cl100k(Cl100kLexer<'t>),
+    Onig(onig::FindMatches<'r, 't>),
+}
+
+impl Iterator for Matches<'_, '_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        match self {
+            Matches::Gpt2(l) => l.next(),
+            Matches::Cl100k(l) => l.next(),
+            Matches::Onig(m) => m.next(),
+        }
     }
 }

@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn matches_oniguruma_llama3_reading() {
-        let re = SysRegex::new(LLAMA3_PATTERN).unwrap();
+        let re = SysRegex::onig_only(LLAMA3_PATTERN).unwrap();
         for s in CASES {
             check(s, &re, DigitRun::UpToThree);
         }
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn matches_oniguruma_reading_of_possessive_digits() {
-        let re = SysRegex::new(CL100K_PATTERN).unwrap();
+        let re = SysRegex::onig_only(CL100K_PATTERN).unwrap();
         for s in CASES {
             check(s, &re, DigitRun::Unbounded);
         }
@@ -203,8 +203,8 @@ mod tests {
 
     #[test]
     fn matches_oniguruma_on_random_strings() {
-        let re3 = SysRegex::new(LLAMA3_PATTERN).unwrap();
-        let reu = SysRegex::new(CL100K_PATTERN).unwrap();
+        let re3 = SysRegex::onig_only(LLAMA3_PATTERN).unwrap();
+        let reu = SysRegex::onig_only(CL100K_PATTERN).unwrap();
         let alphabet: Vec<char> = " \t\n\r'aZséßſ日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rRvlLmdtE".chars().collect();
         let mut state: u64 = 0x2545F4914F6CDD1D;
         for _ in 0..20_000 {
