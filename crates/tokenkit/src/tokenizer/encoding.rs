@@ -303,18 +303,23 @@ impl Encoding {
     }
 
     /// Truncates to `max_len` tokens; what is cut goes to `overflowing`, in windows that
-    /// overlap by `stride` tokens. Requires `stride < max_len` (checked by the caller).
-    pub fn truncate(&mut self, max_len: usize, stride: usize, direction: TruncationDirection) {
+    /// overlap by `stride` tokens. An error when `stride >= max_len` (where HF panics).
+    pub fn truncate(&mut self, max_len: usize, stride: usize, direction: TruncationDirection) -> crate::Result<()> {
         let len = self.ids.len();
         if max_len >= len {
-            return;
+            return Ok(());
         }
         if max_len == 0 {
             let whole = std::mem::replace(self, Encoding::with_capacity(0));
             self.overflowing.push(whole);
-            return;
+            return Ok(());
         }
-        let stride = stride.min(max_len - 1);
+        if stride >= max_len {
+            return Err(crate::Error::invalid(format!(
+                "truncation stride ({stride}) must be strictly less than the length to truncate to ({max_len}; \
+                 the max length minus the special tokens, split between the sequences of a pair)"
+            )));
+        }
         self.sequence_ranges.clear();
         let step = max_len - stride;
         let mut parts = Vec::new();
@@ -347,6 +352,7 @@ impl Encoding {
         let mut first = self.slice_part(parts[0].0, parts[0].1);
         first.overflowing = parts[1..].iter().map(|&(s, e)| self.slice_part(s, e)).collect();
         *self = first;
+        Ok(())
     }
 
     /// Concatenates encodings (`growing_offsets`: shift each one's offsets after the previous).
@@ -459,7 +465,7 @@ mod tests {
     #[test]
     fn truncate_right_with_stride_makes_overlapping_windows() {
         let mut e = enc(5);
-        e.truncate(4, 2, TruncationDirection::Right);
+        e.truncate(4, 2, TruncationDirection::Right).unwrap();
         assert_eq!(e.ids, [0, 1, 2, 3]);
         assert_eq!(e.overflowing.len(), 1);
         assert_eq!(e.overflowing[0].ids, [2, 3, 4]);
@@ -468,7 +474,7 @@ mod tests {
     #[test]
     fn truncate_left_keeps_the_end() {
         let mut e = enc(5);
-        e.truncate(2, 0, TruncationDirection::Left);
+        e.truncate(2, 0, TruncationDirection::Left).unwrap();
         assert_eq!(e.ids, [3, 4]);
         let over: Vec<_> = e.overflowing.iter().map(|o| o.ids.clone()).collect();
         assert_eq!(over, vec![vec![1, 2], vec![0]]);

@@ -65,9 +65,9 @@ impl Default for TruncationParams {
 /// Truncates a sequence and its optional pair to `params.max_length` tokens in total.
 pub fn truncate_encodings(mut encoding: Encoding, mut pair: Option<Encoding>, params: &TruncationParams) -> Result<(Encoding, Option<Encoding>)> {
     if params.max_length == 0 {
-        encoding.truncate(0, params.stride, params.direction);
+        encoding.truncate(0, params.stride, params.direction)?;
         if let Some(p) = pair.as_mut() {
-            p.truncate(0, params.stride, params.direction);
+            p.truncate(0, params.stride, params.direction)?;
         }
         return Ok((encoding, pair));
     }
@@ -92,10 +92,10 @@ pub fn truncate_encodings(mut encoding: Encoding, mut pair: Option<Encoding>, pa
                 if swap {
                     std::mem::swap(&mut n1, &mut n2);
                 }
-                encoding.truncate(n1, params.stride, params.direction);
-                other.truncate(n2, params.stride, params.direction);
+                encoding.truncate(n1, params.stride, params.direction)?;
+                other.truncate(n2, params.stride, params.direction)?;
             } else {
-                encoding.truncate(total - to_remove, params.stride, params.direction);
+                encoding.truncate(total - to_remove, params.stride, params.direction)?;
             }
         }
         TruncationStrategy::OnlyFirst | TruncationStrategy::OnlySecond => {
@@ -106,7 +106,7 @@ pub fn truncate_encodings(mut encoding: Encoding, mut pair: Option<Encoding>, pa
             };
             let len = target.len();
             if len > to_remove {
-                target.truncate(len - to_remove, params.stride, params.direction);
+                target.truncate(len - to_remove, params.stride, params.direction)?;
             } else {
                 return Err(Error::invalid(
                     "truncation error: sequence to truncate too short to respect the provided max_length",
@@ -131,6 +131,6 @@ pub fn pad_encodings(encodings: &mut [Encoding], params: &PaddingParams) -> Resu
             len += m - len % m;
         }
     }
-    Encoding::pad_all(encodings, len, params.pad_id, params.pad_type_id, &params.pad_token, params.direction);
+    Encoding::pad_all(encodings, len, params.pad_id, params.pad_type_id, &params.pad_token, params.direction)?;
     Ok(())
 }
