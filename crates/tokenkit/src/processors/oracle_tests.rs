@@ -109,3 +109,28 @@ fn processors_match_hf_on_fixture_encodings() {
     }
     assert!(failures.is_empty(), "{}/{} cases differ from HF:\n{}", failures.len(), cases.len(), failures[..failures.len().min(5)].join("\n"));
 }
+
+#[test]
+fn fixture_processors_round_trip() {
+    // (post_processor in the fixture file, as HF 0.23.3 writes it back with tok.to_str()).
+    let cases = [
+        (
+            r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false}"#,
+            r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false,"use_regex":true}"#,
+        ),
+        (
+            r#"{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"[SEP]","type_id":0}}],"pair":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"[SEP]","type_id":0}},{"Sequence":{"id":"B","type_id":1}},{"SpecialToken":{"id":"[SEP]","type_id":1}}],"special_tokens":{"[SEP]":{"id":"[SEP]","ids":[102],"tokens":["[SEP]"]},"[CLS]":{"id":"[CLS]","ids":[101],"tokens":["[CLS]"]}}}"#,
+            r#"{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"[SEP]","type_id":0}}],"pair":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"[SEP]","type_id":0}},{"Sequence":{"id":"B","type_id":1}},{"SpecialToken":{"id":"[SEP]","type_id":1}}],"special_tokens":{"[CLS]":{"id":"[CLS]","ids":[101],"tokens":["[CLS]"]},"[SEP]":{"id":"[SEP]","ids":[102],"tokens":["[SEP]"]}}}"#,
+        ),
+        (
+            r#"{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"<sep>","type_id":0}},{"SpecialToken":{"id":"<cls>","type_id":2}}],"pair":[{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"<sep>","type_id":0}},{"Sequence":{"id":"B","type_id":1}},{"SpecialToken":{"id":"<sep>","type_id":1}},{"SpecialToken":{"id":"<cls>","type_id":2}}],"special_tokens":{"<cls>":{"id":"<cls>","ids":[3],"tokens":["<cls>"]},"<sep>":{"id":"<sep>","ids":[4],"tokens":["<sep>"]}}}"#,
+            r#"{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"<sep>","type_id":0}},{"SpecialToken":{"id":"<cls>","type_id":2}}],"pair":[{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"<sep>","type_id":0}},{"Sequence":{"id":"B","type_id":1}},{"SpecialToken":{"id":"<sep>","type_id":1}},{"SpecialToken":{"id":"<cls>","type_id":2}}],"special_tokens":{"<cls>":{"id":"<cls>","ids":[3],"tokens":["<cls>"]},"<sep>":{"id":"<sep>","ids":[4],"tokens":["<sep>"]}}}"#,
+        ),
+    ];
+    for (input, output) in cases {
+        let p: PostProcessorWrapper = serde_json::from_str(input).unwrap();
+        assert_eq!(serde_json::to_string(&p).unwrap(), output);
+    }
+    let e = serde_json::from_str::<PostProcessorWrapper>(r#"{"type":"Nope"}"#).unwrap_err().to_string();
+    assert!(e.contains("Nope"), "{e}");
+}
