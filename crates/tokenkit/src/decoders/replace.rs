@@ -1,0 +1,135 @@
+//! Replace: a string or regex pattern replaced by some content in each token.
+
+use serde::{Deserialize, Serialize};
+
+use crate::tokenizer::pattern::Pattern;
+use crate::tokenizer::Decoder;
+use crate::utils::regex::SysRegex;
+use crate::{Error, Result};
+
+/// What [`Replace`] looks for. Serializes as `{"String":"▁"}` or `{"Regex":"\\s+"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplacePattern {
+    /// A literal string.
+    String(String),
+    /// An Oniguruma regular expression.
+    Regex(String),
+}
+
+impl From<String> for ReplacePattern {
+    fn from(s: String) -> Self {
+        ReplacePattern::String(s)
+    }
+}
+impl From<&str> for ReplacePattern {
+    fn from(s: &str) -> Self {
+        ReplacePattern::String(s.to_owned())
+    }
+}
+
+/// Replaces every non-overlapping match of `pattern` in each token by `content`.
+/// Serializes as `{"type":"Replace","pattern":{"String":"▁"},"content":" "}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "ReplaceFields")]
+pub struct Replace {
+    pattern: ReplacePattern,
+    content: String,
+    /// The compiled regex; `None` for a non-empty literal, which is searched directly.
+    #[serde(skip)]
+    regex: Option<SysRegex>,
+}
+
+#[derive(Deserialize)]
+struct ReplaceFields {
+    pattern: ReplacePattern,
+    content: String,
+}
+
+impl TryFrom<ReplaceFields> for Replace {
+    type Error = Error;
+    fn try_from(f: ReplaceFields) -> Result<Self> {
+        Replace::new(f.pattern, f.content)
+    }
+}
+
+impl PartialEq for Replace {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern && self.content == other.content
+    }
+}
+
+impl Replace {
+    /// A decoder replacing `pattern` by `content`; an error if a regex pattern does not compile.
+    pub fn new(pattern: impl Into<ReplacePattern>, content: impl Into<String>) -> Result<Self> {
+        let pattern = pattern.into();
+        let regex = match &pattern {
+            ReplacePattern::String(s) if !s.is_empty() => None,
+            // An empty literal matches between every two chars, as HF's escaped regex does.
+            ReplacePattern::String(_) => Some(SysRegex::new("")?),
+            ReplacePattern::Regex(r) => Some(SysRegex::new(r)?),
+        };
+        Ok(Self { pattern, content: content.into(), regex })
+    }
+
+    /// The pattern.
+    pub fn pattern(&self) -> &ReplacePattern {
+        &self.pattern
+    }
+
+    /// The replacement.
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    fn replace(&self, token: String) -> Result<String> {
+        match (&self.regex, &self.pattern) {
+            (None, ReplacePattern::String(s)) => {
+                Ok(if token.contains(s.as_str()) { token.replace(s.as_str(), &self.content) } else { token })
+            }
+            (Some(re), _) => {
+                let mut out = String::with_capacity(token.len());
+                for ((start, end), is_match) in re.find_matches(&token)? {
+                    out.push_str(if is_match { &self.content } else { &token[start..end] });
+                }
+                Ok(out)
+            }
+            (None, ReplacePattern::Regex(_)) => Err(Error::invalid("Replace: regex pattern was not compiled")),
+        }
+    }
+}
+
+impl Decoder for Replace {
+    fn decode_chain(&self, tokens: Vec<String>) -> Result<Vec<String>> {
+        tokens.into_iter().map(|t| self.replace(t)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decoders::test_strings as s;
+    use crate::decoders::DecoderWrapper;
+
+    #[test]
+    fn replaces_like_hf() {
+        // HF 0.23.3: decoders.Replace(pattern, content).decode_chain-equivalents
+        assert_eq!(Replace::new("", "X").unwrap().decode_chain(s(&["ab", ""])).unwrap(), ["XaXbX", ""]);
+        assert_eq!(Replace::new("a", "X").unwrap().decode_chain(s(&["ab", "", "aaa"])).unwrap(), ["Xb", "", "XXX"]);
+        let re = Replace::new(ReplacePattern::Regex("a+".into()), "b").unwrap();
+        assert_eq!(re.decode_chain(s(&["caaat", "aa"])).unwrap(), ["cbt", "b"]);
+    }
+
+    #[test]
+    fn serde_matches_hf() {
+        let json = r#"{"type":"Replace","pattern":{"String":"▁"},"content":" "}"#;
+        let d: DecoderWrapper = serde_json::from_str(json).unwrap();
+        assert_eq!(serde_json::to_string(&d).unwrap(), json);
+        let json = r#"{"type":"Replace","pattern":{"Regex":"a+"},"content":"b"}"#;
+        let d: DecoderWrapper = serde_json::from_str(json).unwrap();
+        assert_eq!(serde_json::to_string(&d).unwrap(), json);
+        // A regex that does not compile, or a bare string pattern, is a load error (as in HF).
+        let e = serde_json::from_str::<DecoderWrapper>(r#"{"type":"Replace","pattern":{"Regex":"(a"},"content":"b"}"#).unwrap_err();
+        assert!(e.to_string().contains("(a"), "{e}");
+        assert!(serde_json::from_str::<DecoderWrapper>(r#"{"type":"Replace","pattern":"a","content":"b"}"#).is_err());
+    }
+}

@@ -1,0 +1,157 @@
+//! ByteLevel as a post-processor: trims the offsets of tokens that start or end with spaces.
+//!
+//! The same `{"type":"ByteLevel",...}` object is also a pre-tokenizer and a decoder in
+//! tokenizer.json; this struct carries all three fields so it reads and writes that JSON exactly.
+//! The decoder side lives in [`crate::decoders::byte_level`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::tokenizer::{Encoding, PostProcessor};
+use crate::Result;
+
+fn default_true() -> bool {
+    true
+}
+
+/// GPT-2's byte-level component. As a post-processor it only trims offsets (when
+/// `trim_offsets`) and adds no token. Serializes as
+/// `{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}`.
+/// (HF requires the first two fields; a file without them loads here with HF's default `true`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteLevel {
+    /// Whether a space was added in front of the input (kept in the first token's offsets).
+    #[serde(default = "default_true")]
+    pub add_prefix_space: bool,
+    /// Whether offsets are trimmed of the leading/trailing spaces of their token.
+    #[serde(default = "default_true")]
+    pub trim_offsets: bool,
+    /// Whether the pre-tokenizer splits with GPT-2's regex (unused by the processor and decoder).
+    #[serde(default = "default_true")]
+    pub use_regex: bool,
+}
+
+impl Default for ByteLevel {
+    fn default() -> Self {
+        Self { add_prefix_space: true, trim_offsets: true, use_regex: true }
+    }
+}
+
+impl ByteLevel {
+    /// A ByteLevel component with these settings.
+    pub fn new(add_prefix_space: bool, trim_offsets: bool, use_regex: bool) -> Self {
+        Self { add_prefix_space, trim_offsets, use_regex }
+    }
+
+    /// Sets `add_prefix_space`.
+    #[must_use]
+    pub fn add_prefix_space(mut self, v: bool) -> Self {
+        self.add_prefix_space = v;
+        self
+    }
+
+    /// Sets `trim_offsets`.
+    #[must_use]
+    pub fn trim_offsets(mut self, v: bool) -> Self {
+        self.trim_offsets = v;
+        self
+    }
+
+    /// Sets `use_regex`.
+    #[must_use]
+    pub fn use_regex(mut self, v: bool) -> Self {
+        self.use_regex = v;
+        self
+    }
+}
+
+/// A char counted as a space when trimming: `Ġ` (byte 0x20 in GPT-2's table) or real whitespace.
+fn is_space(c: char) -> bool {
+    c == 'Ġ' || c.is_whitespace()
+}
+
+/// Moves each token's offsets inward past the spaces its string starts and ends with, one
+/// offset unit per space char (as HF does, in whatever unit the offsets are). The first token
+/// keeps a single leading space when `add_prefix_space` (that space was added, not read).
+pub fn trim_offsets(encoding: &mut Encoding, add_prefix_space: bool) {
+    for (i, (token, offsets)) in encoding.tokens.iter().zip(encoding.offsets.iter_mut()).enumerate() {
+        // Fast exit for the common token with no space at either end.
+        let (Some(first), Some(last)) = (token.chars().next(), token.chars().next_back()) else { continue };
+        if !is_space(first) && !is_space(last) {
+            continue;
+        }
+        let mut leading = token.chars().take_while(|&c| is_space(c)).count();
+        let trailing = token.chars().rev().take_while(|&c| is_space(c)).count();
+        if leading > 0 {
+            // Pre-tokenized input may start a later token at 0 too: it is "first" as well.
+            let is_first = i == 0 || offsets.0 == 0;
+            if is_first && add_prefix_space && leading == 1 {
+                leading = 0;
+            }
+            offsets.0 = (offsets.0 + leading).min(offsets.1);
+        }
+        if trailing > 0 && offsets.1 >= trailing {
+            offsets.1 = (offsets.1 - trailing).max(offsets.0);
+        }
+    }
+}
+
+impl PostProcessor for ByteLevel {
+    fn added_tokens(&self, _is_pair: bool) -> usize {
+        0
+    }
+
+    fn process_encodings(&self, mut encodings: Vec<Encoding>, _add_special_tokens: bool) -> Result<Vec<Encoding>> {
+        for (i, e) in encodings.iter_mut().enumerate() {
+            if self.trim_offsets {
+                trim_offsets(e, self.add_prefix_space);
+                for o in &mut e.overflowing {
+                    trim_offsets(o, self.add_prefix_space);
+                }
+            }
+            e.set_sequence_id(i);
+        }
+        Ok(encodings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::processors::PostProcessorWrapper;
+
+    #[test]
+    fn serde_matches_hf() {
+        // HF 0.23.3: processors.ByteLevel().__getstate__()
+        let json = r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}"#;
+        let p: PostProcessorWrapper = serde_json::from_str(json).unwrap();
+        assert_eq!(p, PostProcessorWrapper::ByteLevel(ByteLevel::default()));
+        assert_eq!(serde_json::to_string(&p).unwrap(), json);
+        // gpt2's tokenizer.json has no use_regex; HF writes it back as true.
+        let p: PostProcessorWrapper =
+            serde_json::from_str(r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false,"use_regex":true}"#
+        );
+    }
+
+    fn enc(tokens: &[&str], offsets: &[(usize, usize)]) -> Encoding {
+        let mut e = Encoding::default();
+        for (t, o) in tokens.iter().zip(offsets) {
+            e.push_token(0, (*t).into(), *o, None, 0);
+        }
+        e
+    }
+
+    #[test]
+    fn trims_like_hf() {
+        // The expected offsets are HF 0.23.3's (its own unit test on the same tokens).
+        let tokens = ["Ġ", "ĠĠĠĠHelloĠĠ", "ĠĠHello", "HelloĠĠ", "ĠĠĠĠ"];
+        let mut e = enc(&tokens, &[(0, 1), (0, 11), (11, 18), (18, 25), (25, 29)]);
+        trim_offsets(&mut e, true);
+        assert_eq!(e.get_offsets(), [(0, 0), (4, 9), (13, 18), (18, 23), (29, 29)]);
+        let mut e = enc(&["Ġa", "Ġb"], &[(0, 2), (2, 4)]);
+        trim_offsets(&mut e, false);
+        assert_eq!(e.get_offsets(), [(1, 2), (3, 4)]);
+    }
+}
