@@ -131,6 +131,6 @@ pub fn pad_encodings(encodings: &mut [Encoding], params: &PaddingParams) -> Resu
             len += m - len % m;
         }
     }
-    Encoding::pad_all(encodings, len, params.pad_id, params.pad_type_id, &params.pad_token, params.direction)?;
+    Encoding::pad_all(encodings, len, params.pad_id, params.pad_type_id, &params.pad_token, params.direction);
     Ok(())
 }
