@@ -1,0 +1,185 @@
+//! `ByteLevel`: GPT-2's pre-tokenization — split with GPT-2's regex, then write every byte of
+//! each piece as the printable char GPT-2's table gives it.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::utils::byte_level::BYTES_CHAR;
+use crate::utils::regex::SysRegex;
+use crate::Result;
+
+/// GPT-2's pre-tokenization pattern, with Oniguruma semantics as HF runs it.
+pub const GPT2_PATTERN: &str =
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+static GPT2_REGEX: LazyLock<SysRegex> =
+    LazyLock::new(|| SysRegex::new(GPT2_PATTERN).expect("GPT-2's pattern compiles with Oniguruma"));
+
+fn default_true() -> bool {
+    true
+}
+
+/// Byte-level pre-tokenization (GPT-2, RoBERTa, Llama 3 with `use_regex: false`, ...).
+///
+/// Each split first gets a leading space when `add_prefix_space` and it does not already start
+/// with one, is then cut with [`GPT2_PATTERN`] when `use_regex`, and finally every UTF-8 byte of
+/// every piece is replaced by its char in `BYTES_CHAR` (so `' '` becomes `Ġ`). Offsets still
+/// point at the original chars: all the bytes of one char map back to that whole char.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteLevel {
+    /// Prepend a space to each split that does not start with one, so the first word is seen
+    /// like any other.
+    pub add_prefix_space: bool,
+    /// Used by the ByteLevel post-processor: trim the offsets of tokens to exclude whitespace.
+    pub trim_offsets: bool,
+    /// Cut with GPT-2's regex; when false every split stays whole.
+    #[serde(default = "default_true")]
+    pub use_regex: bool,
+}
+
+impl Default for ByteLevel {
+    fn default() -> Self {
+        Self {
+            add_prefix_space: true,
+            trim_offsets: true,
+            use_regex: true,
+        }
+    }
+}
+
+impl ByteLevel {
+    /// A ByteLevel pre-tokenizer with these options.
+    pub fn new(add_prefix_space: bool, trim_offsets: bool, use_regex: bool) -> Self {
+        Self {
+            add_prefix_space,
+            trim_offsets,
+            use_regex,
+        }
+    }
+
+    /// The 256 chars that stand for the 256 byte values: the initial alphabet of a byte-level
+    /// BPE vocabulary.
+    pub fn alphabet() -> HashSet<char> {
+        BYTES_CHAR.iter().copied().collect()
+    }
+
+    /// Sets `add_prefix_space`.
+    #[must_use]
+    pub fn add_prefix_space(mut self, v: bool) -> Self {
+        self.add_prefix_space = v;
+        self
+    }
+
+    /// Sets `trim_offsets`.
+    #[must_use]
+    pub fn trim_offsets(mut self, v: bool) -> Self {
+        self.trim_offsets = v;
+        self
+    }
+
+    /// Sets `use_regex`.
+    #[must_use]
+    pub fn use_regex(mut self, v: bool) -> Self {
+        self.use_regex = v;
+        self
+    }
+}
+
+/// Whether a byte is its own char in GPT-2's table (`!` to `~`), so a piece made only of such
+/// bytes is left unchanged by the byte mapping.
+#[inline]
+fn maps_to_itself(b: u8) -> bool {
+    (b'!'..=b'~').contains(&b)
+}
+
+impl PreTokenizer for ByteLevel {
+    fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
+        p.split(|_, mut normalized| {
+            if self.add_prefix_space && !normalized.get().starts_with(' ') {
+                normalized.prepend(" ");
+            }
+            if self.use_regex {
+                normalized.split(&*GPT2_REGEX, SplitDelimiterBehavior::Isolated)
+            } else {
+                Ok(vec![normalized])
+            }
+        })?;
+        p.normalize(|normalized| {
+            let s = normalized.get();
+            if s.bytes().all(maps_to_itself) {
+                return Ok(());
+            }
+            // Each byte becomes one char: the first byte of a char takes its place (change 0),
+            // the others are inserted after it (change 1), all aligned to the original char.
+            let mut transformations = Vec::with_capacity(s.len());
+            for c in s.chars() {
+                let mut buf = [0u8; 4];
+                for (i, b) in c.encode_utf8(&mut buf).bytes().enumerate() {
+                    transformations.push((BYTES_CHAR[b as usize], isize::from(i > 0)));
+                }
+            }
+            normalized.transform(transformations, 0);
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pre_tokenizers::test_utils::{expected, pre_tokenize_str};
+
+    #[test]
+    fn splits_like_hf() {
+        // HF 0.23.3 ByteLevel(add_prefix_space=False).pre_tokenize_str(...)
+        assert_eq!(
+            pre_tokenize_str(
+                &ByteLevel::default().add_prefix_space(false),
+                "Hello there\nHello  there       dear\u{e9}日 🥰?!"
+            ),
+            expected(&[
+                ("Hello", 0, 5),
+                ("Ġthere", 5, 11),
+                ("Ċ", 11, 12),
+                ("Hello", 12, 17),
+                ("Ġ", 17, 18),
+                ("Ġthere", 18, 24),
+                ("ĠĠĠĠĠĠ", 24, 30),
+                ("ĠdearÃ©æĹ¥", 30, 37),
+                ("ĠðŁ¥°?!", 37, 41)
+            ])
+        );
+    }
+
+    #[test]
+    fn prefix_space_like_hf() {
+        // HF 0.23.3 ByteLevel(add_prefix_space=True[, use_regex=False]).pre_tokenize_str(...)
+        let pt = ByteLevel::default();
+        assert_eq!(
+            pre_tokenize_str(&pt, "i⭢j it's"),
+            expected(&[
+                ("Ġi", 0, 1),
+                ("âŃ¢", 1, 2),
+                ("j", 2, 3),
+                ("Ġit", 3, 6),
+                ("'s", 6, 8)
+            ])
+        );
+        assert_eq!(pre_tokenize_str(&pt, " x"), expected(&[("Ġx", 0, 2)]));
+        assert_eq!(pre_tokenize_str(&pt, ""), expected(&[]));
+        assert_eq!(
+            pre_tokenize_str(&pt.use_regex(false), "hello  wé日"),
+            expected(&[("ĠhelloĠĠwÃ©æĹ¥", 0, 10)])
+        );
+    }
+
+    #[test]
+    fn alphabet_has_256_chars() {
+        let a = ByteLevel::alphabet();
+        assert_eq!(a.len(), 256);
+        assert!(a.contains(&'Ġ') && a.contains(&'a') && !a.contains(&' '));
+    }
+}
