@@ -113,7 +113,9 @@ os.makedirs(out_dir, exist_ok=True)
 with open(f"{out_dir}/random.jsonl", "w", encoding="utf-8") as out:
     for make in [rand_bpe, rand_wordpiece, rand_unigram]:
         for _ in range(n_models):
-            tok = make()
+            # Reload from HF's own JSON: scores then go through the same float parsing as a
+            # tokenizer.json loaded from disk.
+            tok = Tokenizer.from_str(make().to_str())
             rec = {"model": model_json(tok), "cases": cases(tok, 60, 12)}
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
 print("ok")

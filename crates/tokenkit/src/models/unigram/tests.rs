@@ -72,9 +72,15 @@ fn serialization_like_hf() {
     let hf = r#"{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0.0],["a",-1.5],["b",-2.0]],"byte_fallback":false}"#;
     let m: Unigram = serde_json::from_str(hf).unwrap();
     assert_eq!(serde_json::to_string(&m).unwrap(), hf);
-    // Scores must be read exactly (correctly rounded), or Viterbi ties break differently.
-    let exact = r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245277]],"byte_fallback":false}"#;
-    let m: Unigram = serde_json::from_str(exact).unwrap();
-    assert_eq!(m.min_score(), -11.363813895245277);
-    assert_eq!(serde_json::to_string(&m).unwrap(), exact);
+    // Scores are parsed the way HF's serde_json parses them (not always correctly rounded):
+    // HF 0.23.3 reads -11.363813895245277 and writes back -11.363813895245276. Viterbi ties
+    // depend on the last bit, so this must stay identical.
+    let m: Unigram = serde_json::from_str(
+        r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245277]],"byte_fallback":false}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_string(&m).unwrap(),
+        r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245276]],"byte_fallback":false}"#
+    );
 }
