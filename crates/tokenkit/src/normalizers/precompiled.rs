@@ -27,6 +27,10 @@ pub struct Precompiled {
     trie: Vec<u32>,
     /// The NUL-separated replacement strings.
     normalized: String,
+    /// `ascii_mapped[b]`: the one-char string `b` has a replacement.
+    ascii_mapped: [bool; 128],
+    /// The grapheme `"\r\n"` has a replacement.
+    crlf_mapped: bool,
 }
 
 /// The serialized field of [`Precompiled`], validated by `TryFrom`.
@@ -117,7 +121,14 @@ impl Precompiled {
         let normalized = String::from_utf8(charsmap[trie_end..].to_vec()).map_err(|e| {
             err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
         })?;
-        Ok(Self { charsmap, trie, normalized })
+        let mut precompiled =
+            Self { charsmap, trie, normalized, ascii_mapped: [false; 128], crlf_mapped: false };
+        let mut buf = [0u8; 4];
+        for b in 0..128u8 {
+            precompiled.ascii_mapped[b as usize] = precompiled.transform((b as char).encode_utf8(&mut buf)).is_some();
+        }
+        precompiled.crlf_mapped = precompiled.transform("\r\n").is_some();
+        Ok(precompiled)
     }
 
     /// The raw charsmap blob.
@@ -174,33 +185,62 @@ fn push_replacement(out: &mut Vec<(char, isize)>, replacement: &str, old_count: 
     }
 }
 
+/// On the first change, records the unchanged `prefix` before it.
+fn start_changes(out: &mut Vec<(char, isize)>, modified: &mut bool, prefix: &str) {
+    if !*modified {
+        *modified = true;
+        out.reserve(prefix.len() * 2 + 16);
+        out.extend(prefix.chars().map(|c| (c, 0)));
+    }
+}
+
+impl Precompiled {
+    /// Whether `s` is ASCII text the charsmap leaves as is (every ASCII char is its own
+    /// grapheme except `"\r\n"`), so normalization can skip the grapheme walk.
+    fn ascii_unchanged(&self, s: &str) -> bool {
+        s.is_ascii()
+            && !s.bytes().any(|b| self.ascii_mapped[b as usize])
+            && !(self.crlf_mapped && s.contains("\r\n"))
+    }
+}
+
 impl Normalizer for Precompiled {
     fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
         let s = n.get();
-        let mut transformations = Vec::with_capacity(s.len());
+        if self.ascii_unchanged(s) {
+            return Ok(());
+        }
+        // Filled from the first grapheme that changes; until then nothing is allocated.
+        let mut transformations: Vec<(char, isize)> = Vec::new();
         let mut modified = false;
+        let mut byte = 0;
         for grapheme in s.graphemes(true) {
+            let start = byte;
+            byte += grapheme.len();
             let mut chars = grapheme.chars();
             let single = chars.next().filter(|_| chars.as_str().is_empty());
             if grapheme.len() < 6 {
                 if let Some(norm) = self.transform(grapheme) {
-                    modified = true;
+                    start_changes(&mut transformations, &mut modified, &s[..start]);
                     push_replacement(&mut transformations, norm, grapheme.chars().count());
                     continue;
                 }
                 if let Some(c) = single {
                     // The per-char lookup below would repeat the one that just failed.
-                    transformations.push((c, 0));
+                    if modified {
+                        transformations.push((c, 0));
+                    }
                     continue;
                 }
             }
             for (i, c) in grapheme.char_indices() {
                 match self.transform(&grapheme[i..i + c.len_utf8()]) {
                     Some(norm) => {
-                        modified = true;
+                        start_changes(&mut transformations, &mut modified, &s[..start + i]);
                         push_replacement(&mut transformations, norm, 1);
                     }
-                    None => transformations.push((c, 0)),
+                    None if modified => transformations.push((c, 0)),
+                    None => {}
                 }
             }
         }

@@ -6,7 +6,7 @@ of it, the byte offsets in the input it is aligned with, as HF tokenizers report
 (flattened: [start0, end0, start1, end1, ...]); `null` when the input is left unchanged.
 The Rust test `normalizers::tests::oracle_file` replays the file; no Python needed at test time.
 
-Usage: gen_normalizers_oracle.py [--per-corpus N] [--max-chars M] [--out FILE]
+Usage: gen_normalizers_oracle.py [--per-corpus N] [--max-chars M] [--random K] [--out FILE]
            [--fixtures DIR] [--corpora DIR] [--all-lines FILE ...]
 Run with the venv that has tokenizers==0.23.3 installed.
 """
@@ -123,17 +123,35 @@ def sample_corpora(corpora, per_file, max_chars, rng):
     return lines
 
 
+# Chars that exercise the alignment logic: controls, deletions, expansions, combining marks,
+# ligatures, half/full width, jamo, emoji sequences, CJK, RTL, surrogate-free astral chars.
+POOL = ("a b\tZ\n\r\x00\x01\x1e\x7f\x85\x8f\xa0\xad\u0300\u0301\u0302\u0308\u0323\u0345\u034f"
+        "\u0e33\u0e49\u093c\u0958\u200b\u200c\u200d\u2028\u2581\u3000\u3099\u309a\ufeff\ufe0f\ufffd"
+        "ﬁﬃ™½①㍻㌀ｶﾞﾟＡａ！ǅİßΣς한\u1100\u1161\u11a8각我們𠀀😀👍🏽🇫🇷\U000e0001\ue000éÅΩ…‥ـﷺ")
+
+
+def random_inputs(n, rng):
+    out = []
+    for _ in range(n):
+        k = rng.randint(1, 12)
+        chars = [rng.choice(POOL) if rng.random() < 0.8 else chr(rng.choice([rng.randint(0x20, 0x2FFF), rng.randint(0x3000, 0xFFFD), rng.randint(0x10000, 0x2FFFF)]))
+                 for _ in range(k)]
+        out.append("".join(c for c in chars if not 0xD800 <= ord(c) <= 0xDFFF))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--per-corpus", type=int, default=3)
-    ap.add_argument("--max-chars", type=int, default=120)
+    ap.add_argument("--per-corpus", type=int, default=2)
+    ap.add_argument("--max-chars", type=int, default=100)
     ap.add_argument("--fixtures", type=Path, default=REPO.parent / "shared" / "fixtures" / "hub")
     ap.add_argument("--corpora", type=Path, default=REPO.parent / "shared" / "corpora")
     ap.add_argument("--all-lines", type=Path, nargs="*", default=[], help="files whose every line is an input")
+    ap.add_argument("--random", type=int, default=40, help="number of random strings")
     ap.add_argument("--out", type=Path, default=HERE / "normalizers_oracle.json")
     args = ap.parse_args()
     rng = random.Random(20240601)
-    inputs = TRICKY + sample_corpora(args.corpora, args.per_corpus, args.max_chars, rng)
+    inputs = TRICKY + sample_corpora(args.corpora, args.per_corpus, args.max_chars, rng) + random_inputs(args.random, rng)
     for f in args.all_lines:
         inputs += [l for l in f.read_text(encoding="utf-8").splitlines()]
     configs, expected = [], {}
