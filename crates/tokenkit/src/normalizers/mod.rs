@@ -193,8 +193,13 @@ const LEGACY_FORMS: [(&str, &[&str], Parser); 6] = [
 ];
 
 impl NormalizerWrapper {
-    /// Reads a normalizer from its tokenizer.json object (see the type's docs for the forms).
-    pub fn from_value(value: Value) -> std::result::Result<Self, String> {
+    /// Reads a normalizer from its tokenizer.json object (see the type's docs for the forms);
+    /// an [`Error::Invalid`](crate::Error::Invalid) naming the normalizer and the field otherwise.
+    pub fn from_value(value: Value) -> Result<Self> {
+        Self::from_value_inner(value).map_err(crate::Error::Invalid)
+    }
+
+    fn from_value_inner(value: Value) -> std::result::Result<Self, String> {
         let Some(object) = value.as_object() else {
             return Err(format!("a normalizer must be a JSON object, found {value}"));
         };

@@ -284,3 +284,26 @@ fn small_cases_from_hf() {
     assert_eq!(ns.get(), "▁Hello");
     assert_eq!(ns.alignments()[..4], [(0, 1); 4]);
 }
+
+#[test]
+fn fixtures_load_and_save_their_normalizer() {
+    let Some(dir) = fixtures_dir() else { return };
+    for file in ["bert_base_cased.json", "llama2.json", "xlnet_base_cased.json", "gpt2.json", "mistral03.json"] {
+        let tokenizer = match crate::Tokenizer::from_file(dir.join(file)) {
+            Ok(t) => t,
+            // Models belong to other components; only the normalizer is checked here.
+            Err(e) => {
+                eprintln!("{file}: tokenizer not loadable yet ({e}), checking the normalizer alone");
+                let json = fixture_normalizer(&dir, file);
+                if !json.is_null() {
+                    let n = NormalizerWrapper::from_value(json.clone()).unwrap();
+                    assert_eq!(serde_json::to_value(&n).unwrap(), json, "{file}");
+                }
+                continue;
+            }
+        };
+        let json = fixture_normalizer(&dir, file);
+        let saved = tokenizer.get_normalizer().map(|n| serde_json::to_value(n).unwrap()).unwrap_or(Value::Null);
+        assert_eq!(saved, json, "{file}");
+    }
+}
