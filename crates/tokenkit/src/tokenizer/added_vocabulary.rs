@@ -112,6 +112,9 @@ pub struct AddedVocabulary {
     split_normalized_trie: MatchingSet,
     /// When true, special tokens are not matched: they are encoded as ordinary text.
     encode_special_tokens: bool,
+    /// id → normalized content, for normalized tokens the normalizer changes: decoding uses
+    /// this form so that the decoder can invert the normalization (as HF 0.23 does).
+    normalized_cache: HashMap<u32, String>,
 }
 
 impl Default for AddedVocabulary {
@@ -132,6 +135,7 @@ impl AddedVocabulary {
             split_trie: empty_set(),
             split_normalized_trie: empty_set(),
             encode_special_tokens: false,
+            normalized_cache: HashMap::new(),
         }
     }
 
@@ -160,9 +164,11 @@ impl AddedVocabulary {
         self.added_tokens_map.get(token).copied().or_else(|| model.token_to_id(token))
     }
 
-    /// The content of added token `id`, if it is one.
+    /// The string of added token `id` used for decoding, if it is one: its normalized form
+    /// when it is a normalized token the normalizer changes, else its content.
     pub fn simple_id_to_token(&self, id: u32) -> Option<&str> {
-        self.added_tokens_map_r.get(&id).map(|t| t.content.as_str())
+        let t = self.added_tokens_map_r.get(&id)?;
+        Some(self.normalized_cache.get(&id).map_or(t.content.as_str(), String::as_str))
     }
 
     /// Whether `token` is a special token.
@@ -204,6 +210,15 @@ impl AddedVocabulary {
                     Some(_) => vocab_size,
                 },
             };
+            if t.normalized {
+                if let Some(n) = normalizer {
+                    let mut content = NormalizedString::from(t.content.as_str());
+                    n.normalize(&mut content)?;
+                    if content.get() != t.content {
+                        self.normalized_cache.insert(new_id, content.get().to_owned());
+                    }
+                }
+            }
             self.added_tokens_map.insert(t.content.clone(), new_id);
             self.added_tokens_map_r.insert(new_id, t.clone());
             if !self.special_tokens_set.contains(&t.content) {
@@ -212,6 +227,24 @@ impl AddedVocabulary {
         }
         self.refresh_added_tokens(model, normalizer)?;
         Ok(tokens.len() - ignored)
+    }
+
+    /// Re-normalizes the normalized tokens and rebuilds the matchers (after the normalizer
+    /// changed).
+    pub fn refresh_normalized_tokens<N: Normalizer>(&mut self, model: &impl Model, normalizer: Option<&N>) -> Result<()> {
+        self.normalized_cache.clear();
+        if let Some(n) = normalizer {
+            for (id, t) in &self.added_tokens_map_r {
+                if t.normalized {
+                    let mut content = NormalizedString::from(t.content.as_str());
+                    n.normalize(&mut content)?;
+                    if content.get() != t.content {
+                        self.normalized_cache.insert(*id, content.get().to_owned());
+                    }
+                }
+            }
+        }
+        self.refresh_added_tokens(model, normalizer)
     }
 
     fn refresh_added_tokens<N: Normalizer>(&mut self, model: &impl Model, normalizer: Option<&N>) -> Result<()> {

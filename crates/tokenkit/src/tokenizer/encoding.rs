@@ -232,7 +232,10 @@ impl Encoding {
         } else if self.sequence_ranges.is_empty() {
             Some(0)
         } else {
-            self.sequence_ranges.iter().find(|(_, r)| r.contains(&token)).map(|(s, _)| *s)
+            // In sequence order, so that the answer does not depend on hash order.
+            let mut seqs: Vec<usize> = self.sequence_ranges.keys().copied().collect();
+            seqs.sort_unstable();
+            seqs.into_iter().find(|s| self.sequence_ranges[s].contains(&token))
         }
     }
 

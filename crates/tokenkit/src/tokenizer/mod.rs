@@ -252,10 +252,11 @@ impl Tokenizer {
     pub fn get_normalizer(&self) -> Option<&NormalizerWrapper> {
         self.normalizer.as_ref()
     }
-    /// Sets the normalizer.
-    pub fn with_normalizer(&mut self, n: Option<NormalizerWrapper>) -> &mut Self {
+    /// Sets the normalizer (normalized added tokens are re-normalized with it).
+    pub fn with_normalizer(&mut self, n: Option<NormalizerWrapper>) -> Result<&mut Self> {
         self.normalizer = n;
-        self
+        self.added_vocabulary.refresh_normalized_tokens(&self.model, self.normalizer.as_ref())?;
+        Ok(self)
     }
     /// The pre-tokenizer.
     pub fn get_pre_tokenizer(&self) -> Option<&PreTokenizerWrapper> {
