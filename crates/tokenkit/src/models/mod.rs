@@ -1,54 +1,121 @@
 //! Models: `bpe`, `wordpiece`, `wordlevel`, `unigram`, each with its files side by side;
 //! `ModelWrapper` is the closed set tokenizer.json uses.
+//!
+//! Every model turns one piece into tokens whose offsets are bytes into that piece, and
+//! serializes to exactly the JSON HF tokenizers 0.23 writes.
 
+pub mod bpe;
+pub mod cache;
+pub mod serialization;
+pub mod unigram;
+pub mod vocab;
 pub mod wordlevel;
+pub mod wordpiece;
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::tokenizer::{Model, Token};
 use crate::Result;
 
+pub use bpe::{BpeBuilder, BPE};
+pub use unigram::Unigram;
 pub use wordlevel::WordLevel;
+pub use wordpiece::WordPiece;
+
+use serialization::{de_error, ModelFields};
 
 /// Every model tokenizer.json can name, dispatched statically.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
+///
+/// Reading accepts the `type` tag or, for legacy files without it, infers the model from
+/// its fields (see [`ModelFields::model_type`]).
+// One per tokenizer: boxing BPE would only add an indirection on the hot path.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ModelWrapper {
+    /// Byte-pair encoding.
+    BPE(BPE),
+    /// Greedy longest-match WordPiece.
+    WordPiece(WordPiece),
+    /// Whole-word lookup.
     WordLevel(WordLevel),
+    /// Unigram language model.
+    Unigram(Unigram),
 }
 
-impl From<WordLevel> for ModelWrapper {
-    fn from(m: WordLevel) -> Self {
-        ModelWrapper::WordLevel(m)
+macro_rules! dispatch {
+    ($self:expr, $m:ident => $e:expr) => {
+        match $self {
+            ModelWrapper::BPE($m) => $e,
+            ModelWrapper::WordPiece($m) => $e,
+            ModelWrapper::WordLevel($m) => $e,
+            ModelWrapper::Unigram($m) => $e,
+        }
+    };
+}
+
+macro_rules! impl_from {
+    ($($t:ident),*) => {$(
+        impl From<$t> for ModelWrapper {
+            fn from(m: $t) -> Self {
+                ModelWrapper::$t(m)
+            }
+        }
+    )*};
+}
+impl_from!(BPE, WordPiece, WordLevel, Unigram);
+
+impl ModelWrapper {
+    /// Builds the model a tokenizer.json model object describes.
+    pub fn from_fields(fields: ModelFields) -> Result<Self> {
+        Ok(match fields.model_type()? {
+            "BPE" => BPE::from_fields(fields)?.into(),
+            "WordPiece" => WordPiece::from_fields(fields)?.into(),
+            "WordLevel" => WordLevel::from_fields(fields)?.into(),
+            _ => Unigram::from_fields(fields)?.into(),
+        })
+    }
+
+    /// Forgets cached words (BPE, Unigram).
+    pub fn clear_cache(&self) {
+        match self {
+            ModelWrapper::BPE(m) => m.clear_cache(),
+            ModelWrapper::Unigram(m) => m.clear_cache(),
+            _ => {}
+        }
+    }
+}
+
+impl Serialize for ModelWrapper {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        dispatch!(self, m => m.serialize(serializer))
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelWrapper {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        ModelWrapper::from_fields(ModelFields::deserialize(d)?).map_err(de_error)
     }
 }
 
 impl Model for ModelWrapper {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        match self {
-            ModelWrapper::WordLevel(m) => m.tokenize(sequence),
-        }
+        dispatch!(self, m => m.tokenize(sequence))
     }
     fn token_to_id(&self, token: &str) -> Option<u32> {
-        match self {
-            ModelWrapper::WordLevel(m) => m.token_to_id(token),
-        }
+        dispatch!(self, m => m.token_to_id(token))
     }
     fn id_to_token(&self, id: u32) -> Option<&str> {
-        match self {
-            ModelWrapper::WordLevel(m) => m.id_to_token(id),
-        }
+        dispatch!(self, m => m.id_to_token(id))
     }
     fn get_vocab(&self) -> HashMap<String, u32> {
-        match self {
-            ModelWrapper::WordLevel(m) => m.get_vocab(),
-        }
+        dispatch!(self, m => m.get_vocab())
     }
     fn get_vocab_size(&self) -> usize {
-        match self {
-            ModelWrapper::WordLevel(m) => m.get_vocab_size(),
-        }
+        dispatch!(self, m => m.get_vocab_size())
     }
 }
+
+#[cfg(test)]
+mod tests;

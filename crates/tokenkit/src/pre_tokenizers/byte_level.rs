@@ -8,12 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::utils::byte_level::BYTES_CHAR;
+pub use crate::utils::regex::GPT2_PATTERN;
 use crate::utils::regex::SysRegex;
 use crate::Result;
-
-/// GPT-2's pre-tokenization pattern, with Oniguruma semantics as HF runs it.
-pub const GPT2_PATTERN: &str =
-    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 
 static GPT2_REGEX: LazyLock<SysRegex> =
     LazyLock::new(|| SysRegex::new(GPT2_PATTERN).expect("GPT-2's pattern compiles with Oniguruma"));

@@ -1,0 +1,562 @@
+//! BPE: byte-pair encoding as HF tokenizers runs it on one piece at a time.
+//!
+//! The piece is split into chars (with `continuing_subword_prefix` on all but the first and
+//! `end_of_word_suffix` on the last), each mapped to its id, to `<0xNN>` byte tokens
+//! (`byte_fallback`) or to the unk token (fused with its unknown neighbours when `fuse_unk`);
+//! then [`word::Word::merge_all`] applies the merges on ids. Results of pieces shorter than
+//! 256 bytes are cached per model.
+
+pub mod word;
+
+use std::cell::RefCell;
+use std::collections::BinaryHeap;
+use std::sync::Mutex;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+pub use word::{Merge, MergeMap, Pair, Symbol, Word};
+
+use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
+use super::serialization::{deserialize_via_fields, missing, ModelFields};
+use super::vocab::{vocab_model_methods, Vocab, VocabMap};
+use crate::tokenizer::{Model, Token};
+use crate::{Error, Result};
+
+/// Merges as pairs of token strings, in rank order (first = merged first).
+pub type Merges = Vec<(String, String)>;
+
+/// "No such token" in [`BPE`]'s byte table.
+const NO_ID: u32 = u32::MAX;
+
+/// The vocabulary token of a byte for `byte_fallback`: `<0x41>` for `A` (uppercase hex).
+pub fn byte_token(b: u8) -> String {
+    format!("<0x{b:02X}>")
+}
+
+/// The ids of the 256 `<0xNN>` byte tokens ([`NO_ID`] where absent), or `None` when the
+/// vocabulary has none of them.
+pub(crate) fn byte_token_ids(vocab: &VocabMap) -> Option<Box<[u32; 256]>> {
+    let mut ids = Box::new([NO_ID; 256]);
+    let mut any = false;
+    for (b, slot) in ids.iter_mut().enumerate() {
+        if let Some(&id) = vocab.get(&byte_token(b as u8)) {
+            *slot = id;
+            any = true;
+        }
+    }
+    any.then_some(ids)
+}
+
+/// Builds a [`BPE`] with HF's defaults: no dropout, no unk token, no prefix or suffix,
+/// `fuse_unk`, `byte_fallback` and `ignore_merges` false, a 10,000-word cache.
+#[derive(Debug, Clone)]
+pub struct BpeBuilder {
+    vocab: VocabMap,
+    merges: Merges,
+    dropout: Option<f32>,
+    unk_token: Option<String>,
+    continuing_subword_prefix: Option<String>,
+    end_of_word_suffix: Option<String>,
+    fuse_unk: bool,
+    byte_fallback: bool,
+    ignore_merges: bool,
+    cache_capacity: usize,
+    seed: Option<u64>,
+}
+
+impl Default for BpeBuilder {
+    fn default() -> Self {
+        Self {
+            vocab: VocabMap::new(),
+            merges: Vec::new(),
+            dropout: None,
+            unk_token: None,
+            continuing_subword_prefix: None,
+            end_of_word_suffix: None,
+            fuse_unk: false,
+            byte_fallback: false,
+            ignore_merges: false,
+            cache_capacity: DEFAULT_CACHE_CAPACITY,
+            seed: None,
+        }
+    }
+}
+
+impl BpeBuilder {
+    /// A builder with the defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the vocabulary (token → id) and the merges (pairs of tokens, in rank order).
+    pub fn vocab_and_merges(mut self, vocab: impl IntoIterator<Item = (String, u32)>, merges: Merges) -> Self {
+        self.vocab = vocab.into_iter().collect();
+        self.merges = merges;
+        self
+    }
+    /// Probability in `[0, 1]` of skipping each merge (BPE-dropout); `None` or 0 disables it.
+    pub fn dropout(mut self, p: Option<f32>) -> Self {
+        self.dropout = p;
+        self
+    }
+    /// Seeds the dropout random generator so results are reproducible.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+    /// The token for chars that are not in the vocabulary.
+    pub fn unk_token(mut self, t: Option<String>) -> Self {
+        self.unk_token = t;
+        self
+    }
+    /// Prefix of every char token but a word's first (e.g. `##`).
+    pub fn continuing_subword_prefix(mut self, p: Option<String>) -> Self {
+        self.continuing_subword_prefix = p;
+        self
+    }
+    /// Suffix of a word's last char token (e.g. `</w>`).
+    pub fn end_of_word_suffix(mut self, s: Option<String>) -> Self {
+        self.end_of_word_suffix = s;
+        self
+    }
+    /// Whether consecutive unknown chars become one unk token.
+    pub fn fuse_unk(mut self, v: bool) -> Self {
+        self.fuse_unk = v;
+        self
+    }
+    /// Whether unknown chars become their UTF-8 bytes as `<0xNN>` tokens when all are present.
+    pub fn byte_fallback(mut self, v: bool) -> Self {
+        self.byte_fallback = v;
+        self
+    }
+    /// Whether a piece found whole in the vocabulary is one token without merging.
+    pub fn ignore_merges(mut self, v: bool) -> Self {
+        self.ignore_merges = v;
+        self
+    }
+    /// Number of words the cache holds; 0 disables it.
+    pub fn cache_capacity(mut self, n: usize) -> Self {
+        self.cache_capacity = n;
+        self
+    }
+
+    /// Builds the model: checks the dropout and resolves every merge to ids.
+    pub fn build(self) -> Result<BPE> {
+        if let Some(p) = self.dropout {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(Error::invalid(format!("BPE: dropout must be between 0 and 1 inclusive, got {p}")));
+            }
+        }
+        let prefix_len = self.continuing_subword_prefix.as_ref().map_or(0, String::len);
+        let mut merges = MergeMap::with_capacity(self.merges.len());
+        let mut joined = String::new();
+        for (rank, (a, b)) in self.merges.iter().enumerate() {
+            let id_of = |t: &str| {
+                self.vocab.get(t).copied().ok_or_else(|| {
+                    Error::invalid(format!("BPE merge #{rank} `{a} {b}`: token `{t}` is out of vocabulary"))
+                })
+            };
+            let (a_id, b_id) = (id_of(a)?, id_of(b)?);
+            // The merged token drops the right side's `continuing_subword_prefix` (by length, as HF does).
+            let rest = b.get(prefix_len..).ok_or_else(|| {
+                Error::invalid(format!(
+                    "BPE merge #{rank} `{a} {b}`: `{b}` is shorter than the continuing_subword_prefix"
+                ))
+            })?;
+            joined.clear();
+            joined.push_str(a);
+            joined.push_str(rest);
+            let new_id = id_of(&joined)?;
+            // A repeated pair keeps its last rank, like HF's map insertion.
+            merges.insert((a_id, b_id), (rank as u32, new_id));
+        }
+        let unk_id = self.unk_token.as_ref().and_then(|t| self.vocab.get(t).copied());
+        let byte_ids = if self.byte_fallback { byte_token_ids(&self.vocab) } else { None };
+        Ok(BPE {
+            vocab: Vocab::new(self.vocab),
+            merges,
+            dropout: self.dropout,
+            unk_token: self.unk_token,
+            unk_id,
+            continuing_subword_prefix: self.continuing_subword_prefix,
+            end_of_word_suffix: self.end_of_word_suffix,
+            fuse_unk: self.fuse_unk,
+            byte_fallback: self.byte_fallback,
+            byte_ids,
+            ignore_merges: self.ignore_merges,
+            cache: (self.cache_capacity > 0).then(|| Cache::new(self.cache_capacity)),
+            seed: self.seed,
+            rng: self.seed.map(|s| Mutex::new(StdRng::seed_from_u64(s))),
+        })
+    }
+}
+
+/// A cached word: `(id, byte length)` per token.
+type CachedWord = Box<[(u32, u32)]>;
+
+thread_local! {
+    /// Scratch word and queue reused by every merge on this thread.
+    static SCRATCH: RefCell<(Word, BinaryHeap<Merge>)> = RefCell::new((Word::default(), BinaryHeap::new()));
+}
+
+/// Scratch buffers larger than this many symbols are released after use.
+const SCRATCH_KEEP: usize = 1 << 16;
+
+/// The BPE model (HF `models.BPE`).
+pub struct BPE {
+    vocab: Vocab,
+    merges: MergeMap,
+    dropout: Option<f32>,
+    unk_token: Option<String>,
+    unk_id: Option<u32>,
+    continuing_subword_prefix: Option<String>,
+    end_of_word_suffix: Option<String>,
+    fuse_unk: bool,
+    byte_fallback: bool,
+    byte_ids: Option<Box<[u32; 256]>>,
+    ignore_merges: bool,
+    cache: Option<Cache<CachedWord>>,
+    seed: Option<u64>,
+    rng: Option<Mutex<StdRng>>,
+}
+
+impl Default for BPE {
+    fn default() -> Self {
+        Self::builder().build().unwrap_or_else(|_| unreachable!("the default BPE is valid"))
+    }
+}
+
+impl Clone for BPE {
+    /// The clone starts with an empty cache; a seeded generator continues from its current state.
+    fn clone(&self) -> Self {
+        Self {
+            vocab: self.vocab.clone(),
+            merges: self.merges.clone(),
+            dropout: self.dropout,
+            unk_token: self.unk_token.clone(),
+            unk_id: self.unk_id,
+            continuing_subword_prefix: self.continuing_subword_prefix.clone(),
+            end_of_word_suffix: self.end_of_word_suffix.clone(),
+            fuse_unk: self.fuse_unk,
+            byte_fallback: self.byte_fallback,
+            byte_ids: self.byte_ids.clone(),
+            ignore_merges: self.ignore_merges,
+            cache: self.cache.as_ref().map(Cache::fresh),
+            seed: self.seed,
+            rng: self
+                .rng
+                .as_ref()
+                .map(|r| Mutex::new(r.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone()))),
+        }
+    }
+}
+
+impl PartialEq for BPE {
+    /// Same vocabulary, merges and options (the cache and the random state are not compared).
+    fn eq(&self, o: &Self) -> bool {
+        self.vocab == o.vocab
+            && self.merges == o.merges
+            && self.dropout == o.dropout
+            && self.unk_token == o.unk_token
+            && self.continuing_subword_prefix == o.continuing_subword_prefix
+            && self.end_of_word_suffix == o.end_of_word_suffix
+            && self.fuse_unk == o.fuse_unk
+            && self.byte_fallback == o.byte_fallback
+            && self.ignore_merges == o.ignore_merges
+    }
+}
+
+impl std::fmt::Debug for BPE {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BPE")
+            .field("vocab_size", &self.vocab.len())
+            .field("merges", &self.merges.len())
+            .field("dropout", &self.dropout)
+            .field("unk_token", &self.unk_token)
+            .field("continuing_subword_prefix", &self.continuing_subword_prefix)
+            .field("end_of_word_suffix", &self.end_of_word_suffix)
+            .field("fuse_unk", &self.fuse_unk)
+            .field("byte_fallback", &self.byte_fallback)
+            .field("ignore_merges", &self.ignore_merges)
+            .finish()
+    }
+}
+
+impl BPE {
+    /// A builder with HF's defaults.
+    pub fn builder() -> BpeBuilder {
+        BpeBuilder::new()
+    }
+
+    /// A model from a vocabulary and merges, every other option at its default.
+    pub fn new(vocab: impl IntoIterator<Item = (String, u32)>, merges: Merges) -> Result<Self> {
+        Self::builder().vocab_and_merges(vocab, merges).build()
+    }
+
+    /// Seeds the dropout random generator, so encodings with dropout are reproducible.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self.rng = Some(Mutex::new(StdRng::seed_from_u64(seed)));
+        self
+    }
+
+    /// The merge table on ids: `(left, right)` → `(rank, merged id)`.
+    pub fn merge_map(&self) -> &MergeMap {
+        &self.merges
+    }
+
+    /// The merges as token pairs, in rank order.
+    pub fn merges(&self) -> Vec<(&str, &str)> {
+        let mut ranked: Vec<(u32, Pair)> = self.merges.iter().map(|(&pair, &(rank, _))| (rank, pair)).collect();
+        ranked.sort_unstable_by_key(|&(rank, _)| rank);
+        ranked
+            .into_iter()
+            .map(|(_, (a, b))| (self.vocab.token(a).unwrap_or_default(), self.vocab.token(b).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The token → id map.
+    pub fn vocab(&self) -> &VocabMap {
+        self.vocab.map()
+    }
+    /// Dropout probability.
+    pub fn dropout(&self) -> Option<f32> {
+        self.dropout
+    }
+    /// The unk token.
+    pub fn unk_token(&self) -> Option<&str> {
+        self.unk_token.as_deref()
+    }
+    /// The continuing-subword prefix.
+    pub fn continuing_subword_prefix(&self) -> Option<&str> {
+        self.continuing_subword_prefix.as_deref()
+    }
+    /// The end-of-word suffix.
+    pub fn end_of_word_suffix(&self) -> Option<&str> {
+        self.end_of_word_suffix.as_deref()
+    }
+    /// Whether unknown chars are fused into one unk token.
+    pub fn fuse_unk(&self) -> bool {
+        self.fuse_unk
+    }
+    /// Whether unknown chars fall back to `<0xNN>` byte tokens.
+    pub fn byte_fallback(&self) -> bool {
+        self.byte_fallback
+    }
+    /// Whether whole-piece vocabulary hits skip merging.
+    pub fn ignore_merges(&self) -> bool {
+        self.ignore_merges
+    }
+
+    /// Forgets the cached words.
+    pub fn clear_cache(&self) {
+        if let Some(c) = &self.cache {
+            c.clear();
+        }
+    }
+
+    /// Replaces the cache with an empty one of `capacity` words (0 disables it).
+    pub fn resize_cache(&mut self, capacity: usize) {
+        self.cache = (capacity > 0).then(|| Cache::new(capacity));
+    }
+
+    fn unk_error(&self) -> Error {
+        Error::MissingToken(format!(
+            "BPE: the unk token `{}` is not in the vocabulary",
+            self.unk_token.as_deref().unwrap_or_default()
+        ))
+    }
+
+    /// Splits `w` into initial symbols (chars, byte tokens, unk) into `word`, HF's way.
+    fn fill_word(&self, w: &str, word: &mut Word) -> Result<()> {
+        let prefix = self.continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
+        let suffix = self.end_of_word_suffix.as_deref().filter(|s| !s.is_empty());
+        let mut buf = String::new();
+        let mut unk: Option<(u32, u32)> = None;
+        for (start, c) in w.char_indices() {
+            let end = start + c.len_utf8();
+            let byte_len = c.len_utf8() as u32;
+            let add_prefix = prefix.is_some() && start > 0;
+            let add_suffix = suffix.is_some() && end == w.len();
+            let s: &str = if add_prefix || add_suffix {
+                buf.clear();
+                if add_prefix {
+                    buf.push_str(prefix.unwrap_or_default());
+                }
+                buf.push_str(&w[start..end]);
+                if add_suffix {
+                    buf.push_str(suffix.unwrap_or_default());
+                }
+                &buf
+            } else {
+                &w[start..end]
+            };
+
+            if let Some(id) = self.vocab.id(s) {
+                if let Some((unk_id, unk_len)) = unk.take() {
+                    word.add(unk_id, unk_len);
+                }
+                word.add(id, byte_len);
+                continue;
+            }
+            // Byte fallback covers the affixed string, one byte per token (HF's behaviour,
+            // pending unk tokens included).
+            if let Some(bytes) = &self.byte_ids {
+                if s.bytes().all(|b| bytes[b as usize] != NO_ID) {
+                    for b in s.bytes() {
+                        word.add(bytes[b as usize], 1);
+                    }
+                    continue;
+                }
+            }
+            if self.unk_token.is_some() {
+                let unk_id = self.unk_id.ok_or_else(|| self.unk_error())?;
+                unk = match unk {
+                    Some((id, len)) if self.fuse_unk => Some((id, len + byte_len)),
+                    Some((id, len)) => {
+                        word.add(id, len);
+                        Some((unk_id, byte_len))
+                    }
+                    None => Some((unk_id, byte_len)),
+                };
+            }
+        }
+        if let Some((unk_id, unk_len)) = unk {
+            word.add(unk_id, unk_len);
+        }
+        Ok(())
+    }
+
+    /// The dropout probability when it is active (`Some(p)` with `p > 0`).
+    fn active_dropout(&self) -> Option<f32> {
+        self.dropout.filter(|&p| p > 0.0)
+    }
+
+    /// Runs the string-level BPE on `w` and hands the merged word to `f`.
+    fn with_merged_word<R>(&self, w: &str, f: impl FnOnce(&Word) -> R) -> Result<R> {
+        SCRATCH.with(|scratch| {
+            let mut guard = scratch.try_borrow_mut();
+            let mut local;
+            let (word, queue) = match guard.as_deref_mut() {
+                Ok(s) => (&mut s.0, &mut s.1),
+                Err(_) => {
+                    local = (Word::default(), BinaryHeap::new());
+                    (&mut local.0, &mut local.1)
+                }
+            };
+            word.clear();
+            self.fill_word(w, word)?;
+            match self.active_dropout() {
+                None => word.merge_all::<StdRng>(&self.merges, queue, None),
+                Some(p) => match &self.rng {
+                    Some(rng) => {
+                        let mut rng = rng.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                        word.merge_all(&self.merges, queue, Some((p, &mut *rng)))
+                    }
+                    None => word.merge_all(&self.merges, queue, Some((p, &mut rand::thread_rng()))),
+                },
+            }
+            let out = f(word);
+            if word.len() > SCRATCH_KEEP {
+                *word = Word::default();
+                *queue = BinaryHeap::new();
+            }
+            Ok(out)
+        })
+    }
+
+    fn token(&self, id: u32, offsets: (usize, usize)) -> Token {
+        Token::new(id, self.vocab.token(id).unwrap_or_default().to_owned(), offsets)
+    }
+
+    fn cached_tokens(&self, word: &[(u32, u32)]) -> Vec<Token> {
+        let mut pos = 0usize;
+        word.iter()
+            .map(|&(id, len)| {
+                let start = pos;
+                pos += len as usize;
+                self.token(id, (start, pos))
+            })
+            .collect()
+    }
+}
+
+impl Model for BPE {
+    fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
+        if sequence.is_empty() {
+            return Ok(Vec::new());
+        }
+        if u32::try_from(sequence.len()).is_err() {
+            return Err(Error::invalid("BPE: a piece longer than 4 GiB cannot be tokenized"));
+        }
+        if self.active_dropout().is_some() {
+            return self.with_merged_word(sequence, |w| w.tokens().map(|(id, o)| self.token(id, o)).collect());
+        }
+        if self.ignore_merges {
+            if let Some(id) = self.vocab.id(sequence) {
+                return Ok(vec![Token::new(id, sequence.to_owned(), (0, sequence.len()))]);
+            }
+        }
+        let cache = self.cache.as_ref().filter(|_| sequence.len() < MAX_CACHED_LENGTH);
+        if let Some(hit) = cache.and_then(|c| c.with(sequence, |w| self.cached_tokens(w))) {
+            return Ok(hit);
+        }
+        let (tokens, cached) = self.with_merged_word(sequence, |w| {
+            let tokens: Vec<Token> = w.tokens().map(|(id, o)| self.token(id, o)).collect();
+            let cached: Option<CachedWord> = cache.map(|_| w.symbols().iter().map(|s| (s.id, s.len)).collect());
+            (tokens, cached)
+        })?;
+        if let (Some(c), Some(v)) = (cache, cached) {
+            c.insert(sequence, v);
+        }
+        Ok(tokens)
+    }
+
+    vocab_model_methods!();
+}
+
+impl Serialize for BPE {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_struct("BPE", 10)?;
+        m.serialize_field("type", "BPE")?;
+        m.serialize_field("dropout", &self.dropout)?;
+        m.serialize_field("unk_token", &self.unk_token)?;
+        m.serialize_field("continuing_subword_prefix", &self.continuing_subword_prefix)?;
+        m.serialize_field("end_of_word_suffix", &self.end_of_word_suffix)?;
+        m.serialize_field("fuse_unk", &self.fuse_unk)?;
+        m.serialize_field("byte_fallback", &self.byte_fallback)?;
+        m.serialize_field("ignore_merges", &self.ignore_merges)?;
+        m.serialize_field("vocab", &self.vocab.ordered())?;
+        m.serialize_field("merges", &self.merges())?;
+        m.end()
+    }
+}
+
+impl BPE {
+    /// Builds the model from the fields of a tokenizer.json model object.
+    pub(crate) fn from_fields(mut f: ModelFields) -> Result<Self> {
+        f.expect_type("BPE")?;
+        let vocab = f.take_vocab_map("BPE")?;
+        let merges = f.merges.take().ok_or_else(|| missing("BPE", "merges"))?;
+        BpeBuilder {
+            vocab,
+            merges,
+            dropout: f.dropout.flatten(),
+            unk_token: f.unk_token.flatten(),
+            continuing_subword_prefix: f.continuing_subword_prefix.flatten(),
+            end_of_word_suffix: f.end_of_word_suffix.flatten(),
+            fuse_unk: f.fuse_unk.flatten().unwrap_or(false),
+            byte_fallback: f.byte_fallback.flatten().unwrap_or(false),
+            ignore_merges: f.ignore_merges.flatten().unwrap_or(false),
+            ..BpeBuilder::default()
+        }
+        .build()
+    }
+}
+
+deserialize_via_fields!(BPE);
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,187 @@
+//! BPE against HF tokenizers 0.23.3: every expected value below is HF's output for the same
+//! model (offsets converted from chars to bytes where they differ).
+
+use super::*;
+
+fn vocab(entries: &[(&str, u32)]) -> Vec<(String, u32)> {
+    entries.iter().map(|&(t, i)| (t.to_string(), i)).collect()
+}
+
+fn merges(pairs: &[(&str, &str)]) -> Merges {
+    pairs.iter().map(|&(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+fn run(m: &BPE, s: &str) -> Vec<(u32, String, (usize, usize))> {
+    m.tokenize(s).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect()
+}
+
+fn ids(m: &BPE, s: &str) -> Vec<u32> {
+    m.tokenize(s).unwrap().into_iter().map(|t| t.id).collect()
+}
+
+const V: &[(&str, u32)] = &[("a", 0), ("b", 1), ("ab", 2), ("<unk>", 3), ("c", 4), ("abc", 5), ("##b", 6), ("a##b", 7)];
+
+#[test]
+fn unk_not_fused_and_fused() {
+    let m = BPE::builder()
+        .vocab_and_merges(vocab(&V[..5]), merges(&[("a", "b")]))
+        .unk_token(Some("<unk>".into()))
+        .build()
+        .unwrap();
+    assert_eq!(
+        run(&m, "abxxc"),
+        vec![
+            (2, "ab".into(), (0, 2)),
+            (3, "<unk>".into(), (2, 3)),
+            (3, "<unk>".into(), (3, 4)),
+            (4, "c".into(), (4, 5))
+        ]
+    );
+    let fused = BPE::builder()
+        .vocab_and_merges(vocab(&V[..5]), merges(&[("a", "b")]))
+        .unk_token(Some("<unk>".into()))
+        .fuse_unk(true)
+        .build()
+        .unwrap();
+    // HF: ['<unk>', 'ab', '<unk>'] [3, 2, 3] [(0, 2), (2, 4), (4, 6)] (chars) for "xxabyé".
+    assert_eq!(
+        run(&fused, "xxabyé"),
+        vec![(3, "<unk>".into(), (0, 2)), (2, "ab".into(), (2, 4)), (3, "<unk>".into(), (4, 7))]
+    );
+}
+
+#[test]
+fn without_unk_unknown_chars_vanish() {
+    let m = BPE::new(vocab(V), merges(&[("a", "b")])).unwrap();
+    // HF: 'axb' -> ['ab'] (0, 2): the dropped char lets its neighbours merge.
+    assert_eq!(run(&m, "axb"), vec![(2, "ab".into(), (0, 2))]);
+    assert_eq!(run(&m, "xyz"), vec![]);
+    assert_eq!(run(&m, ""), vec![]);
+    let bad = BPE::builder().vocab_and_merges(vocab(V), vec![]).unk_token(Some("zz".into())).build().unwrap();
+    let e = bad.tokenize("axb").unwrap_err().to_string();
+    assert!(e.contains("`zz`"), "{e}");
+}
+
+#[test]
+fn prefix_and_suffix() {
+    let v = [
+        ("a", 0),
+        ("b", 1),
+        ("ab", 2),
+        ("c", 3),
+        ("b</w>", 4),
+        ("ab</w>", 5),
+        ("##b", 6),
+        ("a##b", 7),
+        ("##c</w>", 8),
+        ("ab##c</w>", 9),
+        ("abc</w>", 10),
+        ("##b</w>", 11),
+    ];
+    let m = BPE::builder()
+        .vocab_and_merges(vocab(&v), merges(&[("a", "##b"), ("ab", "##c</w>")]))
+        .continuing_subword_prefix(Some("##".into()))
+        .end_of_word_suffix(Some("</w>".into()))
+        .build()
+        .unwrap();
+    // HF: 'abc' -> ['abc</w>']; 'ab' -> ['a', '##b</w>']; 'a' -> []; 'b' -> ['b</w>'].
+    assert_eq!(run(&m, "abc"), vec![(10, "abc</w>".into(), (0, 3))]);
+    assert_eq!(run(&m, "ab"), vec![(0, "a".into(), (0, 1)), (11, "##b</w>".into(), (1, 2))]);
+    assert_eq!(run(&m, "a"), vec![]);
+    assert_eq!(run(&m, "b"), vec![(4, "b</w>".into(), (0, 1))]);
+}
+
+#[test]
+fn byte_fallback() {
+    let mut v = vocab(V);
+    v.extend((0..=255u8).map(|b| (byte_token(b), 100 + b as u32)));
+    let m = BPE::builder()
+        .vocab_and_merges(v, vec![])
+        .continuing_subword_prefix(Some("##".into()))
+        .byte_fallback(true)
+        .unk_token(Some("<unk>".into()))
+        .build()
+        .unwrap();
+    // HF: 'aé' -> ['a', '<0x23>', '<0x23>', '<0xC3>', '<0xA9>'] (the prefix's bytes included).
+    assert_eq!(ids(&m, "aé"), vec![0, 135, 135, 295, 269]);
+    assert_eq!(ids(&m, "ab"), vec![0, 6]);
+
+    // Only <0x78> exists: 'ayxya' -> a, <0x78>, <unk> (fused y..y), a.
+    let mut v = vocab(V);
+    v.push(("<0x78>".into(), 200));
+    let m = BPE::builder()
+        .vocab_and_merges(v, vec![])
+        .byte_fallback(true)
+        .fuse_unk(true)
+        .unk_token(Some("<unk>".into()))
+        .build()
+        .unwrap();
+    assert_eq!(
+        run(&m, "ayxya"),
+        vec![
+            (0, "a".into(), (0, 1)),
+            (200, "<0x78>".into(), (1, 2)),
+            (3, "<unk>".into(), (2, 4)),
+            (0, "a".into(), (4, 5))
+        ]
+    );
+}
+
+#[test]
+fn ignore_merges_and_dropout() {
+    let build = |dropout| {
+        BPE::builder()
+            .vocab_and_merges(vocab(V), merges(&[("a", "b")]))
+            .ignore_merges(true)
+            .dropout(dropout)
+            .build()
+            .unwrap()
+    };
+    // HF: with ignore_merges, 'abc' is one token; with dropout 1.0 ignore_merges is not applied.
+    assert_eq!(ids(&build(None), "abc"), vec![5]);
+    assert_eq!(ids(&build(Some(0.0)), "abc"), vec![5]);
+    assert_eq!(ids(&build(Some(1.0)), "abc"), vec![0, 1, 4]);
+    assert_eq!(ids(&build(Some(1.0)), "ab"), vec![0, 1]);
+    assert!(BPE::builder().dropout(Some(1.5)).build().is_err());
+}
+
+#[test]
+fn seeded_dropout_is_reproducible() {
+    let v: Vec<(String, u32)> =
+        ["a", "b", "ab", "aba", "abab"].iter().enumerate().map(|(i, t)| (t.to_string(), i as u32)).collect();
+    let m = BPE::builder()
+        .vocab_and_merges(v, merges(&[("a", "b"), ("ab", "a"), ("ab", "ab")]))
+        .dropout(Some(0.5))
+        .build()
+        .unwrap();
+    let a = m.clone().with_seed(42);
+    let b = m.with_seed(42);
+    let word = "ababababababab";
+    let runs_a: Vec<Vec<u32>> = (0..20).map(|_| ids(&a, word)).collect();
+    let runs_b: Vec<Vec<u32>> = (0..20).map(|_| ids(&b, word)).collect();
+    assert_eq!(runs_a, runs_b);
+    assert!(runs_a.iter().any(|r| r != &runs_a[0]), "dropout should vary between calls");
+}
+
+#[test]
+fn cache_does_not_change_results() {
+    let m = BPE::new(vocab(V), merges(&[("a", "b")])).unwrap();
+    let mut uncached = m.clone();
+    uncached.resize_cache(0);
+    for s in ["ab", "abc", "cab", "ab", "abab", "abc"] {
+        assert_eq!(run(&m, s), run(&uncached, s));
+    }
+}
+
+#[test]
+fn serialization_like_hf() {
+    // HF 0.23.3: Tokenizer(BPE(vocab, [("a","b")], unk_token="<unk>")).to_str()["model"].
+    let hf = r#"{"type":"BPE","dropout":null,"unk_token":"<unk>","continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,"vocab":{"a":0,"b":1,"ab":2,"<unk>":3,"c":4},"merges":[["a","b"]]}"#;
+    let m: BPE = serde_json::from_str(hf).unwrap();
+    assert_eq!(serde_json::to_string(&m).unwrap(), hf);
+    // Legacy: "a b" merges, no type, no newer fields.
+    let legacy = r#"{"dropout":null,"unk_token":"<unk>","continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":false,"vocab":{"a":0,"b":1,"ab":2,"<unk>":3,"c":4},"merges":["a b"]}"#;
+    let l: BPE = serde_json::from_str(legacy).unwrap();
+    assert_eq!(l, m);
+    assert_eq!(serde_json::to_string(&l).unwrap(), hf);
+}

@@ -1,0 +1,190 @@
+//! Vocabulary tables shared by the map-vocabulary models (BPE, WordPiece, WordLevel): the
+//! token → id map, the id → token reverse table and their serialization in id order.
+
+use std::collections::HashMap;
+
+use ahash::AHashMap;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// Token → id map used by the models (ahash: these lookups are on the hot path).
+pub type VocabMap = AHashMap<String, u32>;
+
+/// Ids above `DENSE_SLACK + 2 * len` switch the reverse table to a hash map, so a vocabulary
+/// with a huge stray id cannot make us allocate gigabytes.
+const DENSE_SLACK: usize = 1 << 16;
+
+/// Id → token table. Dense (a vector indexed by id, holes allowed) for normal vocabularies,
+/// sparse (a hash map) when the ids are too spread out for a vector.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReverseVocab {
+    /// `table[id]` is the token of `id`, `None` for a hole.
+    Dense(Vec<Option<String>>),
+    /// Id → token for vocabularies with very large ids.
+    Sparse(AHashMap<u32, String>),
+}
+
+impl Default for ReverseVocab {
+    fn default() -> Self {
+        ReverseVocab::Dense(Vec::new())
+    }
+}
+
+impl ReverseVocab {
+    /// Builds the reverse of `vocab`. When two tokens share an id, the one that sorts last
+    /// keeps it, so the result does not depend on hash order.
+    pub fn new(vocab: &VocabMap) -> Self {
+        let max = vocab.values().copied().max();
+        let mut entries: Vec<(&String, u32)> = vocab.iter().map(|(t, &i)| (t, i)).collect();
+        if entries.len() > 1 && has_shared_ids(vocab) {
+            entries.sort_unstable();
+        }
+        match max {
+            Some(max) if (max as usize) > DENSE_SLACK + 2 * vocab.len() => {
+                ReverseVocab::Sparse(entries.into_iter().map(|(t, i)| (i, t.clone())).collect())
+            }
+            _ => {
+                let mut table = vec![None; max.map_or(0, |m| m as usize + 1)];
+                for (t, i) in entries {
+                    table[i as usize] = Some(t.clone());
+                }
+                ReverseVocab::Dense(table)
+            }
+        }
+    }
+
+    /// The token of `id`.
+    #[inline]
+    pub fn get(&self, id: u32) -> Option<&str> {
+        match self {
+            ReverseVocab::Dense(v) => v.get(id as usize)?.as_deref(),
+            ReverseVocab::Sparse(m) => m.get(&id).map(String::as_str),
+        }
+    }
+
+    /// `(token, id)` pairs in increasing id order (how HF writes a vocabulary).
+    pub fn ordered(&self) -> Vec<(&str, u32)> {
+        match self {
+            ReverseVocab::Dense(v) => {
+                v.iter().enumerate().filter_map(|(i, t)| Some((t.as_deref()?, i as u32))).collect()
+            }
+            ReverseVocab::Sparse(m) => {
+                let mut v: Vec<(&str, u32)> = m.iter().map(|(&i, t)| (t.as_str(), i)).collect();
+                v.sort_unstable_by_key(|&(_, i)| i);
+                v
+            }
+        }
+    }
+}
+
+fn has_shared_ids(vocab: &VocabMap) -> bool {
+    let mut seen = ahash::AHashSet::with_capacity(vocab.len());
+    vocab.values().any(|&i| !seen.insert(i))
+}
+
+/// Serializes a vocabulary as a JSON object in increasing id order.
+pub struct OrderedVocab<'a>(pub &'a ReverseVocab);
+
+impl Serialize for OrderedVocab<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let entries = self.0.ordered();
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (token, id) in entries {
+            map.serialize_entry(token, &id)?;
+        }
+        map.end()
+    }
+}
+
+/// The vocabulary as the std `HashMap` the [`crate::Model`] trait returns.
+pub fn to_std_map(vocab: &VocabMap) -> HashMap<String, u32> {
+    vocab.iter().map(|(t, &i)| (t.clone(), i)).collect()
+}
+
+/// A token ↔ id vocabulary: the map and its reverse, kept together.
+#[derive(Debug, Clone, Default)]
+pub struct Vocab {
+    map: VocabMap,
+    reverse: ReverseVocab,
+}
+
+impl PartialEq for Vocab {
+    fn eq(&self, o: &Self) -> bool {
+        self.map == o.map
+    }
+}
+
+impl Vocab {
+    /// Builds both directions.
+    pub fn new(map: VocabMap) -> Self {
+        Self { reverse: ReverseVocab::new(&map), map }
+    }
+    /// The id of `token`.
+    #[inline]
+    pub fn id(&self, token: &str) -> Option<u32> {
+        self.map.get(token).copied()
+    }
+    /// The token of `id`.
+    #[inline]
+    pub fn token(&self, id: u32) -> Option<&str> {
+        self.reverse.get(id)
+    }
+    /// The token → id map.
+    pub fn map(&self) -> &VocabMap {
+        &self.map
+    }
+    /// Number of tokens.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    /// Whether there is no token.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+    /// Serializes as a JSON object in id order.
+    pub fn ordered(&self) -> OrderedVocab<'_> {
+        OrderedVocab(&self.reverse)
+    }
+}
+
+/// The four vocabulary methods of [`crate::Model`] for a model whose `vocab` field is a [`Vocab`].
+macro_rules! vocab_model_methods {
+    () => {
+        fn token_to_id(&self, token: &str) -> Option<u32> {
+            self.vocab.id(token)
+        }
+        fn id_to_token(&self, id: u32) -> Option<&str> {
+            self.vocab.token(id)
+        }
+        fn get_vocab(&self) -> std::collections::HashMap<String, u32> {
+            $crate::models::vocab::to_std_map(self.vocab.map())
+        }
+        fn get_vocab_size(&self) -> usize {
+            self.vocab.len()
+        }
+    };
+}
+pub(crate) use vocab_model_methods;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holes_and_order() {
+        let vocab: VocabMap = [("b".to_string(), 2), ("a".to_string(), 0)].into_iter().collect();
+        let r = ReverseVocab::new(&vocab);
+        assert_eq!(r.get(0), Some("a"));
+        assert_eq!(r.get(1), None);
+        assert_eq!(r.get(7), None);
+        assert_eq!(serde_json::to_string(&OrderedVocab(&r)).unwrap(), r#"{"a":0,"b":2}"#);
+    }
+
+    #[test]
+    fn sparse_ids_do_not_allocate_a_huge_table() {
+        let vocab: VocabMap = [("a".to_string(), 4_000_000_000), ("b".to_string(), 1)].into_iter().collect();
+        let r = ReverseVocab::new(&vocab);
+        assert!(matches!(r, ReverseVocab::Sparse(_)));
+        assert_eq!(r.get(4_000_000_000), Some("a"));
+        assert_eq!(serde_json::to_string(&OrderedVocab(&r)).unwrap(), r#"{"b":1,"a":4000000000}"#);
+    }
+}

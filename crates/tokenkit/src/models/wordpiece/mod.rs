@@ -1,0 +1,214 @@
+//! WordPiece: greedy longest-match-first segmentation of a piece (BERT).
+//!
+//! Non-initial subwords carry `continuing_subword_prefix` (`##`). A piece longer than
+//! `max_input_chars_per_word` chars, or with any part that matches nothing, becomes one unk
+//! token covering the whole piece.
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+use super::serialization::{deserialize_via_fields, missing, ModelFields};
+use super::vocab::{vocab_model_methods, Vocab, VocabMap};
+use crate::tokenizer::{Model, Token};
+use crate::{Error, Result};
+
+/// The WordPiece model (HF `models.WordPiece`).
+#[derive(Debug, Clone)]
+pub struct WordPiece {
+    vocab: Vocab,
+    unk_token: String,
+    continuing_subword_prefix: String,
+    max_input_chars_per_word: usize,
+    /// Length in bytes of the longest vocabulary token: longer candidates are never looked up.
+    max_token_len: usize,
+}
+
+impl PartialEq for WordPiece {
+    fn eq(&self, o: &Self) -> bool {
+        self.vocab == o.vocab
+            && self.unk_token == o.unk_token
+            && self.continuing_subword_prefix == o.continuing_subword_prefix
+            && self.max_input_chars_per_word == o.max_input_chars_per_word
+    }
+}
+
+impl Default for WordPiece {
+    /// Empty vocabulary, unk `[UNK]`, prefix `##`, 100 chars per word (HF's defaults).
+    fn default() -> Self {
+        Self::new(VocabMap::new(), "[UNK]".into(), "##".into(), 100)
+    }
+}
+
+impl WordPiece {
+    /// Builds the model.
+    pub fn new(
+        vocab: impl IntoIterator<Item = (String, u32)>,
+        unk_token: String,
+        continuing_subword_prefix: String,
+        max_input_chars_per_word: usize,
+    ) -> Self {
+        let vocab: VocabMap = vocab.into_iter().collect();
+        Self {
+            max_token_len: vocab.keys().map(String::len).max().unwrap_or(0),
+            vocab: Vocab::new(vocab),
+            unk_token,
+            continuing_subword_prefix,
+            max_input_chars_per_word,
+        }
+    }
+
+    /// A model with this vocabulary and the default options.
+    pub fn from_vocab(vocab: impl IntoIterator<Item = (String, u32)>) -> Self {
+        let d = Self::default();
+        Self::new(vocab, d.unk_token, d.continuing_subword_prefix, d.max_input_chars_per_word)
+    }
+
+    /// The unk token.
+    pub fn unk_token(&self) -> &str {
+        &self.unk_token
+    }
+    /// The prefix of non-initial subwords.
+    pub fn continuing_subword_prefix(&self) -> &str {
+        &self.continuing_subword_prefix
+    }
+    /// Longest piece, in chars, that is split rather than mapped to unk.
+    pub fn max_input_chars_per_word(&self) -> usize {
+        self.max_input_chars_per_word
+    }
+    /// The token → id map.
+    pub fn vocab(&self) -> &VocabMap {
+        self.vocab.map()
+    }
+
+    fn unk(&self, len: usize) -> Result<Vec<Token>> {
+        let id = self.vocab.id(&self.unk_token).ok_or_else(|| {
+            Error::MissingToken(format!("WordPiece: the unk token `{}` is not in the vocabulary", self.unk_token))
+        })?;
+        Ok(vec![Token::new(id, self.unk_token.clone(), (0, len))])
+    }
+
+    /// Builds the model from the fields of a tokenizer.json model object (all four fields
+    /// are required, as in HF).
+    pub(crate) fn from_fields(mut f: ModelFields) -> Result<Self> {
+        f.expect_type("WordPiece")?;
+        let unk = f.unk_token.take().ok_or_else(|| missing("WordPiece", "unk_token"))?;
+        let prefix =
+            f.continuing_subword_prefix.take().ok_or_else(|| missing("WordPiece", "continuing_subword_prefix"))?;
+        let max = f.max_input_chars_per_word.take().ok_or_else(|| missing("WordPiece", "max_input_chars_per_word"))?;
+        let vocab = f.take_vocab_map("WordPiece")?;
+        let null = |field: &str| Error::invalid(format!("WordPiece model: `{field}` must not be null"));
+        Ok(Self::new(
+            vocab,
+            unk.ok_or_else(|| null("unk_token"))?,
+            prefix.ok_or_else(|| null("continuing_subword_prefix"))?,
+            max.ok_or_else(|| null("max_input_chars_per_word"))?,
+        ))
+    }
+}
+
+impl Model for WordPiece {
+    fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
+        if sequence.chars().count() > self.max_input_chars_per_word {
+            return self.unk(sequence.len());
+        }
+        let prefix = self.continuing_subword_prefix.as_str();
+        let mut tokens = Vec::new();
+        let mut candidate = String::new();
+        let mut start = 0;
+        while start < sequence.len() {
+            let affix = if start > 0 { prefix.len() } else { 0 };
+            // Candidates longer than the longest token cannot match: start below that bound.
+            let Some(room) = self.max_token_len.checked_sub(affix) else {
+                return self.unk(sequence.len());
+            };
+            let mut end = sequence.len().min(start + room);
+            while !sequence.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mut found = None;
+            while end > start {
+                let piece = &sequence[start..end];
+                let s = if start > 0 {
+                    candidate.clear();
+                    candidate.push_str(prefix);
+                    candidate.push_str(piece);
+                    candidate.as_str()
+                } else {
+                    piece
+                };
+                if let Some(id) = self.vocab.id(s) {
+                    found = Some(Token::new(id, s.to_owned(), (start, end)));
+                    break;
+                }
+                end -= piece.chars().next_back().map_or(1, char::len_utf8);
+            }
+            match found {
+                Some(t) => tokens.push(t),
+                None => return self.unk(sequence.len()),
+            }
+            start = end;
+        }
+        Ok(tokens)
+    }
+
+    vocab_model_methods!();
+}
+
+impl Serialize for WordPiece {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_struct("WordPiece", 5)?;
+        m.serialize_field("type", "WordPiece")?;
+        m.serialize_field("unk_token", &self.unk_token)?;
+        m.serialize_field("continuing_subword_prefix", &self.continuing_subword_prefix)?;
+        m.serialize_field("max_input_chars_per_word", &self.max_input_chars_per_word)?;
+        m.serialize_field("vocab", &self.vocab.ordered())?;
+        m.end()
+    }
+}
+
+deserialize_via_fields!(WordPiece);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> WordPiece {
+        let vocab = [("[UNK]", 0), ("a", 1), ("##b", 2), ("ab", 3), ("##é", 4)];
+        WordPiece::new(vocab.iter().map(|&(t, i)| (t.to_string(), i)), "[UNK]".into(), "##".into(), 3)
+    }
+
+    fn run(m: &WordPiece, s: &str) -> Vec<(u32, String, (usize, usize))> {
+        m.tokenize(s).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect()
+    }
+
+    #[test]
+    fn matches_hf() {
+        // HF 0.23.3, WordPiece({"[UNK]":0,"a":1,"##b":2,"ab":3,"##é":4}, max_input_chars_per_word=3);
+        // offsets converted to bytes.
+        let m = model();
+        assert_eq!(run(&m, "ab"), vec![(3, "ab".into(), (0, 2))]);
+        assert_eq!(run(&m, "abb"), vec![(3, "ab".into(), (0, 2)), (2, "##b".into(), (2, 3))]);
+        assert_eq!(run(&m, "abbb"), vec![(0, "[UNK]".into(), (0, 4))]);
+        assert_eq!(run(&m, "aé"), vec![(1, "a".into(), (0, 1)), (4, "##é".into(), (1, 3))]);
+        assert_eq!(run(&m, "ax"), vec![(0, "[UNK]".into(), (0, 2))]);
+        assert_eq!(run(&m, "éa"), vec![(0, "[UNK]".into(), (0, 3))]);
+        assert_eq!(run(&m, ""), vec![]);
+    }
+
+    #[test]
+    fn missing_unk_is_an_error() {
+        let m = WordPiece::from_vocab([("a".to_string(), 1)]);
+        let e = m.tokenize("ab").unwrap_err().to_string();
+        assert!(e.contains("[UNK]"), "{e}");
+    }
+
+    #[test]
+    fn serde_roundtrip() {
+        // HF 0.23.3 output for WordPiece({"[UNK]":0,"a":1,"##b":2}).
+        let hf = r###"{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,"vocab":{"[UNK]":0,"a":1,"##b":2}}"###;
+        let m: WordPiece = serde_json::from_str(hf).unwrap();
+        assert_eq!(serde_json::to_string(&m).unwrap(), hf);
+        let e = serde_json::from_str::<WordPiece>(r#"{"type":"WordPiece","vocab":{}}"#).unwrap_err().to_string();
+        assert!(e.contains("missing field `unk_token`"), "{e}");
+    }
+}
