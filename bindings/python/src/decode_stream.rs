@@ -60,7 +60,10 @@ impl PyDecodeStream {
         py.allow_threads(|| {
             guard(|| {
                 if self.prefix.is_none() {
-                    self.prefix = Some(tok.decode(&self.ids, skip)?);
+                    // Pre-filled context: its text is the prefix, unless it ends inside a
+                    // character (then the first chunk includes it, as HF does).
+                    let p = tok.decode(&self.ids, skip)?;
+                    self.prefix = Some(if p.ends_with('\u{FFFD}') { String::new() } else { p });
                 }
                 self.ids.extend(new_ids);
                 let prefix = self.prefix.as_deref().unwrap_or("");

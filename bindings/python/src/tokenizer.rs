@@ -219,47 +219,47 @@ impl PyTokenizer {
 
     /// Encodes one sequence (or a pair). Offsets are character offsets.
     #[pyo3(signature = (sequence, pair = None, is_pretokenized = false, add_special_tokens = true))]
-    fn encode(&self, py: Python<'_>, sequence: &Bound<'_, PyAny>, pair: Option<&Bound<'_, PyAny>>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<PyEncoding> {
+    fn encode(slf: &Bound<'_, Self>, sequence: &Bound<'_, PyAny>, pair: Option<&Bound<'_, PyAny>>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<PyEncoding> {
         let a = self::sequence(sequence, is_pretokenized)?;
         let input = match pair {
             Some(p) if !p.is_none() => EncodeInput::Dual(a, self::sequence(p, is_pretokenized)?),
             _ => EncodeInput::Single(a),
         };
-        let tok = self.tok.clone();
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         run(py, move || tok.encode_char_offsets(input, add_special_tokens)).map(Into::into)
     }
 
     /// Encodes many inputs in parallel (GIL released). Offsets are character offsets.
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
-    fn encode_batch<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch<'py>(slf: &Bound<'py, Self>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
         let inputs = batch_inputs(input, is_pretokenized)?;
-        let tok = self.tok.clone();
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         let encs = run(py, move || tok.encode_batch_char_offsets(inputs, add_special_tokens))?;
         encodings_to_py(py, encs)
     }
 
     /// Like `encode_batch`, but offsets are UTF-8 byte offsets (as HF's `encode_batch_fast`).
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
-    fn encode_batch_fast<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch_fast<'py>(slf: &Bound<'py, Self>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
         let inputs = batch_inputs(input, is_pretokenized)?;
-        let tok = self.tok.clone();
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         let encs = run(py, move || tok.encode_batch(inputs, add_special_tokens))?;
         encodings_to_py(py, encs)
     }
 
     /// Decodes ids to text.
     #[pyo3(signature = (ids, skip_special_tokens = true))]
-    fn decode(&self, py: Python<'_>, ids: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<String> {
+    fn decode(slf: &Bound<'_, Self>, ids: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<String> {
         let ids = ids_list(ids)?;
-        let tok = self.tok.clone();
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         run(py, move || tok.decode(&ids, skip_special_tokens))
     }
 
     /// Decodes many id lists in parallel.
     #[pyo3(signature = (sequences, skip_special_tokens = true))]
-    fn decode_batch(&self, py: Python<'_>, sequences: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
+    fn decode_batch(slf: &Bound<'_, Self>, sequences: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
         let seqs = sequences.try_iter()?.map(|s| ids_list(&s?)).collect::<PyResult<Vec<_>>>()?;
-        let tok = self.tok.clone();
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         run(py, move || {
             let refs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
             tok.decode_batch(&refs, skip_special_tokens)
@@ -268,9 +268,9 @@ impl PyTokenizer {
 
     /// Truncation, post-processing and padding of an encoding (and its pair), as `encode` does.
     #[pyo3(signature = (encoding, pair = None, add_special_tokens = true))]
-    fn post_process(&self, py: Python<'_>, encoding: PyRef<PyEncoding>, pair: Option<PyRef<PyEncoding>>, add_special_tokens: bool) -> PyResult<PyEncoding> {
+    fn post_process(slf: &Bound<'_, Self>, encoding: PyRef<PyEncoding>, pair: Option<PyRef<PyEncoding>>, add_special_tokens: bool) -> PyResult<PyEncoding> {
         let (e, p) = (encoding.enc.clone(), pair.map(|p| p.enc.clone()));
-        let tok = self.tok.clone();
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         run(py, move || tok.post_process(e, p, add_special_tokens)).map(Into::into)
     }
 
