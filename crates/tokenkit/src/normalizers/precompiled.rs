@@ -1,0 +1,252 @@
+//! SentencePiece's precompiled normalization rules (`precompiled_charsmap`).
+//!
+//! The charsmap is SentencePiece's binary blob: a little-endian `u32` giving the byte size of a
+//! double-array trie, the trie itself (little-endian `u32` units, darts-clone layout) and a
+//! blob of NUL-terminated replacement strings. A key of the trie is the UTF-8 of a char or
+//! char sequence, its value the offset of the replacement in the strings blob.
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::{Error, Result};
+
+/// Applies a SentencePiece `precompiled_charsmap` the way HF tokenizers does: the text is
+/// cut into extended grapheme clusters; a cluster shorter than 6 bytes whose bytes start with
+/// a key of the trie is replaced as a whole by that key's replacement (the shortest matching
+/// key wins, as in HF); otherwise each char is replaced by its own replacement when it has
+/// one. JSON `{"type":"Precompiled","precompiled_charsmap":"<base64>"}`.
+#[derive(Clone, Deserialize)]
+#[serde(try_from = "PrecompiledFields")]
+pub struct Precompiled {
+    /// The raw blob, kept to serialize it back.
+    charsmap: Vec<u8>,
+    /// The double-array trie units.
+    trie: Vec<u32>,
+    /// The NUL-separated replacement strings.
+    normalized: String,
+    /// `ascii_mapped[b]`: the one-char string `b` has a replacement.
+    ascii_mapped: [bool; 128],
+    /// The grapheme `"\r\n"` has a replacement.
+    crlf_mapped: bool,
+}
+
+/// The serialized field of [`Precompiled`], validated by `TryFrom`.
+#[derive(Deserialize)]
+struct PrecompiledFields {
+    precompiled_charsmap: String,
+}
+
+impl TryFrom<PrecompiledFields> for Precompiled {
+    type Error = Error;
+
+    fn try_from(f: PrecompiledFields) -> Result<Self> {
+        let bytes = BASE64
+            .decode(f.precompiled_charsmap.as_bytes())
+            .map_err(|e| Error::invalid(format!("Precompiled: precompiled_charsmap is not valid base64: {e}")))?;
+        Precompiled::from_bytes(bytes)
+    }
+}
+
+impl Serialize for Precompiled {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Precompiled", 2)?;
+        s.serialize_field("type", "Precompiled")?;
+        s.serialize_field("precompiled_charsmap", &BASE64.encode(&self.charsmap))?;
+        s.end()
+    }
+}
+
+impl PartialEq for Precompiled {
+    fn eq(&self, other: &Self) -> bool {
+        self.charsmap == other.charsmap
+    }
+}
+
+impl std::fmt::Debug for Precompiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Precompiled")
+            .field("trie_units", &self.trie.len())
+            .field("normalized_bytes", &self.normalized.len())
+            .finish()
+    }
+}
+
+// Fields of a darts-clone unit.
+fn has_leaf(unit: u32) -> bool {
+    (unit >> 8) & 1 == 1
+}
+
+fn value(unit: u32) -> u32 {
+    unit & 0x7FFF_FFFF
+}
+
+fn label(unit: u32) -> u32 {
+    unit & 0x8000_00FF
+}
+
+fn offset(unit: u32) -> usize {
+    ((unit >> 10) << ((unit & (1 << 9)) >> 6)) as usize
+}
+
+impl Precompiled {
+    /// Parses a raw (not base64) charsmap; an error if it is truncated, has an empty trie or
+    /// its replacement strings are not UTF-8.
+    pub fn from_bytes(charsmap: impl Into<Vec<u8>>) -> Result<Self> {
+        let charsmap = charsmap.into();
+        let err = |msg: String| Error::invalid(format!("Precompiled: invalid precompiled_charsmap: {msg}"));
+        let Some(size) = charsmap.get(..4) else {
+            return Err(err(format!("{} bytes, too short to hold the trie size (4 bytes)", charsmap.len())));
+        };
+        let trie_bytes = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+        // As in HF, a size that is not a multiple of 4 is rounded down to whole units.
+        let units = trie_bytes / 4;
+        let trie_end = 4 + units * 4;
+        if charsmap.len() < trie_end {
+            return Err(err(format!(
+                "the trie is announced as {trie_bytes} bytes but only {} bytes follow",
+                charsmap.len() - 4
+            )));
+        }
+        if units == 0 {
+            return Err(err("the trie is empty".into()));
+        }
+        let trie = charsmap[4..trie_end]
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let normalized = String::from_utf8(charsmap[trie_end..].to_vec()).map_err(|e| {
+            err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+        })?;
+        let mut precompiled =
+            Self { charsmap, trie, normalized, ascii_mapped: [false; 128], crlf_mapped: false };
+        let mut buf = [0u8; 4];
+        for b in 0..128u8 {
+            precompiled.ascii_mapped[b as usize] = precompiled.transform((b as char).encode_utf8(&mut buf)).is_some();
+        }
+        precompiled.crlf_mapped = precompiled.transform("\r\n").is_some();
+        Ok(precompiled)
+    }
+
+    /// The raw charsmap blob.
+    pub fn charsmap(&self) -> &[u8] {
+        &self.charsmap
+    }
+
+    /// The value of the shortest key of the trie that is a prefix of `key` (stopping at a NUL
+    /// byte), as HF's `common_prefix_search(..)[0]`. A malformed trie gives `None`, not a panic.
+    fn shortest_prefix_value(&self, key: &[u8]) -> Option<u32> {
+        let mut pos = offset(*self.trie.first()?);
+        for &b in key {
+            if b == 0 {
+                break;
+            }
+            pos ^= b as usize;
+            let unit = *self.trie.get(pos)?;
+            if label(unit) != b as u32 {
+                return None;
+            }
+            pos ^= offset(unit);
+            if has_leaf(unit) {
+                return Some(value(*self.trie.get(pos)?));
+            }
+        }
+        None
+    }
+
+    /// The replacement of the shortest key that prefixes `chunk`, if any.
+    pub fn transform(&self, chunk: &str) -> Option<&str> {
+        let start = self.shortest_prefix_value(chunk.as_bytes())? as usize;
+        let rest = self.normalized.as_bytes().get(start..)?;
+        let end = start + rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        self.normalized.get(start..end)
+    }
+}
+
+/// Pushes the changes replacing `old_count` chars by `replacement`, as HF 0.23 does: the new
+/// chars replace the old ones one for one; extra new chars at the end are insertions, and
+/// missing ones are removed by the last change pushed so far (which may belong to an earlier
+/// char when `replacement` is empty, and does nothing at the very start).
+fn push_replacement(out: &mut Vec<(char, isize)>, replacement: &str, old_count: usize) {
+    let before = out.len();
+    out.extend(replacement.chars().map(|c| (c, 0)));
+    let new_count = out.len() - before;
+    if new_count > old_count {
+        for item in &mut out[before + new_count - (new_count - old_count)..] {
+            item.1 = 1;
+        }
+    } else if new_count < old_count {
+        if let Some(last) = out.last_mut() {
+            last.1 -= (old_count - new_count) as isize;
+        }
+    }
+}
+
+/// On the first change, records the unchanged `prefix` before it.
+fn start_changes(out: &mut Vec<(char, isize)>, modified: &mut bool, prefix: &str) {
+    if !*modified {
+        *modified = true;
+        out.reserve(prefix.len() * 2 + 16);
+        out.extend(prefix.chars().map(|c| (c, 0)));
+    }
+}
+
+impl Precompiled {
+    /// Whether `s` is ASCII text the charsmap leaves as is (every ASCII char is its own
+    /// grapheme except `"\r\n"`), so normalization can skip the grapheme walk.
+    fn ascii_unchanged(&self, s: &str) -> bool {
+        s.is_ascii()
+            && !s.bytes().any(|b| self.ascii_mapped[b as usize])
+            && !(self.crlf_mapped && s.contains("\r\n"))
+    }
+}
+
+impl Normalizer for Precompiled {
+    fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
+        let s = n.get();
+        if self.ascii_unchanged(s) {
+            return Ok(());
+        }
+        // Filled from the first grapheme that changes; until then nothing is allocated.
+        let mut transformations: Vec<(char, isize)> = Vec::new();
+        let mut modified = false;
+        let mut byte = 0;
+        for grapheme in s.graphemes(true) {
+            let start = byte;
+            byte += grapheme.len();
+            let mut chars = grapheme.chars();
+            let single = chars.next().filter(|_| chars.as_str().is_empty());
+            if grapheme.len() < 6 {
+                if let Some(norm) = self.transform(grapheme) {
+                    start_changes(&mut transformations, &mut modified, &s[..start]);
+                    push_replacement(&mut transformations, norm, grapheme.chars().count());
+                    continue;
+                }
+                if let Some(c) = single {
+                    // The per-char lookup below would repeat the one that just failed.
+                    if modified {
+                        transformations.push((c, 0));
+                    }
+                    continue;
+                }
+            }
+            for (i, c) in grapheme.char_indices() {
+                match self.transform(&grapheme[i..i + c.len_utf8()]) {
+                    Some(norm) => {
+                        start_changes(&mut transformations, &mut modified, &s[..start + i]);
+                        push_replacement(&mut transformations, norm, 1);
+                    }
+                    None if modified => transformations.push((c, 0)),
+                    None => {}
+                }
+            }
+        }
+        if modified {
+            n.transform(transformations, 0);
+        }
+        Ok(())
+    }
+}

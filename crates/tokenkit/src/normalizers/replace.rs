@@ -1,0 +1,104 @@
+//! Replacing a literal string or a regex match.
+
+use serde::{Deserialize, Serialize};
+
+use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::utils::regex::SysRegex;
+use crate::{Error, Result};
+
+/// What [`Replace`] looks for. JSON `{"String":"..."}` or `{"Regex":"..."}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplacePattern {
+    /// A literal string.
+    String(String),
+    /// An Oniguruma (Ruby syntax) regex, as HF compiles it.
+    Regex(String),
+}
+
+impl From<String> for ReplacePattern {
+    fn from(s: String) -> Self {
+        ReplacePattern::String(s)
+    }
+}
+
+impl From<&str> for ReplacePattern {
+    fn from(s: &str) -> Self {
+        ReplacePattern::String(s.to_owned())
+    }
+}
+
+/// The compiled form of a [`ReplacePattern`].
+#[derive(Debug, Clone)]
+enum Matcher {
+    /// Non-empty literal: plain substring search.
+    Literal(String),
+    /// A regex, or the empty literal (which HF compiles to a regex matching everywhere).
+    Regex(SysRegex),
+}
+
+/// Replaces every non-overlapping match of `pattern` (leftmost first) with `content`; the new
+/// chars are aligned with the match they replace.
+/// JSON `{"type":"Replace","pattern":{"String":"``"},"content":"\""}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", try_from = "ReplaceFields")]
+pub struct Replace {
+    pattern: ReplacePattern,
+    content: String,
+    #[serde(skip)]
+    matcher: Matcher,
+}
+
+/// The serialized fields of [`Replace`], validated by `TryFrom`.
+#[derive(Deserialize)]
+struct ReplaceFields {
+    pattern: ReplacePattern,
+    content: String,
+}
+
+impl TryFrom<ReplaceFields> for Replace {
+    type Error = Error;
+
+    fn try_from(f: ReplaceFields) -> Result<Self> {
+        Replace::new(f.pattern, f.content)
+    }
+}
+
+impl PartialEq for Replace {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern && self.content == other.content
+    }
+}
+
+impl Replace {
+    /// A normalizer replacing `pattern` by `content`; an error if the regex does not compile.
+    pub fn new(pattern: impl Into<ReplacePattern>, content: impl Into<String>) -> Result<Self> {
+        let pattern = pattern.into();
+        let matcher = match &pattern {
+            ReplacePattern::String(s) if !s.is_empty() => Matcher::Literal(s.clone()),
+            ReplacePattern::String(_) => Matcher::Regex(SysRegex::new("")?),
+            ReplacePattern::Regex(r) => Matcher::Regex(SysRegex::new(r)?),
+        };
+        Ok(Self { pattern, content: content.into(), matcher })
+    }
+
+    /// The pattern searched for.
+    pub fn pattern(&self) -> &ReplacePattern {
+        &self.pattern
+    }
+
+    /// The replacement text.
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+}
+
+impl Normalizer for Replace {
+    fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
+        match &self.matcher {
+            // Most strings do not contain the literal: skip the split into matches.
+            Matcher::Literal(s) if !n.get().contains(s.as_str()) => Ok(()),
+            Matcher::Literal(s) => n.replace(s.as_str(), &self.content),
+            Matcher::Regex(re) => n.replace(re, &self.content),
+        }
+    }
+}
