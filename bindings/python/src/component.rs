@@ -43,6 +43,7 @@ pub fn to_python<'py, T: serde::Serialize>(py: Python<'py>, module: &str, value:
     py.import(format!("tokenkit.{module}"))?.getattr("_from_json")?.call1((json,))
 }
 
+#[allow(clippy::large_enum_variant)] // one per component object; boxing buys nothing
 enum Compiled {
     Normalizer(NormalizerWrapper),
     PreTokenizer(PreTokenizerWrapper),
@@ -50,6 +51,9 @@ enum Compiled {
     Processor(PostProcessorWrapper),
     Decoder(DecoderWrapper),
 }
+
+/// `(id, value, (start, end))` of a model token (byte offsets into the piece).
+type ModelToken = (u32, String, (usize, usize));
 
 /// A component compiled from its JSON (internal; used by the Python component classes).
 #[pyclass(module = "tokenkit._tokenkit", name = "Component", frozen)]
@@ -125,7 +129,7 @@ impl PyComponent {
     }
 
     /// Model: `(id, value, (start, end))` of each token of `sequence` (byte offsets).
-    fn tokenize(&self, py: Python<'_>, sequence: &str) -> PyResult<Vec<(u32, String, (usize, usize))>> {
+    fn tokenize(&self, py: Python<'_>, sequence: &str) -> PyResult<Vec<ModelToken>> {
         let Compiled::Model(m) = &self.inner else { return Err(self.wrong("tokenize")) };
         py.allow_threads(|| guard(|| Ok(m.tokenize(sequence)?.into_iter().map(|t| (t.id, t.value, t.offsets)).collect())))
     }
