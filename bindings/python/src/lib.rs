@@ -1,0 +1,37 @@
+//! The `tokenkit._tokenkit` extension module: the Rust side of the `tokenkit` Python package.
+//!
+//! The Python surface is HF tokenizers' (`Tokenizer`, `Encoding`, `AddedToken`,
+//! `decoders.DecodeStream`, ...). Pipeline components (normalizers, pre-tokenizers, models,
+//! post-processors, decoders) are plain Python classes holding the component's tokenizer.json
+//! object (see `tokenkit/_base.py`); this module turns that JSON into the library's `*Wrapper`
+//! enums when a component is attached to a tokenizer or used on its own ([`component`]).
+//!
+//! Rules kept everywhere: every call into the library runs under [`guard`] so a Rust panic
+//! becomes a Python exception instead of aborting the interpreter; encode/decode release the GIL;
+//! parallel work runs on a rayon pool that belongs to the current process ([`pool`]), so a
+//! `fork()`ed child never waits on the parent's (non-existent) worker threads.
+
+mod added_token;
+mod component;
+mod decode_stream;
+mod encoding;
+mod errors;
+mod pool;
+mod tokenizer;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    pool::init();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<tokenizer::PyTokenizer>()?;
+    m.add_class::<encoding::PyEncoding>()?;
+    m.add_class::<added_token::PyAddedToken>()?;
+    m.add_class::<decode_stream::PyDecodeStream>()?;
+    m.add_class::<component::PyComponent>()?;
+    m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;
+    m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,58 @@
+"""The compiled extension module (internal). Public names are re-exported by :mod:`tokenkit`."""
+from typing import Any, List, Optional, Tuple
+
+from . import AddedToken as AddedToken
+from . import Encoding as Encoding
+from . import Tokenizer as Tokenizer
+
+__version__: str
+
+class DecodeStream:
+    """Streaming decoding: feed ids one (or a few) at a time, get text once it is complete.
+
+    Args:
+        ids (:obj:`List[int]`, `optional`): Context ids pre-filled into the stream (their text is
+            not returned). A lone bool is taken as ``skip_special_tokens``.
+        skip_special_tokens (:obj:`bool`, defaults to :obj:`False`): Skip special tokens.
+    """
+
+    def __init__(self, ids: Optional[List[int]] = None, skip_special_tokens: Optional[bool] = False) -> None: ...
+    def step(self, tokenizer: Tokenizer, id: Any) -> Optional[str]:
+        """Adds the next id (or list of ids); returns the new text, or :obj:`None` while the
+        text is not complete yet (e.g. a partial UTF-8 character)."""
+
+class Component:
+    """A pipeline component compiled from its tokenizer.json object (internal).
+
+    Args:
+        kind (:obj:`str`): ``normalizer``, ``pre_tokenizer``, ``model``, ``processor`` or ``decoder``.
+        json (:obj:`str`): The component's JSON object.
+    """
+
+    def __init__(self, kind: str, json: str) -> None: ...
+    def to_json(self) -> str:
+        """The JSON the library writes for this component."""
+    def normalize_str(self, sequence: str) -> str:
+        """Normalizer: the normalized text."""
+    def pre_tokenize_str(self, sequence: str) -> List[Tuple[str, Tuple[int, int]]]:
+        """Pre-tokenizer: the pieces with their character offsets."""
+    def decode(self, tokens: List[str]) -> str:
+        """Decoder: the text of the tokens."""
+    def tokenize(self, sequence: str) -> List[Tuple[int, str, Tuple[int, int]]]:
+        """Model: ``(id, token, byte offsets)`` of each token."""
+    def token_to_id(self, token: str) -> Optional[int]:
+        """Model: the id of a token."""
+    def id_to_token(self, id: int) -> Optional[str]:
+        """Model: the token of an id."""
+    def get_vocab_size(self) -> int:
+        """Model: the vocabulary size."""
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """Post-processor: how many tokens it adds."""
+    def process(self, encoding: Encoding, pair: Optional[Encoding] = None, add_special_tokens: bool = True) -> Encoding:
+        """Post-processor: applies it to an encoding (and its pair)."""
+
+def template_processing_json(single: Any, pair: Any, special_tokens_json: str) -> str:
+    """The JSON of a TemplateProcessing built (and checked) by the library."""
+
+def byte_level_alphabet() -> List[str]:
+    """The 256 characters ByteLevel maps bytes to."""
