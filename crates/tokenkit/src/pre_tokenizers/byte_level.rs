@@ -12,7 +12,7 @@ pub use crate::utils::regex::GPT2_PATTERN;
 use crate::utils::regex::SysRegex;
 use crate::Result;
 
-static GPT2_REGEX: LazyLock<SysRegex> =
+pub(crate) static GPT2_REGEX: LazyLock<SysRegex> =
     LazyLock::new(|| SysRegex::new(GPT2_PATTERN).expect("GPT-2's pattern compiles with Oniguruma"));
 
 fn default_true() -> bool {

@@ -85,6 +85,14 @@ impl Split {
         })
     }
 
+    /// The compiled regex, when the pattern is one.
+    pub fn regex(&self) -> Option<&SysRegex> {
+        match &self.matcher {
+            Matcher::Regex(r) if matches!(self.pattern, SplitPattern::Regex(_)) => Some(r),
+            _ => None,
+        }
+    }
+
     fn split_one<P: Pattern>(
         &self,
         normalized: NormalizedString,

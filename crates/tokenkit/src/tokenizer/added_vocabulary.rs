@@ -352,6 +352,29 @@ impl AddedVocabulary {
         Ok(pretokenized)
     }
 
+    /// The added-token cut of `text` when there is no normalizer: `(Some(id), range)` for the
+    /// added tokens, `(None, range)` for the text between them (byte ranges into `text`), the
+    /// same pieces [`extract_and_normalize`](Self::extract_and_normalize) makes.
+    pub fn split_unnormalized(&self, text: &str) -> Vec<(Option<u32>, Offsets)> {
+        let first = if self.split_trie.1.is_empty() {
+            vec![(None, (0, text.len()))]
+        } else {
+            self.find_matches(text, &self.split_trie)
+        };
+        let mut out = Vec::with_capacity(first.len());
+        for (id, (s, e)) in first {
+            if id.is_some() || self.split_normalized_trie.1.is_empty() {
+                out.push((id, (s, e)));
+            } else {
+                for (id2, (s2, e2)) in self.find_matches(&text[s..e], &self.split_normalized_trie) {
+                    out.push((id2, (s + s2, s + e2)));
+                }
+            }
+        }
+        out.retain(|(_, (s, e))| s < e);
+        out
+    }
+
     /// The tokens sorted by id, as tokenizer.json stores them.
     pub fn sorted_with_ids(&self) -> Vec<AddedTokenWithId> {
         let mut v: Vec<AddedTokenWithId> = self

@@ -1,9 +1,11 @@
 //! The tokenizer pipeline: added tokens → normalizer → pre-tokenizer → model → post-processor.
 
 pub mod added_vocabulary;
+mod byte_level_path;
 pub mod decode_stream;
 pub mod encoding;
 pub mod normalized;
+mod normalized_fast;
 pub mod pattern;
 pub mod pre_tokenized;
 pub mod serialization;
@@ -401,7 +403,11 @@ impl Tokenizer {
     }
 
     fn encode_single_sequence(&self, sequence: InputSequence, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
+        let direct = byte_level_path::plan(self);
         let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
+            if let Some(regex) = direct {
+                return byte_level_path::encode(self, regex, s, word_idx, type_id, offset_type);
+            }
             let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
             let mut pre = self.do_pre_tokenize(normalized)?;
             pre.tokenize(|n| self.model.tokenize(n.get()))?;

@@ -69,10 +69,10 @@ pub enum SplitDelimiterBehavior {
 /// byte `i` comes from; `original_shift` is where this string starts in the full input (bytes).
 #[derive(Default, Debug, Clone, PartialEq)]
 pub struct NormalizedString {
-    original: String,
-    normalized: String,
-    alignments: Vec<(usize, usize)>,
-    original_shift: usize,
+    pub(super) original: String,
+    pub(super) normalized: String,
+    pub(super) alignments: Vec<(usize, usize)>,
+    pub(super) original_shift: usize,
 }
 
 impl From<&str> for NormalizedString {

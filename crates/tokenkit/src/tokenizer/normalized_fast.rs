@@ -1,0 +1,179 @@
+//! Single-pass rewrites of a [`NormalizedString`] for the hot normalizers and pre-tokenizers.
+//!
+//! Each method gives exactly the text and alignments the equivalent sequence of
+//! `transform` calls gives, but in one pass with at most one new buffer (or none, when every
+//! change keeps the byte length of each char).
+//!
+//! They rely on one invariant of `NormalizedString`: all the bytes of a normalized char share
+//! the same alignment (every constructor and `transform` keep it).
+
+use super::normalized::NormalizedString;
+
+impl NormalizedString {
+    /// Maps every ASCII byte of the normalized string through `f` in place; non-ASCII chars
+    /// are left alone. A byte that `f` maps outside ASCII is kept unchanged. Alignments do not
+    /// move: each char keeps its byte length.
+    pub(crate) fn map_ascii_in_place<F: Fn(u8) -> u8>(&mut self, f: F) {
+        // SAFETY: only ASCII bytes are replaced, and only by ASCII bytes, so the string stays
+        // valid UTF-8 (multi-byte sequences are never touched).
+        let bytes = unsafe { self.normalized.as_bytes_mut() };
+        for b in bytes.iter_mut() {
+            if b.is_ascii() {
+                let m = f(*b);
+                if m.is_ascii() {
+                    *b = m;
+                }
+            }
+        }
+    }
+
+    /// Rewrites the normalized string char by char: `f(c, out)` appends what `c` becomes to
+    /// `out` (nothing to remove it), and every byte appended gets the alignment of `c`, as a
+    /// `transform` with a `0` change for the first new char and `1` for the others would give.
+    ///
+    /// When `f` returns `false` the rewrite is abandoned and `self` is left untouched;
+    /// the method then returns `false`.
+    pub(crate) fn try_rewrite_chars<F>(&mut self, mut f: F) -> bool
+    where
+        F: FnMut(char, &mut String) -> bool,
+    {
+        let mut text = String::with_capacity(self.normalized.len() + self.normalized.len() / 8 + 8);
+        let mut alignments = Vec::with_capacity(text.capacity());
+        for (i, c) in self.normalized.char_indices() {
+            if !f(c, &mut text) {
+                return false;
+            }
+            let align = self.alignments[i];
+            alignments.resize(text.len(), align);
+        }
+        self.normalized = text;
+        self.alignments = alignments;
+        true
+    }
+
+    /// Replaces every non-overlapping occurrence of the non-empty literal `pattern` (leftmost
+    /// first) with `content`; the new chars are aligned with the last char of the occurrence,
+    /// exactly as [`replace`](Self::replace) does. Does nothing for an empty `pattern`.
+    pub(crate) fn replace_literal(&mut self, pattern: &str, content: &str) {
+        if pattern.is_empty() {
+            return;
+        }
+        let mut matches = self.normalized.match_indices(pattern).peekable();
+        if matches.peek().is_none() {
+            return;
+        }
+        let grows = content.len() > pattern.len();
+        let extra = if grows { (content.len() - pattern.len()) * 16 } else { 0 };
+        let mut text = String::with_capacity(self.normalized.len() + extra);
+        let mut alignments = Vec::with_capacity(text.capacity());
+        let mut last = 0;
+        for (start, m) in matches {
+            let end = start + m.len();
+            text.push_str(&self.normalized[last..start]);
+            alignments.extend_from_slice(&self.alignments[last..start]);
+            text.push_str(content);
+            let align = self.alignments[end - 1];
+            alignments.resize(text.len(), align);
+            last = end;
+        }
+        text.push_str(&self.normalized[last..]);
+        alignments.extend_from_slice(&self.alignments[last..]);
+        self.normalized = text;
+        self.alignments = alignments;
+    }
+
+    /// Replaces every occurrence of `from` with `to` (both single chars); each `to` keeps the
+    /// alignment of the `from` it replaces. In place when both have the same UTF-8 length.
+    pub(crate) fn replace_char(&mut self, from: char, to: char) {
+        if from.len_utf8() == to.len_utf8() && from.is_ascii() {
+            let (f, t) = (from as u8, to as u8);
+            self.map_ascii_in_place(|b| if b == f { t } else { b });
+        } else {
+            let mut buf = [0u8; 4];
+            self.replace_literal(from.encode_utf8(&mut buf), to.encode_utf8(&mut [0u8; 4]));
+        }
+    }
+
+    /// Prepends `s`, every new char aligned with the first char, as
+    /// [`prepend`](Self::prepend) does; nothing happens on an empty string.
+    pub(crate) fn prepend_fast(&mut self, s: &str) {
+        let Some(&align) = self.alignments.first() else {
+            return;
+        };
+        if self.normalized.is_empty() || s.is_empty() {
+            return;
+        }
+        let mut text = String::with_capacity(s.len() + self.normalized.len());
+        text.push_str(s);
+        text.push_str(&self.normalized);
+        let mut alignments = Vec::with_capacity(text.len());
+        alignments.resize(s.len(), align);
+        alignments.extend_from_slice(&self.alignments);
+        self.normalized = text;
+        self.alignments = alignments;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tokenizer::NormalizedString;
+
+    fn same(a: &NormalizedString, b: &NormalizedString) {
+        assert_eq!(a.get(), b.get());
+        assert_eq!(a.alignments(), b.alignments());
+        assert_eq!(a.offsets_original(), b.offsets_original());
+    }
+
+    #[test]
+    fn replace_literal_matches_replace() {
+        for (s, p, c) in [
+            ("a b  c ", " ", "▁"),
+            (" ", " ", "▁"),
+            ("héé``x``", "``", "\""),
+            ("aé日é", "é", ""),
+            ("abc", "z", "y"),
+            ("aaaa", "aa", "b"),
+            ("x''", "''", "\""),
+        ] {
+            let mut a = NormalizedString::from(s);
+            a.nfd();
+            let mut b = a.clone();
+            a.replace(p, c).unwrap();
+            b.replace_literal(p, c);
+            same(&a, &b);
+        }
+    }
+
+    #[test]
+    fn replace_char_and_prepend_match_core() {
+        for s in ["", " a  b ", "é ü", "日本 語"] {
+            let mut a = NormalizedString::from(s);
+            let mut b = a.clone();
+            a.replace(' ', "▁").unwrap();
+            b.replace_char(' ', '▁');
+            same(&a, &b);
+            a.prepend("▁");
+            b.prepend_fast("▁");
+            same(&a, &b);
+            let mut a = NormalizedString::from(s);
+            let mut b = a.clone();
+            a.replace(' ', "_").unwrap();
+            b.replace_char(' ', '_');
+            same(&a, &b);
+        }
+    }
+
+    #[test]
+    fn rewrite_chars_matches_transform() {
+        let mut a = NormalizedString::from("aİ\tb日");
+        let mut b = a.clone();
+        a.lowercase();
+        assert!(b.try_rewrite_chars(|c, out| {
+            out.extend(c.to_lowercase());
+            true
+        }));
+        same(&a, &b);
+        assert!(!b.try_rewrite_chars(|_, _| false));
+        same(&a, &b);
+    }
+}
