@@ -2,6 +2,7 @@
 //! back to the original bytes, so that offsets can always be reported on the original input.
 
 use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
 
 use unicode_normalization_alignments::UnicodeNormalization;
 
@@ -68,8 +69,14 @@ pub enum SplitDelimiterBehavior {
 /// A string under normalization. `alignments[i]` is the original byte range that normalized
 /// byte `i` comes from; `original_shift` is where this string starts in the full input (bytes).
 #[derive(Default, Debug, Clone, PartialEq)]
+///
+/// The original text is shared by all the slices of one input (`Arc`), so that slicing copies
+/// only the normalized part.
 pub struct NormalizedString {
-    pub(super) original: String,
+    /// The whole original input; this string's original part is
+    /// `original_shift..original_shift + original_len` of it.
+    pub(super) original: Arc<str>,
+    pub(super) original_len: usize,
     pub(super) normalized: String,
     pub(super) alignments: Vec<(usize, usize)>,
     pub(super) original_shift: usize,
@@ -82,7 +89,7 @@ impl From<&str> for NormalizedString {
             let len = c.len_utf8();
             alignments.extend(std::iter::repeat_n((i, i + len), len));
         }
-        Self { original: s.to_owned(), normalized: s.to_owned(), alignments, original_shift: 0 }
+        Self { original: Arc::from(s), original_len: s.len(), normalized: s.to_owned(), alignments, original_shift: 0 }
     }
 }
 
@@ -100,7 +107,7 @@ impl NormalizedString {
 
     /// The original string.
     pub fn get_original(&self) -> &str {
-        &self.original
+        &self.original[self.original_shift..self.original_shift + self.original_len]
     }
 
     /// Byte offsets of this string inside the full original input.
@@ -115,7 +122,7 @@ impl NormalizedString {
 
     /// Length of the original string in bytes.
     pub fn len_original(&self) -> usize {
-        self.original.len()
+        self.original_len
     }
 
     /// Whether the normalized string is empty.
@@ -144,7 +151,7 @@ impl NormalizedString {
             return None;
         }
         if from_original {
-            if self.original.is_empty() && target == (0..0) {
+            if self.original_len == 0 && target == (0..0) {
                 return Some(0..self.len());
             }
             let (mut start, mut end) = (None, None);
@@ -183,8 +190,8 @@ impl NormalizedString {
     /// A range of the original string.
     pub fn get_range_original<T: RangeBounds<usize> + Clone>(&self, range: Range<T>) -> Option<&str> {
         match range {
-            Range::Original(_) => self.original.get(range.into_full_range(self.len_original())),
-            Range::Normalized(_) => self.original.get(self.convert_offsets(range)?),
+            Range::Original(_) => self.get_original().get(range.into_full_range(self.len_original())),
+            Range::Normalized(_) => self.get_original().get(self.convert_offsets(range)?),
         }
     }
 
@@ -193,8 +200,9 @@ impl NormalizedString {
     pub fn slice<T: RangeBounds<usize> + Clone>(&self, range: Range<T>) -> Option<NormalizedString> {
         let (normalized_range, original_range) = match range {
             Range::Original(_) => {
-                let r = range.into_full_range(self.original.len());
-                if !(self.original.is_char_boundary(r.start) && self.original.is_char_boundary(r.end)) {
+                let original = self.get_original();
+                let r = range.into_full_range(original.len());
+                if r.end > original.len() || !(original.is_char_boundary(r.start) && original.is_char_boundary(r.end)) {
                     return None;
                 }
                 (self.convert_offsets(Range::Original(r.clone()))?, r)
@@ -211,7 +219,8 @@ impl NormalizedString {
         };
         let shift = original_range.start;
         Some(Self {
-            original: self.original.get(original_range.clone()).unwrap_or_default().to_owned(),
+            original: Arc::clone(&self.original),
+            original_len: original_range.len(),
             normalized: self.normalized.get(normalized_range.clone()).unwrap_or_default().to_owned(),
             alignments: self
                 .alignments
