@@ -6,10 +6,10 @@
 //! then [`word::Word::merge_all`] applies the merges on ids. Results of pieces shorter than
 //! 256 bytes are cached per model.
 
+pub mod chars;
 pub mod word;
 
 use std::cell::RefCell;
-use std::collections::BinaryHeap;
 use std::sync::Mutex;
 
 use rand::rngs::StdRng;
@@ -17,7 +17,8 @@ use rand::SeedableRng;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-pub use word::{Merge, MergeMap, Pair, Symbol, Word};
+use chars::{for_each_part, safe_cut_char, CharIds};
+pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
@@ -174,8 +175,18 @@ impl BpeBuilder {
         }
         let unk_id = self.unk_token.as_ref().and_then(|t| self.vocab.get(t).copied());
         let byte_ids = if self.byte_fallback { byte_token_ids(&self.vocab) } else { None };
+        let prefix = self.continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
+        let suffix = self.end_of_word_suffix.as_deref().filter(|s| !s.is_empty());
+        let chars = CharIds::new(&self.vocab, "");
+        let prefixed_chars = prefix.map(|p| CharIds::new(&self.vocab, p));
+        let vocab = Vocab::new(self.vocab);
+        let all_bytes = byte_ids.as_ref().is_some_and(|b| b.iter().all(|&id| id != NO_ID));
+        let cut = safe_cut_char(&vocab, &merges, self.unk_token.as_deref(), all_bytes, prefix.is_some() || suffix.is_some());
         Ok(BPE {
-            vocab: Vocab::new(self.vocab),
+            vocab,
+            chars,
+            prefixed_chars,
+            cut,
             merges,
             dropout: self.dropout,
             unk_token: self.unk_token,
@@ -198,7 +209,7 @@ type CachedWord = Box<[(u32, u32)]>;
 
 thread_local! {
     /// Scratch word and queue reused by every merge on this thread.
-    static SCRATCH: RefCell<(Word, BinaryHeap<Merge>)> = RefCell::new((Word::default(), BinaryHeap::new()));
+    static SCRATCH: RefCell<(Word, MergeQueue)> = RefCell::new((Word::default(), MergeQueue::new()));
 }
 
 /// Scratch buffers larger than this many symbols are released after use.
@@ -207,6 +218,12 @@ const SCRATCH_KEEP: usize = 1 << 16;
 /// The BPE model (HF `models.BPE`).
 pub struct BPE {
     vocab: Vocab,
+    /// Ids of the single-char tokens.
+    chars: CharIds,
+    /// Ids of the `continuing_subword_prefix` + char tokens, when there is a prefix.
+    prefixed_chars: Option<CharIds>,
+    /// Where pieces can be cut without changing the result (see [`safe_cut_char`]).
+    cut: Option<char>,
     merges: MergeMap,
     dropout: Option<f32>,
     unk_token: Option<String>,
@@ -233,6 +250,9 @@ impl Clone for BPE {
     fn clone(&self) -> Self {
         Self {
             vocab: self.vocab.clone(),
+            chars: self.chars.clone(),
+            prefixed_chars: self.prefixed_chars.clone(),
+            cut: self.cut,
             merges: self.merges.clone(),
             dropout: self.dropout,
             unk_token: self.unk_token.clone(),
@@ -309,7 +329,7 @@ impl BPE {
 
     /// The merges as token pairs, in rank order.
     pub fn merges(&self) -> Vec<(&str, &str)> {
-        let mut ranked: Vec<(u32, Pair)> = self.merges.iter().map(|(&pair, &(rank, _))| (rank, pair)).collect();
+        let mut ranked: Vec<(u32, Pair)> = self.merges.iter().map(|(pair, (rank, _))| (rank, pair)).collect();
         ranked.sort_unstable_by_key(|&(rank, _)| rank);
         ranked
             .into_iter()
@@ -380,21 +400,26 @@ impl BPE {
             let byte_len = c.len_utf8() as u32;
             let add_prefix = prefix.is_some() && start > 0;
             let add_suffix = suffix.is_some() && end == w.len();
-            let s: &str = if add_prefix || add_suffix {
+            // The affixed char as a string, built only when a table cannot answer.
+            let affixed = |buf: &mut String| {
                 buf.clear();
                 if add_prefix {
                     buf.push_str(prefix.unwrap_or_default());
                 }
-                buf.push_str(&w[start..end]);
+                buf.push(c);
                 if add_suffix {
                     buf.push_str(suffix.unwrap_or_default());
                 }
-                &buf
-            } else {
-                &w[start..end]
             };
-
-            if let Some(id) = self.vocab.id(s) {
+            let id = match (add_prefix, add_suffix, &self.prefixed_chars) {
+                (false, false, _) => self.chars.get(c),
+                (true, false, Some(table)) => table.get(c),
+                _ => {
+                    affixed(&mut buf);
+                    self.vocab.id(&buf)
+                }
+            };
+            if let Some(id) = id {
                 if let Some((unk_id, unk_len)) = unk.take() {
                     word.add(unk_id, unk_len);
                 }
@@ -404,8 +429,9 @@ impl BPE {
             // Byte fallback covers the affixed string, one byte per token (HF's behaviour,
             // pending unk tokens included).
             if let Some(bytes) = &self.byte_ids {
-                if s.bytes().all(|b| bytes[b as usize] != NO_ID) {
-                    for b in s.bytes() {
+                affixed(&mut buf);
+                if buf.bytes().all(|b| bytes[b as usize] != NO_ID) {
+                    for b in buf.bytes() {
                         word.add(bytes[b as usize], 1);
                     }
                     continue;
@@ -442,7 +468,7 @@ impl BPE {
             let (word, queue) = match guard.as_deref_mut() {
                 Ok(s) => (&mut s.0, &mut s.1),
                 Err(_) => {
-                    local = (Word::default(), BinaryHeap::new());
+                    local = (Word::default(), MergeQueue::new());
                     (&mut local.0, &mut local.1)
                 }
             };
@@ -459,9 +485,9 @@ impl BPE {
                 },
             }
             let out = f(word);
-            if word.len() > SCRATCH_KEEP {
+            if word.capacity() > SCRATCH_KEEP || queue.capacity() > SCRATCH_KEEP {
                 *word = Word::default();
-                *queue = BinaryHeap::new();
+                *queue = MergeQueue::new();
             }
             Ok(out)
         })
@@ -471,15 +497,33 @@ impl BPE {
         Token::new(id, self.vocab.token(id).unwrap_or_default().to_owned(), offsets)
     }
 
-    fn cached_tokens(&self, word: &[(u32, u32)]) -> Vec<Token> {
-        let mut pos = 0usize;
-        word.iter()
-            .map(|&(id, len)| {
-                let start = pos;
-                pos += len as usize;
-                self.token(id, (start, pos))
-            })
-            .collect()
+    /// Appends the tokens of `(id, byte length)` symbols, the first starting at byte `*pos`.
+    fn push_tokens(&self, symbols: impl Iterator<Item = (u32, u32)>, pos: &mut usize, out: &mut Vec<Token>) {
+        out.extend(symbols.map(|(id, len)| {
+            let start = *pos;
+            *pos += len as usize;
+            self.token(id, (start, *pos))
+        }));
+    }
+
+    /// Merges one word (a whole piece or a part of one) through the cache, appending its
+    /// tokens to `out` from byte `*pos` on.
+    fn tokenize_word(&self, w: &str, pos: &mut usize, out: &mut Vec<Token>) -> Result<()> {
+        let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
+        if let Some(c) = cache {
+            if c.with(w, |syms| self.push_tokens(syms.iter().copied(), pos, out)).is_some() {
+                return Ok(());
+            }
+        }
+        let cached = self.with_merged_word(w, |word| {
+            let symbols = word.symbols().iter().map(|s| (s.id, s.len));
+            self.push_tokens(symbols.clone(), pos, out);
+            cache.map(|_| symbols.collect::<CachedWord>())
+        })?;
+        if let (Some(c), Some(v)) = (cache, cached) {
+            c.insert(w, v);
+        }
+        Ok(())
     }
 }
 
@@ -499,19 +543,15 @@ impl Model for BPE {
                 return Ok(vec![Token::new(id, sequence.to_owned(), (0, sequence.len()))]);
             }
         }
-        let cache = self.cache.as_ref().filter(|_| sequence.len() < MAX_CACHED_LENGTH);
-        if let Some(hit) = cache.and_then(|c| c.with(sequence, |w| self.cached_tokens(w))) {
-            return Ok(hit);
+        let mut out = Vec::new();
+        let mut pos = 0;
+        match self.cut {
+            // Offsets run on from the previous part's tokens, not from where the part starts,
+            // as they would over the whole piece.
+            Some(c) => for_each_part(sequence, c, |part| self.tokenize_word(part, &mut pos, &mut out))?,
+            None => self.tokenize_word(sequence, &mut pos, &mut out)?,
         }
-        let (tokens, cached) = self.with_merged_word(sequence, |w| {
-            let tokens: Vec<Token> = w.tokens().map(|(id, o)| self.token(id, o)).collect();
-            let cached: Option<CachedWord> = cache.map(|_| w.symbols().iter().map(|s| (s.id, s.len)).collect());
-            (tokens, cached)
-        })?;
-        if let (Some(c), Some(v)) = (cache, cached) {
-            c.insert(sequence, v);
-        }
-        Ok(tokens)
+        Ok(out)
     }
 
     vocab_model_methods!();

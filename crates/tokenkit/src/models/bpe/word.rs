@@ -2,21 +2,171 @@
 //! (token id + byte length) and merges are applied lowest rank first, leftmost first on
 //! ties, through a priority queue. This is the core the string-level [`super::BPE`] model,
 //! tiktoken-style encoders and trainers build on.
+//!
+//! Each merge costs O(log n): symbols are never shifted (a merged-away symbol is marked with
+//! length 0), and queue entries made stale by a merge are dropped when they are popped.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
-use ahash::AHashMap;
 use rand::Rng;
 
 /// A pair of adjacent token ids.
 pub type Pair = (u32, u32);
 
-/// `(left id, right id)` → `(rank, id of the merged token)`; lower ranks merge first.
-pub type MergeMap = AHashMap<Pair, (u32, u32)>;
-
 /// "No neighbour" in a symbol's links.
 const NONE: u32 = u32::MAX;
+
+/// One slot of a [`MergeMap`]: a packed pair and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    /// `left << 32 | right`, or [`EMPTY`] for a free slot.
+    key: u64,
+    /// `(rank, new id)`.
+    value: (u32, u32),
+}
+
+/// Key of a free slot.
+const EMPTY: u64 = u64::MAX;
+
+#[inline]
+fn pair_key((a, b): Pair) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
+}
+
+/// `(left id, right id)` → `(rank, id of the merged token)`; lower ranks merge first.
+///
+/// An open-addressing table (linear probing, at most half full) keyed by the pair packed
+/// into a `u64` with a multiplicative hash: a lookup is a multiply and usually one cache line.
+#[derive(Clone)]
+pub struct MergeMap {
+    slots: Vec<Slot>,
+    /// `64 - log2(slots.len())`.
+    shift: u32,
+    len: usize,
+    /// The value of the pair `(u32::MAX, u32::MAX)`, whose key is [`EMPTY`].
+    max_pair: Option<(u32, u32)>,
+}
+
+impl Default for MergeMap {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
+impl MergeMap {
+    /// A map with room for `n` pairs before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        let size = (n.max(4) * 2).next_power_of_two();
+        Self {
+            slots: vec![Slot { key: EMPTY, value: (0, 0) }; size],
+            shift: 64 - size.trailing_zeros(),
+            len: 0,
+            max_pair: None,
+        }
+    }
+
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The `(rank, new id)` of `pair`.
+    #[inline]
+    pub fn get(&self, pair: &Pair) -> Option<&(u32, u32)> {
+        let key = pair_key(*pair);
+        if key == EMPTY {
+            return self.max_pair.as_ref();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let slot = &self.slots[i];
+            if slot.key == key {
+                return Some(&slot.value);
+            }
+            if slot.key == EMPTY {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Sets the value of `pair`, replacing any previous one.
+    pub fn insert(&mut self, pair: Pair, value: (u32, u32)) {
+        let key = pair_key(pair);
+        if key == EMPTY {
+            if self.max_pair.replace(value).is_none() {
+                self.len += 1;
+            }
+            return;
+        }
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.key == key {
+                slot.value = value;
+                return;
+            }
+            if slot.key == EMPTY {
+                *slot = Slot { key, value };
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(self, Self::with_capacity(self.slots.len()));
+        for (pair, value) in old.iter() {
+            self.insert(pair, value);
+        }
+    }
+
+    /// Number of pairs.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is no pair.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every `(pair, (rank, new id))`, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (Pair, (u32, u32))> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.key != EMPTY)
+            .map(|s| (((s.key >> 32) as u32, s.key as u32), s.value))
+            .chain(self.max_pair.map(|v| ((u32::MAX, u32::MAX), v)))
+    }
+}
+
+impl FromIterator<(Pair, (u32, u32))> for MergeMap {
+    fn from_iter<I: IntoIterator<Item = (Pair, (u32, u32))>>(iter: I) -> Self {
+        let iter = iter.into_iter();
+        let mut m = Self::with_capacity(iter.size_hint().0);
+        for (p, v) in iter {
+            m.insert(p, v);
+        }
+        m
+    }
+}
+
+impl PartialEq for MergeMap {
+    fn eq(&self, o: &Self) -> bool {
+        self.len == o.len && self.iter().all(|(p, v)| o.get(&p) == Some(&v))
+    }
+}
+
+impl std::fmt::Debug for MergeMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MergeMap").field("len", &self.len).finish()
+    }
+}
 
 /// One symbol of a word: a token id and how many bytes of the piece it covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,21 +184,144 @@ pub struct Symbol {
 /// A queued merge candidate: the pair starting at symbol `pos`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Merge {
-    pos: u32,
-    rank: u32,
+    /// `rank << 32 | pos`: the queue pops the smallest, i.e. lowest rank then leftmost.
+    key: u64,
+    /// Id of the merged token.
     new_id: u32,
+    /// Bytes covered by the pair when queued. Live symbols only grow, so the pair at `pos`
+    /// is the same pair exactly when it still covers this many bytes.
+    span: u32,
 }
 
-impl Ord for Merge {
-    // `BinaryHeap` is a max-heap: the greatest element is the lowest rank, then the lowest position.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.rank.cmp(&self.rank).then_with(|| other.pos.cmp(&self.pos))
+impl Merge {
+    #[inline]
+    fn new(rank: u32, pos: u32, new_id: u32, span: u32) -> Self {
+        Self { key: (u64::from(rank) << 32) | u64::from(pos), new_id, span }
+    }
+    #[inline]
+    fn pos(&self) -> u32 {
+        self.key as u32
     }
 }
 
-impl PartialOrd for Merge {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+/// A binary min-heap of [`Merge`]s ordered by their packed `(rank, pos)` key.
+#[derive(Debug, Clone, Default)]
+pub struct MergeQueue {
+    heap: Vec<Merge>,
+}
+
+impl MergeQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Empties the queue, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.heap.clear();
+    }
+
+    /// Number of queued entries.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Allocated room, in entries.
+    pub fn capacity(&self) -> usize {
+        self.heap.capacity()
+    }
+
+    /// Restores the heap order over the whole vector (after unordered pushes).
+    fn heapify(&mut self) {
+        let n = self.heap.len();
+        for i in (0..n / 2).rev() {
+            self.sift_down(i);
+        }
+    }
+
+    /// Adds a candidate.
+    #[inline]
+    pub fn push(&mut self, m: Merge) {
+        let h = &mut self.heap;
+        let mut i = h.len();
+        h.push(m);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if h[parent].key <= m.key {
+                break;
+            }
+            h[i] = h[parent];
+            i = parent;
+        }
+        h[i] = m;
+    }
+
+    /// Removes and returns the lowest `(rank, pos)` candidate.
+    #[inline]
+    pub fn pop(&mut self) -> Option<Merge> {
+        let last = self.heap.pop()?;
+        if self.heap.is_empty() {
+            return Some(last);
+        }
+        let top = self.heap[0];
+        self.sift_down_to_bottom(last);
+        Some(top)
+    }
+
+    /// Fills the hole at the root with `m`: the hole first moves down to a leaf along the
+    /// smaller children (one comparison per level, no data-dependent exit), then `m` rises
+    /// from there, which is usually only a level or two.
+    #[inline]
+    fn sift_down_to_bottom(&mut self, m: Merge) {
+        let h = &mut self.heap[..];
+        let n = h.len();
+        let mut hole = 0;
+        let mut child = 1;
+        while child + 1 < n {
+            child += usize::from(h[child + 1].key < h[child].key);
+            h[hole] = h[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child + 1 == n {
+            h[hole] = h[child];
+            hole = child;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if h[parent].key <= m.key {
+                break;
+            }
+            h[hole] = h[parent];
+            hole = parent;
+        }
+        h[hole] = m;
+    }
+
+    #[inline]
+    fn sift_down(&mut self, mut i: usize) {
+        let h = &mut self.heap;
+        let n = h.len();
+        let m = h[i];
+        loop {
+            let left = 2 * i + 1;
+            if left >= n {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < n && h[right].key < h[left].key { right } else { left };
+            if h[child].key >= m.key {
+                break;
+            }
+            h[i] = h[child];
+            i = child;
+        }
+        h[i] = m;
     }
 }
 
@@ -69,7 +342,12 @@ impl Word {
         self.symbols.clear();
     }
 
-    /// Appends a symbol covering `byte_len` bytes.
+    /// Allocated room, in symbols.
+    pub fn capacity(&self) -> usize {
+        self.symbols.capacity()
+    }
+
+    /// Appends a symbol covering `byte_len` (at least 1) bytes.
     #[inline]
     pub fn add(&mut self, id: u32, byte_len: u32) {
         let n = self.symbols.len() as u32;
@@ -122,14 +400,19 @@ impl Word {
     pub fn merge_all<R: Rng + ?Sized>(
         &mut self,
         merges: &MergeMap,
-        queue: &mut BinaryHeap<Merge>,
+        queue: &mut MergeQueue,
         mut dropout: Option<(f32, &mut R)>,
     ) {
+        if self.symbols.len() < 2 {
+            return;
+        }
         queue.clear();
-        queue.extend(self.symbols.windows(2).enumerate().filter_map(|(pos, w)| {
-            merges.get(&(w[0].id, w[1].id)).map(|&(rank, new_id)| Merge { pos: pos as u32, rank, new_id })
+        queue.heap.extend(self.symbols.windows(2).enumerate().filter_map(|(pos, w)| {
+            merges.get(&(w[0].id, w[1].id)).map(|&(rank, new_id)| Merge::new(rank, pos as u32, new_id, w[0].len + w[1].len))
         }));
+        queue.heapify();
         let mut skipped: Vec<Merge> = Vec::new();
+        let symbols = &mut self.symbols[..];
 
         while let Some(top) = queue.pop() {
             if let Some((p, rng)) = dropout.as_mut() {
@@ -137,36 +420,38 @@ impl Word {
                     skipped.push(top);
                     continue;
                 }
-                queue.extend(skipped.drain(..));
+                for m in skipped.drain(..) {
+                    queue.push(m);
+                }
             }
-            let pos = top.pos as usize;
-            let current = self.symbols[pos];
+            let pos = top.pos() as usize;
+            let current = symbols[pos];
             // A symbol already merged away, or the last one: the entry is stale.
             if current.len == 0 || current.next == NONE {
                 continue;
             }
             let next_pos = current.next as usize;
-            let right = self.symbols[next_pos];
-            // The pair at `pos` changed since this entry was queued.
-            if !matches!(merges.get(&(current.id, right.id)), Some(&(_, new_id)) if new_id == top.new_id) {
+            let right = symbols[next_pos];
+            // Same span: the very pair that was queued. Otherwise the pair changed since; it
+            // still merges (HF's rule) if it makes the same token.
+            if current.len + right.len != top.span
+                && !matches!(merges.get(&(current.id, right.id)), Some(&(_, new_id)) if new_id == top.new_id)
+            {
                 continue;
             }
 
             let merged = Symbol { id: top.new_id, prev: current.prev, next: right.next, len: current.len + right.len };
-            self.symbols[pos] = merged;
-            self.symbols[next_pos].len = 0;
-            if let Some(after) = self.symbols.get_mut(right.next as usize) {
-                after.prev = top.pos;
-            }
-
-            if let Some(prev) = self.symbols.get(merged.prev as usize) {
-                if let Some(&(rank, new_id)) = merges.get(&(prev.id, merged.id)) {
-                    queue.push(Merge { pos: merged.prev, rank, new_id });
+            symbols[pos] = merged;
+            symbols[next_pos].len = 0;
+            if let Some(after) = symbols.get_mut(right.next as usize) {
+                after.prev = pos as u32;
+                if let Some(&(rank, new_id)) = merges.get(&(merged.id, after.id)) {
+                    queue.push(Merge::new(rank, pos as u32, new_id, merged.len + after.len));
                 }
             }
-            if let Some(next) = self.symbols.get(merged.next as usize) {
-                if let Some(&(rank, new_id)) = merges.get(&(merged.id, next.id)) {
-                    queue.push(Merge { pos: top.pos, rank, new_id });
+            if let Some(prev) = symbols.get(merged.prev as usize) {
+                if let Some(&(rank, new_id)) = merges.get(&(prev.id, merged.id)) {
+                    queue.push(Merge::new(rank, merged.prev, new_id, prev.len + merged.len));
                 }
             }
         }
@@ -199,7 +484,7 @@ mod tests {
         for id in [0, 1, 1, 1, 1] {
             w.add(id, 1);
         }
-        w.merge_all::<StdRng>(&m, &mut BinaryHeap::new(), None);
+        w.merge_all::<StdRng>(&m, &mut MergeQueue::new(), None);
         // a b b b b -> ab b b b -> ab bb b (leftmost bb) -> stop: (ab,bb) and (bb,b) unknown
         assert_eq!(w.ids().collect::<Vec<_>>(), vec![2, 3, 1]);
         assert_eq!(w.tokens().map(|t| t.1).collect::<Vec<_>>(), vec![(0, 2), (2, 4), (4, 5)]);
@@ -213,7 +498,40 @@ mod tests {
         w.add(0, 1);
         w.add(1, 1);
         let mut rng = StdRng::seed_from_u64(1);
-        w.merge_all(&m, &mut BinaryHeap::new(), Some((1.0, &mut rng)));
+        w.merge_all(&m, &mut MergeQueue::new(), Some((1.0, &mut rng)));
         assert_eq!(w.ids().collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn merge_map_like_a_hash_map() {
+        let mut m = MergeMap::default();
+        let mut reference = std::collections::HashMap::new();
+        for i in 0..1000u32 {
+            let pair = (i % 37, i.wrapping_mul(2_654_435_761));
+            m.insert(pair, (i, i + 1));
+            reference.insert(pair, (i, i + 1));
+        }
+        m.insert((u32::MAX, u32::MAX), (7, 8));
+        reference.insert((u32::MAX, u32::MAX), (7, 8));
+        assert_eq!(m.len(), reference.len());
+        for (p, v) in &reference {
+            assert_eq!(m.get(p), Some(v));
+        }
+        assert_eq!(m.get(&(1, 1)), None);
+        assert_eq!(m.iter().count(), reference.len());
+        assert_eq!(m.clone(), m);
+    }
+
+    #[test]
+    fn queue_pops_in_order() {
+        let mut q = MergeQueue::new();
+        let keys = [(5, 3), (1, 9), (5, 1), (0, 4), (1, 2), (9, 0)];
+        for &(rank, pos) in &keys {
+            q.push(Merge::new(rank, pos, 0, 0));
+        }
+        let mut sorted = keys.to_vec();
+        sorted.sort();
+        let popped: Vec<(u32, u32)> = std::iter::from_fn(|| q.pop()).map(|m| ((m.key >> 32) as u32, m.pos())).collect();
+        assert_eq!(popped, sorted);
     }
 }

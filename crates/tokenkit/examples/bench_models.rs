@@ -1,0 +1,71 @@
+//! Times a tokenizer's model alone: the file is normalized and pre-tokenized once (document by
+//! document, like `encode_file`), then the model runs on every piece `REPEAT` times. Prints
+//! the model's throughput in MB of input text per second and a checksum of the ids.
+//!
+//! Run: `cargo run --release -p tokenkit --example bench_models -- TOKENIZER FILE [REPEAT]`
+
+use std::time::Instant;
+
+use tokenkit::tokenizer::{Model, Normalizer, PreTokenizedString, PreTokenizer};
+use tokenkit::NormalizedString;
+
+/// Nanoseconds this process has spent on a CPU (Linux `/proc/self/schedstat`), so the
+/// figure holds on a loaded machine.
+fn cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: bench_models TOKENIZER FILE [REPEAT]");
+        std::process::exit(2);
+    }
+    let tok = tokenkit::formats::load(&args[1])?;
+    let text = std::fs::read_to_string(&args[2])?;
+    let repeat: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let mut docs = Vec::new();
+    let mut cur = String::new();
+    for line in text.split_inclusive('\n') {
+        cur.push_str(line);
+        if cur.len() >= 4096 {
+            docs.push(std::mem::take(&mut cur));
+        }
+    }
+    docs.push(cur);
+    let mut pieces: Vec<String> = Vec::new();
+    for d in &docs {
+        let mut n = NormalizedString::from(d.as_str());
+        if let Some(norm) = tok.get_normalizer() {
+            norm.normalize(&mut n)?;
+        }
+        let mut pre = PreTokenizedString::from(n);
+        if let Some(p) = tok.get_pre_tokenizer() {
+            p.pre_tokenize(&mut pre)?;
+        }
+        pieces.extend(pre.splits().iter().map(|s| s.normalized.get().to_owned()));
+    }
+    let model = tok.get_model();
+    let start = Instant::now();
+    let cpu_start = cpu_ns();
+    let (mut n, mut sum) = (0usize, 0u64);
+    for _ in 0..repeat {
+        for p in &pieces {
+            for t in model.tokenize(p)? {
+                n += 1;
+                sum = sum.wrapping_mul(31).wrapping_add(u64::from(t.id) ^ ((t.offsets.0 as u64) << 20) ^ t.value.len() as u64);
+            }
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mb = (text.len() * repeat) as f64 / 1e6;
+    let cpu = cpu_ns().zip(cpu_start).map(|(b, a)| format!(" ({:.1} MB/s of CPU time)", mb / ((b - a) as f64 / 1e9)));
+    println!(
+        "{} pieces, {} tokens, checksum {sum:016x}, model {:.1} MB/s{}",
+        pieces.len(),
+        n / repeat,
+        mb / secs,
+        cpu.unwrap_or_default()
+    );
+    Ok(())
+}
