@@ -213,21 +213,72 @@ impl Normalizer for Precompiled {
         // Filled from the first grapheme that changes; until then nothing is allocated.
         let mut transformations: Vec<(char, isize)> = Vec::new();
         let mut modified = false;
-        let mut byte = 0;
-        for grapheme in s.graphemes(true) {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Between two ASCII chars (other than CR LF) there is always a grapheme boundary:
+            // an ASCII char followed by an ASCII char is a grapheme of its own.
+            let b = bytes[i];
+            let next = bytes.get(i + 1).copied();
+            if b.is_ascii() && next.is_none_or(|n| n.is_ascii() && !(b == b'\r' && n == b'\n')) {
+                let c = b as char;
+                match self.ascii_mapped[b as usize].then(|| self.transform(&s[i..i + 1])).flatten() {
+                    Some(norm) => {
+                        start_changes(&mut transformations, &mut modified, &s[..i]);
+                        push_replacement(&mut transformations, norm, 1);
+                    }
+                    None if modified => transformations.push((c, 0)),
+                    None => {}
+                }
+                i += 1;
+                continue;
+            }
+            // Up to the next boundary between two ASCII chars: segmenting that stretch alone
+            // gives the graphemes of the whole string (it starts after an ASCII char or at 0).
+            let mut end = i + 1;
+            while end < bytes.len()
+                && !(bytes[end - 1].is_ascii()
+                    && bytes[end].is_ascii()
+                    && !(bytes[end - 1] == b'\r' && bytes[end] == b'\n'))
+            {
+                end += 1;
+            }
+            self.normalize_graphemes(s, i, end, &mut transformations, &mut modified);
+            i = end;
+        }
+        if modified {
+            n.transform(transformations, 0);
+        }
+        Ok(())
+    }
+}
+
+impl Precompiled {
+    /// Normalizes the graphemes of `s[from..to]` (a stretch starting and ending on grapheme
+    /// boundaries), appending their changes once a first change was seen.
+    fn normalize_graphemes(
+        &self,
+        s: &str,
+        from: usize,
+        to: usize,
+        transformations: &mut Vec<(char, isize)>,
+        modified: &mut bool,
+    ) {
+        let mut byte = from;
+        for grapheme in s[from..to].graphemes(true) {
             let start = byte;
             byte += grapheme.len();
             let mut chars = grapheme.chars();
             let single = chars.next().filter(|_| chars.as_str().is_empty());
             if grapheme.len() < 6 {
                 if let Some(norm) = self.transform(grapheme) {
-                    start_changes(&mut transformations, &mut modified, &s[..start]);
-                    push_replacement(&mut transformations, norm, grapheme.chars().count());
+                    start_changes(transformations, modified, &s[..start]);
+                    push_replacement(transformations, norm, grapheme.chars().count());
                     continue;
                 }
                 if let Some(c) = single {
                     // The per-char lookup below would repeat the one that just failed.
-                    if modified {
+                    if *modified {
                         transformations.push((c, 0));
                     }
                     continue;
@@ -236,17 +287,13 @@ impl Normalizer for Precompiled {
             for (i, c) in grapheme.char_indices() {
                 match self.transform(&grapheme[i..i + c.len_utf8()]) {
                     Some(norm) => {
-                        start_changes(&mut transformations, &mut modified, &s[..start + i]);
-                        push_replacement(&mut transformations, norm, 1);
+                        start_changes(transformations, modified, &s[..start + i]);
+                        push_replacement(transformations, norm, 1);
                     }
-                    None if modified => transformations.push((c, 0)),
+                    None if *modified => transformations.push((c, 0)),
                     None => {}
                 }
             }
         }
-        if modified {
-            n.transform(transformations, 0);
-        }
-        Ok(())
     }
 }

@@ -24,7 +24,7 @@ impl Prepend {
 impl Normalizer for Prepend {
     fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
         if !n.is_empty() {
-            n.prepend(&self.prepend);
+            n.prepend_fast(&self.prepend);
         }
         Ok(())
     }

@@ -95,9 +95,11 @@ impl Replace {
 impl Normalizer for Replace {
     fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
         match &self.matcher {
-            // Most strings do not contain the literal: skip the split into matches.
-            Matcher::Literal(s) if !n.get().contains(s.as_str()) => Ok(()),
-            Matcher::Literal(s) => n.replace(s.as_str(), &self.content),
+            // One pass, no per-match shifting of the whole string.
+            Matcher::Literal(s) => {
+                n.replace_literal(s, &self.content);
+                Ok(())
+            }
             Matcher::Regex(re) => n.replace(re, &self.content),
         }
     }

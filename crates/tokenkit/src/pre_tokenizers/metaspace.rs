@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::tokenizer::{NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::{Error, Result};
 
 /// When [`Metaspace`] puts a replacement char in front of a split that does not start with one.
@@ -104,21 +104,34 @@ impl TryFrom<MetaspaceIn> for Metaspace {
     }
 }
 
+/// Whether splitting `n` before each `replacement` would give `n` itself back unchanged: the
+/// replacement occurs at most as the first char, and the alignments cover the whole original
+/// (so that slicing the full range changes neither the original nor its offsets).
+fn is_one_piece(n: &NormalizedString, replacement: char) -> bool {
+    let s = n.get();
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    let covers = match (n.alignments().first(), n.alignments().last()) {
+        (Some(a), Some(b)) => a.0 == 0 && b.1 == n.len_original(),
+        _ => false,
+    };
+    covers && !s[first.len_utf8()..].contains(replacement)
+}
+
 impl PreTokenizer for Metaspace {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         p.split(|_, mut normalized| {
-            if normalized.get().contains(' ') {
-                normalized.replace(' ', &self.str_rep)?;
-            }
+            normalized.replace_char(' ', self.replacement);
             let prepend = match self.prepend_scheme {
                 PrependScheme::Always => true,
                 PrependScheme::First => normalized.offsets_original().0 == 0,
                 PrependScheme::Never => false,
             };
             if prepend && !normalized.get().starts_with(self.replacement) {
-                normalized.prepend(&self.str_rep);
+                normalized.prepend_fast(&self.str_rep);
             }
-            if self.split {
+            if self.split && !is_one_piece(&normalized, self.replacement) {
                 normalized.split(self.replacement, SplitDelimiterBehavior::MergedWithNext)
             } else {
                 Ok(vec![normalized])
