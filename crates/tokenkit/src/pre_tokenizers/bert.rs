@@ -11,31 +11,37 @@ pub struct BertPreTokenizer;
 
 impl_unit_serde!(BertPreTokenizer);
 
+impl BertPreTokenizer {
+    /// The pieces of `s` as byte ranges: whitespace separates words and is dropped, each
+    /// punctuation char is a piece of its own. One pass gives the same pieces as HF's two
+    /// (whitespace `Removed`, then punctuation `Isolated`).
+    pub fn split_ranges(s: &str, ranges: &mut Vec<(usize, usize)>) {
+        let mut word_start = None;
+        for (i, c) in s.char_indices() {
+            if c.is_whitespace() {
+                if let Some(start) = word_start.take() {
+                    ranges.push((start, i));
+                }
+            } else if is_bert_punctuation(c) {
+                if let Some(start) = word_start.take() {
+                    ranges.push((start, i));
+                }
+                ranges.push((i, i + c.len_utf8()));
+            } else if word_start.is_none() {
+                word_start = Some(i);
+            }
+        }
+        if let Some(start) = word_start {
+            ranges.push((start, s.len()));
+        }
+    }
+}
+
 impl PreTokenizer for BertPreTokenizer {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
-        // One pass gives the same pieces as HF's two (whitespace `Removed`, then punctuation
-        // `Isolated`): ranges are normalized bytes.
         p.split(|_, normalized| {
-            let s = normalized.get();
             let mut ranges = Vec::new();
-            let mut word_start = None;
-            for (i, c) in s.char_indices() {
-                if c.is_whitespace() {
-                    if let Some(start) = word_start.take() {
-                        ranges.push((start, i));
-                    }
-                } else if is_bert_punctuation(c) {
-                    if let Some(start) = word_start.take() {
-                        ranges.push((start, i));
-                    }
-                    ranges.push((i, i + c.len_utf8()));
-                } else if word_start.is_none() {
-                    word_start = Some(i);
-                }
-            }
-            if let Some(start) = word_start {
-                ranges.push((start, s.len()));
-            }
+            Self::split_ranges(normalized.get(), &mut ranges);
             slice_ranges(&normalized, ranges)
         })
     }

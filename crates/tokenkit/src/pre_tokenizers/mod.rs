@@ -68,6 +68,25 @@ pub enum PreTokenizerWrapper {
     FixedLength(FixedLength),
 }
 
+impl PreTokenizerWrapper {
+    /// For the pre-tokenizers that only cut the text (never change it), the pieces of `s` as
+    /// byte ranges appended to `ranges`, the same pieces `pre_tokenize` makes; `false` (and
+    /// nothing appended) for the others.
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> bool {
+        match self {
+            PreTokenizerWrapper::BertPreTokenizer(_) => BertPreTokenizer::split_ranges(s, ranges),
+            PreTokenizerWrapper::WhitespaceSplit(_) => WhitespaceSplit::split_ranges(s, ranges),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Whether [`split_ranges`](Self::split_ranges) supports this pre-tokenizer.
+    pub fn has_split_ranges(&self) -> bool {
+        matches!(self, PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::WhitespaceSplit(_))
+    }
+}
+
 impl PreTokenizer for PreTokenizerWrapper {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         match self {

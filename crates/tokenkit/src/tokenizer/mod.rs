@@ -409,6 +409,9 @@ impl Tokenizer {
                 return byte_level_path::encode(self, regex, s, word_idx, type_id, offset_type);
             }
             let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
+            if let Some(pt) = self.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {
+                return self.encode_by_ranges(normalized, pt, word_idx, type_id, offset_type);
+            }
             let mut pre = self.do_pre_tokenize(normalized)?;
             pre.tokenize(|n| self.model.tokenize(n.get()))?;
             pre.into_encoding(word_idx, type_id, offset_type)
@@ -423,6 +426,57 @@ impl Tokenizer {
                 Ok(out)
             }
         }
+    }
+
+    /// The model on each piece of a pre-tokenizer that only cuts the text, without making a
+    /// `NormalizedString` per piece: the same tokens, word indices and offsets as the general
+    /// path (offsets go through the alignments of the normalized segment).
+    fn encode_by_ranges(
+        &self,
+        pre: PreTokenizedString,
+        pre_tokenizer: &PreTokenizerWrapper,
+        word_idx: Option<u32>,
+        type_id: u32,
+        offset_type: OffsetType,
+    ) -> Result<Encoding> {
+        let converter = match offset_type {
+            OffsetType::Char => Some(normalized::BytesToCharOffsetConverter::new(pre.original())),
+            OffsetType::Byte => None,
+        };
+        let mut enc = Encoding::with_capacity(pre.original().len() / 4);
+        let mut word: u32 = 0;
+        let mut ranges = Vec::new();
+        let push = |enc: &mut Encoding, n: &NormalizedString, word: u32, id: u32, value: String, (ts, te): Offsets| {
+            let base = n.offsets_original().0;
+            let mut offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
+            if let Some(c) = &converter {
+                offsets = c.convert(offsets).unwrap_or(offsets);
+            }
+            enc.push_token(id, value, offsets, Some(word_idx.unwrap_or(word)), type_id);
+        };
+        for split in pre.splits() {
+            let n = &split.normalized;
+            if let Some(tokens) = &split.tokens {
+                for t in tokens {
+                    push(&mut enc, n, word, t.id, t.value.clone(), t.offsets);
+                }
+                word += 1;
+                continue;
+            }
+            let s = n.get();
+            ranges.clear();
+            pre_tokenizer.split_ranges(s, &mut ranges);
+            for &(ws, we) in &ranges {
+                if ws == we {
+                    continue;
+                }
+                for t in self.model.tokenize(&s[ws..we])? {
+                    push(&mut enc, n, word, t.id, t.value, (ws + t.offsets.0, ws + t.offsets.1));
+                }
+                word += 1;
+            }
+        }
+        Ok(enc)
     }
 
     fn encode_with(&self, input: EncodeInput, add_special_tokens: bool, offset_type: OffsetType) -> Result<Encoding> {

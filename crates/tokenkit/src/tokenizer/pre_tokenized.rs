@@ -91,6 +91,11 @@ impl PreTokenizedString {
         Ok(())
     }
 
+    /// The original input.
+    pub fn original(&self) -> &str {
+        &self.original
+    }
+
     /// The splits.
     pub fn splits(&self) -> &[Split] {
         &self.splits
