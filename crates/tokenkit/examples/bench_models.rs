@@ -15,6 +15,25 @@ fn cpu_ns() -> Option<u64> {
     std::fs::read_to_string("/proc/self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
 }
 
+/// Runs the model on every piece `repeat` times: the token count and a checksum of the
+/// tokens. Not inlined, so `valgrind --tool=callgrind --toggle-collect=bench_models::run_model`
+/// can count the model's instructions alone.
+#[inline(never)]
+fn run_model(model: &impl Model, pieces: &[String], repeat: usize) -> tokenkit::Result<(usize, u64)> {
+    let (mut n, mut sum) = (0usize, 0u64);
+    for _ in 0..repeat {
+        for p in pieces {
+            for t in model.tokenize(p)? {
+                n += 1;
+                sum = sum
+                    .wrapping_mul(31)
+                    .wrapping_add(u64::from(t.id) ^ ((t.offsets.0 as u64) << 20) ^ t.value.len() as u64);
+            }
+        }
+    }
+    Ok((n, sum))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
@@ -48,15 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = tok.get_model();
     let start = Instant::now();
     let cpu_start = cpu_ns();
-    let (mut n, mut sum) = (0usize, 0u64);
-    for _ in 0..repeat {
-        for p in &pieces {
-            for t in model.tokenize(p)? {
-                n += 1;
-                sum = sum.wrapping_mul(31).wrapping_add(u64::from(t.id) ^ ((t.offsets.0 as u64) << 20) ^ t.value.len() as u64);
-            }
-        }
-    }
+    let (n, sum) = run_model(model, &pieces, repeat)?;
     let secs = start.elapsed().as_secs_f64();
     let mb = (text.len() * repeat) as f64 / 1e6;
     let cpu = cpu_ns().zip(cpu_start).map(|(b, a)| format!(" ({:.1} MB/s of CPU time)", mb / ((b - a) as f64 / 1e9)));

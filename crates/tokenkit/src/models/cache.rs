@@ -4,9 +4,9 @@
 //! is behind its own `RwLock`, and a contended lock is treated as a miss instead of waiting,
 //! so parallel encoding never blocks on it.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::RwLock;
-
-use ahash::AHashMap;
 
 /// Number of shards; a power of two.
 const SHARDS: usize = 16;
@@ -17,23 +17,40 @@ pub const DEFAULT_CACHE_CAPACITY: usize = 10_000;
 /// Pieces this long (in bytes) or longer are not cached (HF's limit).
 pub const MAX_CACHED_LENGTH: usize = 256;
 
-/// One lock-protected part of a [`Cache`].
-type Shard<V> = RwLock<AHashMap<Box<str>, V>>;
+/// Hasher for keys that are already hashes: passes the `u64` through.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// One lock-protected part of a [`Cache`]: the key's hash → the key and its value. The
+/// string is hashed once per lookup; two keys with the same hash keep the first one.
+type Shard<V> = RwLock<HashMap<u64, (Box<str>, V), BuildHasherDefault<PassThrough>>>;
 
 /// String → `V` cache with a fixed capacity; once a shard is full, new entries are dropped.
 pub struct Cache<V> {
     shards: Box<[Shard<V>]>,
     shard_capacity: usize,
-    hasher: ahash::RandomState,
 }
 
 impl<V> Cache<V> {
     /// A cache holding up to `capacity` entries in total.
     pub fn new(capacity: usize) -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| RwLock::new(AHashMap::new())).collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::default())).collect(),
             shard_capacity: capacity.div_ceil(SHARDS),
-            hasher: ahash::RandomState::with_seeds(0x5eed, 0xcafe, 0xf00d, 0xbeef),
         }
     }
 
@@ -42,22 +59,30 @@ impl<V> Cache<V> {
         Self::new(self.shard_capacity * SHARDS)
     }
 
-    fn shard(&self, key: &str) -> &Shard<V> {
-        &self.shards[(self.hasher.hash_one(key) as usize) & (SHARDS - 1)]
+    /// The hash of `key` and its shard (chosen by the top bits, the map uses the low ones).
+    #[inline]
+    fn shard(&self, key: &str) -> (u64, &Shard<V>) {
+        let hash = super::vocab::hash_bytes(key.as_bytes(), 0);
+        (hash, &self.shards[(hash >> 60) as usize & (SHARDS - 1)])
     }
 
     /// Runs `f` on the cached value of `key`, if there is one and its shard is not being written.
     #[inline]
     pub fn with<R>(&self, key: &str, f: impl FnOnce(&V) -> R) -> Option<R> {
-        let shard = self.shard(key).try_read().ok()?;
-        shard.get(key).map(f)
+        let (hash, shard) = self.shard(key);
+        let shard = shard.try_read().ok()?;
+        match shard.get(&hash) {
+            Some((k, v)) if **k == *key => Some(f(v)),
+            _ => None,
+        }
     }
 
     /// Remembers `value` for `key` unless the shard is full or busy.
     pub fn insert(&self, key: &str, value: V) {
-        if let Ok(mut shard) = self.shard(key).try_write() {
+        let (hash, shard) = self.shard(key);
+        if let Ok(mut shard) = shard.try_write() {
             if shard.len() < self.shard_capacity {
-                shard.insert(key.into(), value);
+                shard.entry(hash).or_insert_with(|| (key.into(), value));
             }
         }
     }

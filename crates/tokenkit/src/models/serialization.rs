@@ -192,7 +192,7 @@ impl<'de> Visitor<'de> for VocabSeed {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<VocabField, A::Error> {
-        let mut vocab = VocabMap::with_capacity(map.size_hint().unwrap_or(0));
+        let mut vocab = VocabMap::with_capacity_and_hasher(map.size_hint().unwrap_or(0), Default::default());
         while let Some((token, id)) = map.next_entry::<String, u32>()? {
             vocab.insert(token, id);
         }

@@ -26,9 +26,13 @@ impl CharIds {
     pub fn new(vocab: &VocabMap, prefix: &str) -> Self {
         let mut t = Self { dense: vec![NO_ID; DENSE], sparse: AHashMap::new() };
         for (token, &id) in vocab {
-            let Some(rest) = token.strip_prefix(prefix) else { continue };
+            let Some(rest) = token.strip_prefix(prefix) else {
+                continue;
+            };
             let mut chars = rest.chars();
-            let (Some(c), None) = (chars.next(), chars.next()) else { continue };
+            let (Some(c), None) = (chars.next(), chars.next()) else {
+                continue;
+            };
             // Ids equal to the marker are left to the slow path.
             if (c as usize) < DENSE && id != NO_ID {
                 t.dense[c as usize] = id;
@@ -76,9 +80,7 @@ pub fn safe_cut_char(
         let mut buf = [0u8; 4];
         vocab.id(c.encode_utf8(&mut buf)).is_some()
             && !unk_token.is_some_and(|u| u.ends_with(c))
-            && merges.iter().all(|((a, b), _)| {
-                !(token(b).starts_with(c) && !token(a).ends_with(c))
-            })
+            && merges.iter().all(|((a, b), _)| !token(b).starts_with(c) || token(a).ends_with(c))
     })
 }
 
@@ -127,7 +129,10 @@ mod tests {
         let vocab: VocabMap =
             [("a", 0), ("##a", 1), ("é", 2), ("日", 3), ("ab", 4)].iter().map(|&(t, i)| (t.to_string(), i)).collect();
         let plain = CharIds::new(&vocab, "");
-        assert_eq!((plain.get('a'), plain.get('é'), plain.get('日'), plain.get('b')), (Some(0), Some(2), Some(3), None));
+        assert_eq!(
+            (plain.get('a'), plain.get('é'), plain.get('日'), plain.get('b')),
+            (Some(0), Some(2), Some(3), None)
+        );
         let prefixed = CharIds::new(&vocab, "##");
         assert_eq!((prefixed.get('a'), prefixed.get('é')), (Some(1), None));
     }

@@ -71,7 +71,7 @@ pub struct BpeBuilder {
 impl Default for BpeBuilder {
     fn default() -> Self {
         Self {
-            vocab: VocabMap::new(),
+            vocab: VocabMap::default(),
             merges: Vec::new(),
             dropout: None,
             unk_token: None,
@@ -181,12 +181,14 @@ impl BpeBuilder {
         let prefixed_chars = prefix.map(|p| CharIds::new(&self.vocab, p));
         let vocab = Vocab::new(self.vocab);
         let all_bytes = byte_ids.as_ref().is_some_and(|b| b.iter().all(|&id| id != NO_ID));
-        let cut = safe_cut_char(&vocab, &merges, self.unk_token.as_deref(), all_bytes, prefix.is_some() || suffix.is_some());
+        let cut =
+            safe_cut_char(&vocab, &merges, self.unk_token.as_deref(), all_bytes, prefix.is_some() || suffix.is_some());
         Ok(BPE {
             vocab,
             chars,
             prefixed_chars,
             cut,
+            merge_results_unique: merges.results_unique(),
             merges,
             dropout: self.dropout,
             unk_token: self.unk_token,
@@ -208,12 +210,23 @@ impl BpeBuilder {
 type CachedWord = Box<[(u32, u32)]>;
 
 thread_local! {
-    /// Scratch word and queue reused by every merge on this thread.
-    static SCRATCH: RefCell<(Word, MergeQueue)> = RefCell::new((Word::default(), MergeQueue::new()));
+    /// Scratch word, queue and pair list reused by every merge on this thread.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Scratch buffers larger than this many symbols are released after use.
 const SCRATCH_KEEP: usize = 1 << 16;
+
+/// Words of at most this many symbols are merged by scanning ([`Word::merge_small`]).
+const SMALL_WORD: usize = 48;
+
+/// Buffers for merging one word.
+#[derive(Default)]
+struct Scratch {
+    word: Word,
+    queue: MergeQueue,
+    pairs: Vec<u64>,
+}
 
 /// The BPE model (HF `models.BPE`).
 pub struct BPE {
@@ -224,6 +237,8 @@ pub struct BPE {
     prefixed_chars: Option<CharIds>,
     /// Where pieces can be cut without changing the result (see [`safe_cut_char`]).
     cut: Option<char>,
+    /// Whether no two merges make the same token, so short words may be merged by scanning.
+    merge_results_unique: bool,
     merges: MergeMap,
     dropout: Option<f32>,
     unk_token: Option<String>,
@@ -253,6 +268,7 @@ impl Clone for BPE {
             chars: self.chars.clone(),
             prefixed_chars: self.prefixed_chars.clone(),
             cut: self.cut,
+            merge_results_unique: self.merge_results_unique,
             merges: self.merges.clone(),
             dropout: self.dropout,
             unk_token: self.unk_token.clone(),
@@ -464,17 +480,15 @@ impl BPE {
     fn with_merged_word<R>(&self, w: &str, f: impl FnOnce(&Word) -> R) -> Result<R> {
         SCRATCH.with(|scratch| {
             let mut guard = scratch.try_borrow_mut();
-            let mut local;
-            let (word, queue) = match guard.as_deref_mut() {
-                Ok(s) => (&mut s.0, &mut s.1),
-                Err(_) => {
-                    local = (Word::default(), MergeQueue::new());
-                    (&mut local.0, &mut local.1)
-                }
+            let mut local = Scratch::default();
+            let Scratch { word, queue, pairs } = match guard.as_deref_mut() {
+                Ok(s) => s,
+                Err(_) => &mut local,
             };
             word.clear();
             self.fill_word(w, word)?;
             match self.active_dropout() {
+                None if self.merge_results_unique && word.len() <= SMALL_WORD => word.merge_small(&self.merges, pairs),
                 None => word.merge_all::<StdRng>(&self.merges, queue, None),
                 Some(p) => match &self.rng {
                     Some(rng) => {

@@ -185,3 +185,44 @@ fn serialization_like_hf() {
     assert_eq!(l, m);
     assert_eq!(serde_json::to_string(&l).unwrap(), hf);
 }
+
+#[test]
+fn cutting_before_metaspace_does_not_change_results() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(3);
+    let chars = ["a", "b", "▁", "é"];
+    let mut cut_models = 0;
+    for _ in 0..200 {
+        let mut tokens: Vec<String> = chars.iter().map(|c| c.to_string()).collect();
+        tokens.push("<unk>".into());
+        let mut merge_list = Merges::new();
+        for _ in 0..rng.gen_range(1..25) {
+            let a = tokens[rng.gen_range(0..tokens.len())].clone();
+            let b = tokens[rng.gen_range(0..tokens.len())].clone();
+            if a == "<unk>" || b == "<unk>" {
+                continue;
+            }
+            let joined = format!("{a}{b}");
+            if !tokens.contains(&joined) {
+                tokens.push(joined);
+            }
+            merge_list.push((a, b));
+        }
+        let v: Vec<(String, u32)> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let m = BPE::builder()
+            .vocab_and_merges(v, merge_list)
+            .unk_token(Some("<unk>".into()))
+            .fuse_unk(rng.gen())
+            .build()
+            .unwrap();
+        let mut whole = m.clone();
+        whole.cut = None;
+        whole.resize_cache(0);
+        cut_models += usize::from(m.cut.is_some());
+        for _ in 0..30 {
+            let s: String = (0..rng.gen_range(0..20)).map(|_| ["a", "b", "▁", "é", "x"][rng.gen_range(0..5)]).collect();
+            assert_eq!(run(&m, &s), run(&whole, &s), "{s:?}");
+        }
+    }
+    assert!(cut_models > 20, "{cut_models}");
+}

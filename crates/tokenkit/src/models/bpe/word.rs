@@ -135,6 +135,12 @@ impl MergeMap {
         self.len == 0
     }
 
+    /// Whether no two pairs merge into the same token (true of trained merge lists).
+    pub fn results_unique(&self) -> bool {
+        let mut seen = ahash::AHashSet::with_capacity(self.len);
+        self.iter().all(|(_, (_, id))| seen.insert(id))
+    }
+
     /// Every `(pair, (rank, new id))`, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Pair, (u32, u32))> + '_ {
         self.slots
@@ -392,6 +398,57 @@ impl Word {
         })
     }
 
+    /// [`Word::merge_all`] without dropout for short words, by scanning the pairs instead of
+    /// queueing them: `O(n)` per merge, faster than the queue for a few dozen symbols.
+    ///
+    /// Same result as [`Word::merge_all`] only when no two merges make the same token
+    /// ([`MergeMap::results_unique`]): the queue may then apply a stale entry whose pair
+    /// changed into another one making the same token, at the stale rank, as HF does.
+    /// `pairs` is scratch space reused between calls.
+    pub fn merge_small(&mut self, merges: &MergeMap, pairs: &mut Vec<u64>) {
+        /// Packs a pair's merge as `rank << 32 | new id` (`u64::MAX`: no merge), so the
+        /// smallest value is the lowest rank and the first smallest is the leftmost.
+        #[inline]
+        fn packed(merges: &MergeMap, a: u32, b: u32) -> u64 {
+            merges.get(&(a, b)).map_or(u64::MAX, |&(rank, id)| (u64::from(rank) << 32) | u64::from(id))
+        }
+        let s = &mut self.symbols;
+        if s.len() < 2 {
+            return;
+        }
+        pairs.clear();
+        pairs.extend(s.windows(2).map(|w| packed(merges, w[0].id, w[1].id)));
+        loop {
+            let (mut at, mut best) = (0, u64::MAX);
+            for (i, &p) in pairs.iter().enumerate() {
+                if p < best {
+                    (at, best) = (i, p);
+                }
+            }
+            if best == u64::MAX {
+                break;
+            }
+            let right = s.remove(at + 1);
+            pairs.remove(at);
+            let merged = &mut s[at];
+            merged.id = best as u32;
+            merged.len += right.len;
+            let id = merged.id;
+            if at > 0 {
+                pairs[at - 1] = packed(merges, s[at - 1].id, id);
+            }
+            if at + 1 < s.len() {
+                pairs[at] = packed(merges, id, s[at + 1].id);
+            }
+        }
+        let n = s.len() as u32;
+        for (i, sym) in s.iter_mut().enumerate() {
+            let i = i as u32;
+            sym.prev = if i == 0 { NONE } else { i - 1 };
+            sym.next = if i + 1 == n { NONE } else { i + 1 };
+        }
+    }
+
     /// Applies every merge it can, lowest rank first (leftmost on ties), until none applies.
     ///
     /// `queue` is scratch space reused between calls. With `dropout = Some((p, rng))`, each
@@ -408,7 +465,9 @@ impl Word {
         }
         queue.clear();
         queue.heap.extend(self.symbols.windows(2).enumerate().filter_map(|(pos, w)| {
-            merges.get(&(w[0].id, w[1].id)).map(|&(rank, new_id)| Merge::new(rank, pos as u32, new_id, w[0].len + w[1].len))
+            merges
+                .get(&(w[0].id, w[1].id))
+                .map(|&(rank, new_id)| Merge::new(rank, pos as u32, new_id, w[0].len + w[1].len))
         }));
         queue.heapify();
         let mut skipped: Vec<Merge> = Vec::new();
@@ -500,6 +559,35 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(1);
         w.merge_all(&m, &mut MergeQueue::new(), Some((1.0, &mut rng)));
         assert_eq!(w.ids().collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn small_scan_same_as_queue() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(7);
+        for _ in 0..300 {
+            // Ids 0..4 are chars; each merge makes a new id from two existing ones.
+            let mut m = MergeMap::default();
+            let mut next = 4;
+            for rank in 0..rng.gen_range(1..30) {
+                let pair = (rng.gen_range(0..next), rng.gen_range(0..next));
+                if m.get(&pair).is_none() {
+                    m.insert(pair, (rank, next));
+                    next += 1;
+                }
+            }
+            assert!(m.results_unique());
+            for _ in 0..20 {
+                let mut a = Word::default();
+                for _ in 0..rng.gen_range(0..40) {
+                    a.add(rng.gen_range(0..4), rng.gen_range(1..4));
+                }
+                let mut b = a.clone();
+                a.merge_all::<StdRng>(&m, &mut MergeQueue::new(), None);
+                b.merge_small(&m, &mut Vec::new());
+                assert_eq!(a, b);
+            }
+        }
     }
 
     #[test]

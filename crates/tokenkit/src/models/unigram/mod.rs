@@ -121,7 +121,7 @@ impl Unigram {
         if u32::try_from(pieces.len()).is_err() {
             return Err(Error::invalid("Unigram: more than 2^32 pieces"));
         }
-        let mut token_to_ids = VocabMap::with_capacity(pieces.len());
+        let mut token_to_ids = VocabMap::with_capacity_and_hasher(pieces.len(), Default::default());
         let mut min_score = f64::INFINITY;
         for (id, (piece, score)) in pieces.iter().enumerate() {
             token_to_ids.insert(piece.clone(), id as u32);

@@ -17,6 +17,9 @@ struct Node {
 pub struct Trie {
     nodes: Vec<Node>,
     edges: Vec<(u8, u32)>,
+    /// The root's child for each first byte (`NONE` for none): the root has the most
+    /// children, so its binary search would be the longest.
+    root: Vec<u32>,
 }
 
 impl Trie {
@@ -48,14 +51,29 @@ impl Trie {
             nodes.push(Node { id, first: edges.len() as u32, count: kids.len() as u32 });
             edges.extend(kids);
         }
-        Self { nodes, edges }
+        let mut root = vec![NONE; 256];
+        if let Some(r) = nodes.first() {
+            for &(b, child) in &edges[r.first as usize..(r.first + r.count) as usize] {
+                root[b as usize] = child;
+            }
+        }
+        Self { nodes, edges, root }
     }
 
     /// Calls `f(length, id)` for each piece that is a prefix of `bytes`, shortest first.
     #[inline]
     pub fn common_prefixes(&self, bytes: &[u8], mut f: impl FnMut(usize, u32)) {
-        let Some(mut node) = self.nodes.first() else { return };
-        for (i, b) in bytes.iter().enumerate() {
+        let Some((&first, rest)) = bytes.split_first() else {
+            return;
+        };
+        let Some(&child) = self.root.get(first as usize).filter(|&&c| c != NONE) else {
+            return;
+        };
+        let mut node = &self.nodes[child as usize];
+        if node.id != NONE {
+            f(1, node.id);
+        }
+        for (i, b) in rest.iter().enumerate().map(|(i, b)| (i + 1, b)) {
             let kids = &self.edges[node.first as usize..(node.first + node.count) as usize];
             match kids.binary_search_by_key(b, |&(c, _)| c) {
                 Ok(k) => node = &self.nodes[kids[k].1 as usize],

@@ -24,7 +24,7 @@ impl PartialEq for WordLevel {
 impl Default for WordLevel {
     /// Empty vocabulary, unk `<unk>` (HF's defaults).
     fn default() -> Self {
-        Self::new(VocabMap::new(), "<unk>".into())
+        Self::new(VocabMap::default(), "<unk>".into())
     }
 }
 

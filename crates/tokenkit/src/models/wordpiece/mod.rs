@@ -35,7 +35,7 @@ impl PartialEq for WordPiece {
 impl Default for WordPiece {
     /// Empty vocabulary, unk `[UNK]`, prefix `##`, 100 chars per word (HF's defaults).
     fn default() -> Self {
-        Self::new(VocabMap::new(), "[UNK]".into(), "##".into(), 100)
+        Self::new(VocabMap::default(), "[UNK]".into(), "##".into(), 100)
     }
 }
 
@@ -108,10 +108,15 @@ impl WordPiece {
 
 impl Model for WordPiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        if sequence.chars().count() > self.max_input_chars_per_word {
+        // A piece has at most as many chars as bytes: count them only when it may be too long.
+        if sequence.len() > self.max_input_chars_per_word && sequence.chars().count() > self.max_input_chars_per_word {
             return self.unk(sequence.len());
         }
         let prefix = self.continuing_subword_prefix.as_str();
+        // Most pieces are a single vocabulary word.
+        if let Some(id) = self.vocab.id(sequence) {
+            return Ok(vec![Token::new(id, sequence.to_owned(), (0, sequence.len()))]);
+        }
         let mut tokens = Vec::new();
         let mut candidate = String::new();
         let mut start = 0;
