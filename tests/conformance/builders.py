@@ -8,6 +8,7 @@ A spec is ``Spec(id, group, build)``; ``build(base)`` returns a ``tokenizers.Tok
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -22,11 +23,16 @@ import harness as h
 
 
 def _train_lines(per_file: int) -> list[str]:
+    return list(_train_lines_cached(per_file))
+
+
+@functools.lru_cache(maxsize=None)
+def _train_lines_cached(per_file: int) -> tuple[str, ...]:
     out = []
     for rel in h.corpus_files():
         lines = h.corpus_lines(rel)
         out += [lines[i] for i in h.spread(len(lines), per_file)]
-    return out + h.EDGE_CASES
+    return tuple(out + h.EDGE_CASES)
 
 
 BYTES = [f"<0x{b:02X}>" for b in range(256)]
@@ -160,10 +166,13 @@ def unigram(base: Bases, *, byte_fallback=False, unk=True):
     return models.Unigram(vocab, m["unk_id"] if unk else None, byte_fallback)
 
 
-def wordpiece(base: Bases, name="wordpiece", **opts):
+def wordpiece(base: Bases, name="wordpiece", extra_vocab=(), **opts):
     from tokenizers import models
 
-    m = base.model(name)
+    m = dict(base.model(name))
+    m["vocab"] = dict(m["vocab"])
+    for t in extra_vocab:
+        m["vocab"].setdefault(t, len(m["vocab"]))
     kw = {"unk_token": m["unk_token"], "continuing_subword_prefix": m["continuing_subword_prefix"],
           "max_input_chars_per_word": m["max_input_chars_per_word"]}
     kw.update(opts)
@@ -399,8 +408,8 @@ def specs() -> list[Spec]:
           lambda b: make(wordpiece(b, "wordpiece_at"), pre_tokenizer=pt.BertPreTokenizer(),
                          decoder=d.WordPiece(prefix="@@")))
     model("WordPiece(unk_token=<?>)",
-          lambda b: make(wordpiece(b, unk_token="<?>"), pre_tokenizer=pt.BertPreTokenizer(),
-                         decoder=d.WordPiece(), tokens=["<?>"]))
+          lambda b: make(wordpiece(b, extra_vocab=["<?>"], unk_token="<?>"), pre_tokenizer=pt.BertPreTokenizer(),
+                         decoder=d.WordPiece()))
     model("WordLevel", lambda b: make(wordlevel(b), pre_tokenizer=ws(), specials=SPECIALS_BERT))
     model("Unigram", lambda b: make(unigram(b), pre_tokenizer=pt.Metaspace(), decoder=d.Metaspace(),
                                     specials=SPECIALS_SP))
@@ -429,11 +438,11 @@ def specs() -> list[Spec]:
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", t.token_to_id("[CLS]")), ("[SEP]", t.token_to_id("[SEP]"))])))
     proc("TemplateProcessing(odd-types)", lambda b: wp_tok(b, lambda t: pp.TemplateProcessing(
-        single="$A:2 [SEP]:3 [MASK]:1", pair="[CLS]:5 $B:1 [MASK] $A:0 [SEP]:7",
+        single="$A:2 [SEP]:3 [MASK]:1", pair="[CLS]:5 $A:0 [MASK] $B:1 [SEP]:7 $B:2",
         special_tokens=[("[CLS]", t.token_to_id("[CLS]")), ("[SEP]", t.token_to_id("[SEP]")),
                         ("[MASK]", t.token_to_id("[MASK]"))])))
     proc("TemplateProcessing(multi-id-special)", lambda b: wp_tok(b, lambda t: pp.TemplateProcessing(
-        single="[BOS] $0 [EOS]", pair="[BOS] $0 [EOS] $1:1 [EOS]:1",
+        single="[BOS] $A [EOS]", pair="[BOS] $A [EOS] $B:1 [EOS]:1",
         special_tokens=[{"id": "[BOS]", "ids": [t.token_to_id("[CLS]"), t.token_to_id("[MASK]")],
                          "tokens": ["[CLS]", "[MASK]"]},
                         {"id": "[EOS]", "ids": [t.token_to_id("[SEP]")], "tokens": ["[SEP]"]}])))

@@ -129,26 +129,63 @@ def spread(n_items: int, k: int) -> list[int]:
     return [i * n_items // k for i in range(k)]
 
 
-def sample_lines(rel: str, n: int = 300) -> list[str]:
+def sample_lines(rel: str, n: int = 300, allow_full: bool = True) -> list[str]:
+    """First n lines (every line in FULL mode unless allow_full=False)."""
+    return list(_sample_lines(rel, n, FULL and allow_full))
+
+
+@lru_cache(maxsize=None)
+def _sample_lines(rel: str, n: int, full: bool) -> tuple[str, ...]:
     lines = corpus_lines(rel)
-    return list(lines) if FULL else list(lines[:n])
+    return tuple(lines) if full else tuple(lines[:n])
 
 
-def sample_chunks(rel: str, k: int = 60, size: int = 5) -> list[str]:
-    """Multi-line chunks (each line keeps its '\\n'), from spread positions of the file."""
+def spread_lines(rel: str, k: int) -> list[str]:
+    """k lines from evenly spread positions of the file (cached: corpora are large)."""
+    return list(_spread_lines(rel, k))
+
+
+@lru_cache(maxsize=None)
+def _spread_lines(rel: str, k: int) -> tuple[str, ...]:
+    lines = corpus_lines(rel)
+    return tuple(lines[i] for i in spread(len(lines), k))
+
+
+def sample_chunks(rel: str, k: int = 60, size: int = 5, allow_full: bool = True) -> list[str]:
+    """Multi-line chunks (each line keeps its '\\n'), from spread positions of the file
+    (in FULL mode: all consecutive chunks, unless allow_full=False)."""
+    return list(_sample_chunks(rel, k, size, FULL and allow_full))
+
+
+@lru_cache(maxsize=None)
+def _sample_chunks(rel: str, k: int, size: int, full: bool) -> tuple[str, ...]:
     lines = corpus_lines(rel)
     n_chunks = max(0, len(lines) - size + 1)
-    starts = range(0, n_chunks, size) if FULL else spread(n_chunks, k)
-    return ["".join(l + "\n" for l in lines[s:s + size]) for s in starts]
+    starts = range(0, n_chunks, size) if full else spread(n_chunks, k)
+    return tuple("".join(l + "\n" for l in lines[s:s + size]) for s in starts)
 
 
-def sample_pairs(rel: str, n: int = 100) -> list[tuple[str, str]]:
+def sample_pairs(rel: str, n: int = 100, allow_full: bool = True) -> list[tuple[str, str]]:
+    """Pairs of consecutive lines (all of them in FULL mode unless allow_full=False), plus
+    (chunk, line) pairs."""
+    return list(_sample_pairs(rel, n, FULL and allow_full))
+
+
+@lru_cache(maxsize=None)
+def _sample_pairs(rel: str, n: int, full: bool) -> tuple[tuple[str, str], ...]:
     lines = corpus_lines(rel)
-    chunks = sample_chunks(rel, k=max(1, n // 5))
-    m = len(lines) - 1 if FULL else min(n, len(lines) - 1)
+    chunks = sample_chunks(rel, k=max(1, n // 5), allow_full=full)
+    m = len(lines) - 1 if full else min(n, len(lines) - 1)
     pairs = [(lines[i], lines[i + 1]) for i in range(max(0, m))]
     pairs += [(c, lines[i % max(1, len(lines))]) for i, c in enumerate(chunks)]
-    return pairs
+    return tuple(pairs)
+
+
+@lru_cache(maxsize=None)
+def spread_pairs(rel: str, k: int) -> tuple[tuple[str, str], ...]:
+    """k pairs of consecutive lines from evenly spread positions."""
+    lines = corpus_lines(rel)
+    return tuple((lines[i], lines[i + 1]) for i in spread(len(lines) - 1, k))
 
 
 # Hand-written edge cases appended to every mixed sample.
@@ -170,28 +207,36 @@ EDGE_CASES = [
 
 def mixed_sample(lines_per_file: int = 20, chunks_per_file: int = 4) -> list[str]:
     """A small sample across every corpus file plus EDGE_CASES (for component tests)."""
+    return list(_mixed_sample(lines_per_file, chunks_per_file))
+
+
+@lru_cache(maxsize=None)
+def _mixed_sample(lines_per_file: int, chunks_per_file: int) -> tuple[str, ...]:
     out: list[str] = []
     for rel in corpus_files():
-        lines = corpus_lines(rel)
-        if FULL:
-            out += sample_lines(rel)
-            out += sample_chunks(rel, k=60)
+        if FULL:  # a larger sample, not the whole corpus (that is for test_fixtures)
+            out += sample_lines(rel, 300, allow_full=False)
+            out += sample_chunks(rel, k=60, allow_full=False)
         else:
-            out += [lines[i] for i in spread(len(lines), lines_per_file)]
-            out += sample_chunks(rel, k=chunks_per_file)
-    return out + EDGE_CASES
+            out += spread_lines(rel, lines_per_file)
+            out += sample_chunks(rel, k=chunks_per_file, allow_full=False)
+    return tuple(out + EDGE_CASES)
 
 
 def mixed_pairs(n_per_file: int = 6) -> list[tuple[str, str]]:
+    return list(_mixed_pairs(n_per_file))
+
+
+@lru_cache(maxsize=None)
+def _mixed_pairs(n_per_file: int) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for rel in corpus_files():
-        lines = corpus_lines(rel)
-        idx = spread(len(lines) - 1, n_per_file)
-        out += [(lines[i], lines[i + 1]) for i in idx]
-        out += [(c, lines[idx[0]] if idx else "") for c in sample_chunks(rel, k=2)]
+        ps = spread_pairs(rel, n_per_file)
+        out += ps
+        out += [(c, ps[0][0] if ps else "") for c in sample_chunks(rel, k=2, allow_full=False)]
     e = EDGE_CASES
     out += [(e[i], e[-1 - i]) for i in range(len(e))]
-    return out
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,19 +282,22 @@ def hf_encode(tok, inputs: Sequence, *, add_special: bool = True, pretokenized: 
                 encs = tok.encode_batch(batch, add_special_tokens=add_special, is_pretokenized=pretokenized)
                 out += [enc_to_dict(e, full) for e in encs]
             return kept, out, errors
-        except Exception:
-            bad = None
-            for i, x in enumerate(kept):
+        except BaseException as exc:  # HF raises, or panics (pyo3 PanicException is a BaseException)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            good = []
+            for x in kept:
                 try:
                     tok.encode_batch([_as_hf_input(x, pretokenized)], add_special_tokens=add_special,
                                      is_pretokenized=pretokenized)
-                except Exception:
-                    bad = i
-                    break
-            if bad is None:
+                    good.append(x)
+                except BaseException as e:  # noqa: BLE001
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                        raise
+            if len(good) == len(kept):
                 raise
-            del kept[bad]
-            errors += 1
+            errors += len(kept) - len(good)
+            kept = good
 
 
 def hf_decode(tok, id_lists, skip_special: bool):
@@ -257,7 +305,9 @@ def hf_decode(tok, id_lists, skip_special: bool):
     for ids in id_lists:
         try:
             s = tok.decode(ids, skip_special_tokens=skip_special)
-        except Exception:
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
             errors += 1
             continue
         kept.append(ids)
@@ -273,7 +323,9 @@ def hf_decode_stream(tok, id_lists, skip_special: bool):
         try:
             st = DecodeStream(skip_special_tokens=skip_special)
             steps = [st.step(tok, i) for i in ids]
-        except Exception:
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
             errors += 1
             continue
         kept.append(ids)
@@ -314,11 +366,21 @@ def cli_prefix(b: Path) -> list[str]:
     return [sys.executable, str(b)] if b.suffix == ".py" else [str(b)]
 
 
+def _cli_env() -> dict:
+    env = dict(os.environ)
+    bt = env.pop("TOKENKIT_CLI_RUST_BACKTRACE", None)
+    if bt:
+        env["RUST_BACKTRACE"] = bt
+    elif bt is not None:
+        env.pop("RUST_BACKTRACE", None)
+    return env
+
+
 def run_cli(args: list[str], stdin: bytes, *, check: bool = True, timeout: float | None = None):
     b = require_cli()
     try:
         r = subprocess.run([*cli_prefix(b), *args], input=stdin, capture_output=True,
-                           timeout=timeout or CLI_TIMEOUT)
+                           timeout=timeout or CLI_TIMEOUT, env=_cli_env())
     except subprocess.TimeoutExpired:
         pytest.fail(f"tokenkit {' '.join(args)} timed out after {timeout or CLI_TIMEOUT}s", pytrace=False)
     if check and r.returncode != 0:
@@ -430,23 +492,33 @@ def record(group: str, tokenizer: str, corpus: str, kind: str, o: Outcome, cli_e
                 f.write(json.dumps(rec) + "\n")
 
 
-def compare(group: str, tokenizer: str, corpus: str, kind: str, inputs: Sequence, expected: Sequence,
-            got: Sequence, *, fields: Sequence[str] | None = None, oracle_errors: int = 0,
-            max_show: int = 5) -> Outcome:
-    o = Outcome(total=len(expected), oracle_errors=oracle_errors)
+def _diff_rows(o: Outcome, inputs: Sequence, expected: Sequence, got: Sequence,
+               fields: Sequence[str] | None, offset: int = 0, max_show: int = 5) -> None:
+    o.total += len(expected)
     for i, (inp, e, g) in enumerate(zip(inputs, expected, got)):
         d = first_diff(e, g, fields)
         if d is None:
             o.identical += 1
         elif len(o.mismatches) < max_show:
-            o.mismatches.append(f"  #{i} input={_short(inp, 120)}\n      {d}")
+            o.mismatches.append(f"  #{offset + i} input={_short(inp, 120)}\n      {d}")
+
+
+def _finish(group: str, tokenizer: str, corpus: str, kind: str, o: Outcome) -> Outcome:
     record(group, tokenizer, corpus, kind, o)
-    extra = f" ({oracle_errors} inputs dropped: HF raised)" if oracle_errors else ""
+    extra = f" ({o.oracle_errors} inputs dropped: HF raised)" if o.oracle_errors else ""
     msg = f"{tokenizer} / {corpus} {kind}: {o.identical}/{o.total} identical{extra}"
     print(msg)
     if o.identical != o.total:
         pytest.fail(msg + "\n" + "\n".join(o.mismatches), pytrace=False)
     return o
+
+
+def compare(group: str, tokenizer: str, corpus: str, kind: str, inputs: Sequence, expected: Sequence,
+            got: Sequence, *, fields: Sequence[str] | None = None, oracle_errors: int = 0) -> Outcome:
+    """Compare row by row, record the counts, print them, fail with the first few diffs."""
+    o = Outcome(oracle_errors=oracle_errors)
+    _diff_rows(o, inputs, expected, got, fields)
+    return _finish(group, tokenizer, corpus, kind, o)
 
 
 @contextmanager
@@ -459,20 +531,40 @@ def recording_cli_errors(group: str, tokenizer: str, corpus: str, kind: str, tot
         raise
 
 
+# Inputs per CLI call. Sample mode always fits in one call; in FULL mode large corpora are cut
+# into slices (at batch boundaries, so per-batch padding is unchanged) to bound memory.
+SLICE = int(os.environ.get("TOKENKIT_CONFORMANCE_SLICE", "20000"))
+
+
+def _slices(n: int, batch_size: int):
+    step = max(batch_size, SLICE // batch_size * batch_size)
+    return [(s, min(n, s + step)) for s in range(0, n, step)] or [(0, 0)]
+
+
 def check_encode(group: str, name: str, path: Path, corpus: str, kind: str, inputs: Sequence, *,
                  tok=None, add_special: bool = True, pretokenized: bool = False,
                  batch_size: int | None = None, full: bool = True, ensure_ascii: bool = False) -> Outcome:
-    """Oracle encode + one CLI run + field-by-field comparison, all in one call."""
+    """Oracle encode + one CLI run (per slice) + field-by-field comparison."""
     from tokenizers import Tokenizer
 
     tok = tok or Tokenizer.from_file(str(path))
-    kept, expected, errs = hf_encode(tok, inputs, add_special=add_special, pretokenized=pretokenized,
-                                     batch_size=batch_size or DEFAULT_BATCH, full=full)
-    with recording_cli_errors(group, name, corpus, kind, len(kept)):
-        got = cli_encode(path, kept, add_special=add_special, pretokenized=pretokenized,
-                         batch_size=batch_size, full=full, ensure_ascii=ensure_ascii)
-    return compare(group, name, corpus, kind, kept, expected, got,
-                   fields=FULL_FIELDS if full else BASIC_FIELDS, oracle_errors=errs)
+    bs = batch_size or DEFAULT_BATCH
+    fields = FULL_FIELDS if full else BASIC_FIELDS
+    o = Outcome()
+    kept_inputs = list(inputs)
+    if len(_slices(len(kept_inputs), bs)) > 1:
+        # drop HF-rejected inputs first, so that slices keep the CLI's batch boundaries
+        kept_inputs, _, o.oracle_errors = hf_encode(tok, kept_inputs, add_special=add_special,
+                                                    pretokenized=pretokenized, batch_size=1, full=False)
+    for lo, hi in _slices(len(kept_inputs), bs):
+        kept, expected, errs = hf_encode(tok, kept_inputs[lo:hi], add_special=add_special,
+                                         pretokenized=pretokenized, batch_size=bs, full=full)
+        o.oracle_errors += errs
+        with recording_cli_errors(group, name, corpus, kind, len(kept)):
+            got = cli_encode(path, kept, add_special=add_special, pretokenized=pretokenized,
+                             batch_size=batch_size, full=full, ensure_ascii=ensure_ascii)
+        _diff_rows(o, kept, expected, got, fields, offset=lo)
+    return _finish(group, name, corpus, kind, o)
 
 
 def check_decode(group: str, name: str, path: Path, corpus: str, id_lists, *, tok=None,
@@ -481,11 +573,16 @@ def check_decode(group: str, name: str, path: Path, corpus: str, id_lists, *, to
 
     tok = tok or Tokenizer.from_file(str(path))
     fn = hf_decode_stream if stream else hf_decode
-    kept, expected, errs = fn(tok, id_lists, skip_special)
     kind = ("decode-stream" if stream else "decode") + ("-skip" if skip_special else "")
-    with recording_cli_errors(group, name, corpus, kind, len(kept)):
-        got = cli_decode(path, kept, skip_special=skip_special, stream=stream)
-    return compare(group, name, corpus, kind, kept, expected, got, oracle_errors=errs)
+    o = Outcome()
+    id_lists = list(id_lists)
+    for lo, hi in _slices(len(id_lists), 1):
+        kept, expected, errs = fn(tok, id_lists[lo:hi], skip_special)
+        o.oracle_errors += errs
+        with recording_cli_errors(group, name, corpus, kind, len(kept)):
+            got = cli_decode(path, kept, skip_special=skip_special, stream=stream)
+        _diff_rows(o, kept, expected, got, None, offset=lo)
+    return _finish(group, name, corpus, kind, o)
 
 
 def decode_inputs(tok, encodings_ids: list[list[int]], n_random: int = 40, seed: int = 0,

@@ -6,12 +6,40 @@ It exists to validate the conformance harness itself (every check must pass agai
     TOKENKIT_BIN=tests/conformance/reference_cli.py .venv/bin/python -m pytest tests/conformance -q
 
 (The shebang is not used; TOKENKIT_BIN pointing at a .py file runs it with this interpreter.)
+
+REFERENCE_CLI_FAULT=<field> perturbs every 7th output line (ids, offsets, type_ids, word_ids,
+overflowing, decode, stream, count) to check that the harness notices.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+
+FAULT = os.environ.get("REFERENCE_CLI_FAULT", "")
+_n = 0
+
+
+def emit(out, obj) -> None:
+    global _n
+    _n += 1
+    if FAULT and _n % 7 == 0:
+        if FAULT == "count":
+            return
+        if isinstance(obj, dict) and FAULT in obj and obj[FAULT]:
+            v = obj[FAULT]
+            if FAULT == "offsets":
+                v[-1] = [v[-1][0], v[-1][1] + 1]
+            elif FAULT == "overflowing":
+                v.pop()
+            else:
+                v[0] = 1 if v[0] != 1 else 2
+        elif FAULT == "decode" and isinstance(obj, str):
+            obj = obj + " "
+        elif FAULT == "stream" and isinstance(obj, list) and obj:
+            obj[-1] = None if obj[-1] else "x"
+    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
 def die(msg: str) -> None:
@@ -95,7 +123,7 @@ def main() -> None:
             except Exception as ex:  # noqa: BLE001
                 die(f"encode failed: {ex}")
             for en in encs:
-                out.write(json.dumps(enc(en, a.full), ensure_ascii=False) + "\n")
+                emit(out, enc(en, a.full))
     else:
         from tokenizers.decoders import DecodeStream
 
@@ -109,7 +137,7 @@ def main() -> None:
                 res = [st.step(tok, i) for i in ids]
             else:
                 res = tok.decode(ids, skip_special_tokens=a.skip_special)
-            out.write(json.dumps(res, ensure_ascii=False) + "\n")
+            emit(out, res)
 
 
 if __name__ == "__main__":
