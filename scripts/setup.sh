@@ -7,6 +7,7 @@
 #   CARGO_TARGET_DIR  honoured by cargo as usual (the conformance suite finds the binary through
 #                     TOKENKIT_BIN, else $CARGO_TARGET_DIR/release/tokenkit, else target/release/tokenkit)
 #   SKIP_BUILD=1      do not build the CLI
+#   SKIP_PYTHON_PACKAGE=1  do not build and install the Python package
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,11 @@ fi
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
     echo "[setup] cargo build --release -p tokenkit-cli"
     cargo build --release -p tokenkit-cli
+fi
+
+if [ "${SKIP_PYTHON_PACKAGE:-0}" != "1" ]; then
+    echo "[setup] pip install ./bindings/python (the tokenkit Python package)"
+    .venv/bin/python -m pip install -q --disable-pip-version-check ./bindings/python
 fi
 
 echo "[setup] fetching fixtures"

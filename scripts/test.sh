@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The project's test command: Rust unit/integration tests, then the conformance suites.
-# Extra arguments are passed to pytest (e.g. scripts/test.sh -k gpt2 -x).
+# The project's test command: Rust unit/integration tests, the conformance suite (tokenkit CLI
+# vs HF tokenizers) and the Python package's tests (tokenkit vs tokenizers, in Python).
+# Extra arguments are passed to the conformance pytest run (e.g. scripts/test.sh -k gpt2 -x).
 #   TOKENKIT_CONFORMANCE_FULL=1  every corpus line instead of the default sample
 #   PYTEST_WORKERS=N             pytest-xdist workers (default: auto = one per core; 0 = no xdist)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --workspace --release
+# The library and the CLI (the default workspace members; the benchmark crate and the Python
+# extension are built by their own commands).
+cargo test --release
 
 xdist=()
 if [ "${PYTEST_WORKERS:-auto}" != "0" ] && .venv/bin/python -c "import xdist" 2>/dev/null; then
     xdist=(-n "${PYTEST_WORKERS:-auto}")
 fi
 .venv/bin/python -m pytest tests/conformance -q "${xdist[@]}" "$@"
+.venv/bin/python -m pytest tests/python -q "${xdist[@]}"
