@@ -291,11 +291,12 @@ impl Encoding {
         Some(self.token_to_word(self.char_to_token(pos, sequence_id)?)?.1)
     }
 
+    /// Tokens `start..stop` of every field but `tokens` (left empty for the caller to fill).
     fn slice_part(&self, start: usize, stop: usize) -> Encoding {
         Encoding {
             ids: self.ids[start..stop].to_vec(),
             type_ids: self.type_ids[start..stop].to_vec(),
-            tokens: self.tokens[start..stop].to_vec(),
+            tokens: Vec::new(),
             words: self.words[start..stop].to_vec(),
             offsets: self.offsets[start..stop].to_vec(),
             special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
@@ -352,15 +353,35 @@ impl Encoding {
                 }
             }
         }
-        let mut first = self.slice_part(parts[0].0, parts[0].1);
-        first.overflowing = parts[1..].iter().map(|&(s, e)| self.slice_part(s, e)).collect();
+        // Windows overlap only their neighbours: a token string is cloned while the next window
+        // still needs it, and moved out by the last window holding it.
+        let mut tokens = std::mem::take(&mut self.tokens);
+        let mut built = Vec::with_capacity(parts.len());
+        for (k, &(start, stop)) in parts.iter().enumerate() {
+            let mut part = self.slice_part(start, stop);
+            let next = parts.get(k + 1).map_or(0..0, |&(s, e)| s..e);
+            part.tokens = (start..stop)
+                .map(|i| if next.contains(&i) { tokens[i].clone() } else { std::mem::take(&mut tokens[i]) })
+                .collect();
+            built.push(part);
+        }
+        let mut built = built.into_iter();
+        let Some(mut first) = built.next() else {
+            return Ok(());
+        };
+        first.overflowing = built.collect();
         *self = first;
         Ok(())
     }
 
     /// Concatenates encodings (`growing_offsets`: shift each one's offsets after the previous).
     pub fn merge<I: IntoIterator<Item = Encoding>>(encodings: I, growing_offsets: bool) -> Self {
-        let mut out = Encoding::default();
+        // Merging the first encoding into an empty one gives it back unchanged (its overflowing
+        // parts included): start from it instead of cloning every overflowing part.
+        let mut encodings = encodings.into_iter();
+        let Some(mut out) = encodings.next() else {
+            return Encoding::default();
+        };
         for e in encodings {
             out.merge_with(e, growing_offsets);
         }
