@@ -316,8 +316,8 @@ def test_vocab_and_added_tokens(path):
     assert t.num_special_tokens_to_add(True) == h.num_special_tokens_to_add(True)
 
 
-@pytest.mark.xfail(reason="library: HF's id_to_token/decode return the *normalized* content of a normalized added "
-                          "token (llama2 '▁<new_tok>', bert_uncased 'foobar'); tokenkit returns the raw content")
+# HF's id_to_token/decode return the *normalized* content of a normalized added token (llama2
+# '▁<new_tok>', bert_uncased 'foobar'); tokenkit does the same.
 @pytest.mark.parametrize("path", FIXTURE_PATHS, ids=FIXTURE_IDS)
 def test_decode_normalized_added_tokens(path):
     h, t = load_both(path)
