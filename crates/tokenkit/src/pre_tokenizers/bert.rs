@@ -1,6 +1,6 @@
 //! `BertPreTokenizer`: splits on whitespace (dropped) and isolates every punctuation char.
 
-use super::{impl_unit_serde, is_bert_punctuation, slice_ranges};
+use super::{impl_unit_serde, is_bert_punctuation, slice_ranges, split_words};
 use crate::tokenizer::{PreTokenizedString, PreTokenizer};
 use crate::Result;
 
@@ -16,24 +16,7 @@ impl BertPreTokenizer {
     /// punctuation char is a piece of its own. One pass gives the same pieces as HF's two
     /// (whitespace `Removed`, then punctuation `Isolated`).
     pub fn split_ranges(s: &str, ranges: &mut Vec<(usize, usize)>) {
-        let mut word_start = None;
-        for (i, c) in s.char_indices() {
-            if c.is_whitespace() {
-                if let Some(start) = word_start.take() {
-                    ranges.push((start, i));
-                }
-            } else if is_bert_punctuation(c) {
-                if let Some(start) = word_start.take() {
-                    ranges.push((start, i));
-                }
-                ranges.push((i, i + c.len_utf8()));
-            } else if word_start.is_none() {
-                word_start = Some(i);
-            }
-        }
-        if let Some(start) = word_start {
-            ranges.push((start, s.len()));
-        }
+        split_words(s, ranges, is_bert_punctuation);
     }
 }
 

@@ -171,6 +171,29 @@ pub fn is_bert_punctuation(c: char) -> bool {
 
 /// Cuts `normalized` into the given normalized byte ranges, in order; ranges must lie on char
 /// boundaries (an error otherwise, never a panic).
+/// Appends to `ranges` the words of `s` (byte ranges): whitespace separates words and is
+/// dropped, and every char for which `isolate` is true is a word of its own.
+pub(crate) fn split_words(s: &str, ranges: &mut Vec<(usize, usize)>, isolate: impl Fn(char) -> bool) {
+    let mut word_start = None;
+    for (i, c) in s.char_indices() {
+        if c.is_whitespace() {
+            if let Some(start) = word_start.take() {
+                ranges.push((start, i));
+            }
+        } else if isolate(c) {
+            if let Some(start) = word_start.take() {
+                ranges.push((start, i));
+            }
+            ranges.push((i, i + c.len_utf8()));
+        } else if word_start.is_none() {
+            word_start = Some(i);
+        }
+    }
+    if let Some(start) = word_start {
+        ranges.push((start, s.len()));
+    }
+}
+
 pub(crate) fn slice_ranges<I>(
     normalized: &NormalizedString,
     ranges: I,

@@ -39,19 +39,7 @@ impl_unit_serde!(WhitespaceSplit);
 impl WhitespaceSplit {
     /// The pieces of `s` as byte ranges: the runs of non-whitespace chars.
     pub fn split_ranges(s: &str, ranges: &mut Vec<(usize, usize)>) {
-        let mut word_start = None;
-        for (i, c) in s.char_indices() {
-            if c.is_whitespace() {
-                if let Some(start) = word_start.take() {
-                    ranges.push((start, i));
-                }
-            } else if word_start.is_none() {
-                word_start = Some(i);
-            }
-        }
-        if let Some(start) = word_start {
-            ranges.push((start, s.len()));
-        }
+        super::split_words(s, ranges, |_| false);
     }
 }
 

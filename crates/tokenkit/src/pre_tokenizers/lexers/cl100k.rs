@@ -205,19 +205,8 @@ mod tests {
     fn matches_oniguruma_on_random_strings() {
         let re3 = SysRegex::onig_only(LLAMA3_PATTERN).unwrap();
         let reu = SysRegex::onig_only(CL100K_PATTERN).unwrap();
-        let alphabet: Vec<char> = " \t\n\r'aZséßſ日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rRvlLmdtE".chars().collect();
-        let mut state: u64 = 0x2545F4914F6CDD1D;
-        for _ in 0..20_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = (state % 12) as usize;
-            let mut s = String::new();
-            let mut x = state;
-            for _ in 0..len {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                s.push(alphabet[(x >> 33) as usize % alphabet.len()]);
-            }
+        let alphabet = " \t\n\r'aZséßſ日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rRvlLmdtE";
+        for s in super::super::random_strings(alphabet, 0x2545F4914F6CDD1D, 20_000) {
             check(&s, &re3, DigitRun::UpToThree);
             check(&s, &reu, DigitRun::Unbounded);
         }

@@ -137,19 +137,8 @@ mod tests {
     #[test]
     fn matches_oniguruma_on_random_strings() {
         let re = SysRegex::onig_only(GPT2_PATTERN).unwrap();
-        let alphabet: Vec<char> = " \t\n\r'aZséß日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rvlmdt".chars().collect();
-        let mut state: u64 = 0x9E3779B97F4A7C15;
-        for _ in 0..20_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = (state % 12) as usize;
-            let mut s = String::new();
-            let mut x = state;
-            for _ in 0..len {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                s.push(alphabet[(x >> 33) as usize % alphabet.len()]);
-            }
+        let alphabet = " \t\n\r'aZséß日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rvlmdt";
+        for s in super::super::random_strings(alphabet, 0x9E3779B97F4A7C15, 20_000) {
             check(&s, &re);
         }
     }

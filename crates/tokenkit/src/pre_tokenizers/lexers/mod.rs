@@ -9,3 +9,24 @@ pub mod gpt2;
 
 pub use cl100k::{Cl100kLexer, DigitRun};
 pub use gpt2::Gpt2Lexer;
+
+/// Deterministic random strings (0 to 11 chars) over `alphabet`, for the lexer tests.
+#[cfg(test)]
+pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Vec<String> {
+    let alphabet: Vec<char> = alphabet.chars().collect();
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let len = (state % 12) as usize;
+        let mut s = String::new();
+        let mut x = state;
+        for _ in 0..len {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s.push(alphabet[(x >> 33) as usize % alphabet.len()]);
+        }
+        out.push(s);
+    }
+    out
+}
