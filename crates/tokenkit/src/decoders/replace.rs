@@ -4,28 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::tokenizer::pattern::Pattern;
 use crate::tokenizer::Decoder;
-use crate::utils::regex::SysRegex;
+use crate::utils::pattern::{Matcher, StringOrRegex};
 use crate::{Error, Result};
 
 /// What [`Replace`] looks for. Serializes as `{"String":"▁"}` or `{"Regex":"\\s+"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ReplacePattern {
-    /// A literal string.
-    String(String),
-    /// An Oniguruma regular expression.
-    Regex(String),
-}
-
-impl From<String> for ReplacePattern {
-    fn from(s: String) -> Self {
-        ReplacePattern::String(s)
-    }
-}
-impl From<&str> for ReplacePattern {
-    fn from(s: &str) -> Self {
-        ReplacePattern::String(s.to_owned())
-    }
-}
+pub type ReplacePattern = StringOrRegex;
 
 /// Replaces every non-overlapping match of `pattern` in each token by `content`.
 /// Serializes as `{"type":"Replace","pattern":{"String":"▁"},"content":" "}`.
@@ -34,9 +17,8 @@ impl From<&str> for ReplacePattern {
 pub struct Replace {
     pattern: ReplacePattern,
     content: String,
-    /// The compiled regex; `None` for a non-empty literal, which is searched directly.
     #[serde(skip)]
-    regex: Option<SysRegex>,
+    matcher: Matcher,
 }
 
 #[derive(Deserialize)]
@@ -62,13 +44,8 @@ impl Replace {
     /// A decoder replacing `pattern` by `content`; an error if a regex pattern does not compile.
     pub fn new(pattern: impl Into<ReplacePattern>, content: impl Into<String>) -> Result<Self> {
         let pattern = pattern.into();
-        let regex = match &pattern {
-            ReplacePattern::String(s) if !s.is_empty() => None,
-            // An empty literal matches between every two chars, as HF's escaped regex does.
-            ReplacePattern::String(_) => Some(SysRegex::new("")?),
-            ReplacePattern::Regex(r) => Some(SysRegex::new(r)?),
-        };
-        Ok(Self { pattern, content: content.into(), regex })
+        let matcher = Matcher::new(&pattern)?;
+        Ok(Self { pattern, content: content.into(), matcher })
     }
 
     /// The pattern.
@@ -82,18 +59,17 @@ impl Replace {
     }
 
     fn replace(&self, token: String) -> Result<String> {
-        match (&self.regex, &self.pattern) {
-            (None, ReplacePattern::String(s)) => {
+        match &self.matcher {
+            Matcher::Literal(s) => {
                 Ok(if token.contains(s.as_str()) { token.replace(s.as_str(), &self.content) } else { token })
             }
-            (Some(re), _) => {
+            Matcher::Regex(re) => {
                 let mut out = String::with_capacity(token.len());
                 for ((start, end), is_match) in re.find_matches(&token)? {
                     out.push_str(if is_match { &self.content } else { &token[start..end] });
                 }
                 Ok(out)
             }
-            (None, ReplacePattern::Regex(_)) => Err(Error::invalid("Replace: regex pattern was not compiled")),
         }
     }
 }

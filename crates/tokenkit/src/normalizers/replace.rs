@@ -3,38 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::tokenizer::{NormalizedString, Normalizer};
-use crate::utils::regex::SysRegex;
+use crate::utils::pattern::{Matcher, StringOrRegex};
 use crate::{Error, Result};
 
 /// What [`Replace`] looks for. JSON `{"String":"..."}` or `{"Regex":"..."}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ReplacePattern {
-    /// A literal string.
-    String(String),
-    /// An Oniguruma (Ruby syntax) regex, as HF compiles it.
-    Regex(String),
-}
-
-impl From<String> for ReplacePattern {
-    fn from(s: String) -> Self {
-        ReplacePattern::String(s)
-    }
-}
-
-impl From<&str> for ReplacePattern {
-    fn from(s: &str) -> Self {
-        ReplacePattern::String(s.to_owned())
-    }
-}
-
-/// The compiled form of a [`ReplacePattern`].
-#[derive(Debug, Clone)]
-enum Matcher {
-    /// Non-empty literal: plain substring search.
-    Literal(String),
-    /// A regex, or the empty literal (which HF compiles to a regex matching everywhere).
-    Regex(SysRegex),
-}
+pub type ReplacePattern = StringOrRegex;
 
 /// Replaces every non-overlapping match of `pattern` (leftmost first) with `content`; the new
 /// chars are aligned with the match they replace.
@@ -73,11 +46,7 @@ impl Replace {
     /// A normalizer replacing `pattern` by `content`; an error if the regex does not compile.
     pub fn new(pattern: impl Into<ReplacePattern>, content: impl Into<String>) -> Result<Self> {
         let pattern = pattern.into();
-        let matcher = match &pattern {
-            ReplacePattern::String(s) if !s.is_empty() => Matcher::Literal(s.clone()),
-            ReplacePattern::String(_) => Matcher::Regex(SysRegex::new("")?),
-            ReplacePattern::Regex(r) => Matcher::Regex(SysRegex::new(r)?),
-        };
+        let matcher = Matcher::new(&pattern)?;
         Ok(Self { pattern, content: content.into(), matcher })
     }
 

@@ -6,40 +6,13 @@ use crate::tokenizer::pattern::{Invert, Pattern};
 use crate::tokenizer::{
     NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior,
 };
+use crate::utils::pattern::{Matcher, StringOrRegex};
 use crate::utils::regex::SysRegex;
 use crate::{Error, Result};
 
 /// What [`Split`] looks for: a literal string or an Oniguruma regex (serialized as
 /// `{"String": s}` or `{"Regex": r}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SplitPattern {
-    /// A literal string.
-    String(String),
-    /// A regex, Oniguruma (Ruby) syntax as HF reads it.
-    Regex(String),
-}
-
-impl From<String> for SplitPattern {
-    fn from(s: String) -> Self {
-        SplitPattern::String(s)
-    }
-}
-
-impl From<&str> for SplitPattern {
-    fn from(s: &str) -> Self {
-        SplitPattern::String(s.to_owned())
-    }
-}
-
-/// The compiled form of a [`SplitPattern`].
-#[derive(Debug, Clone)]
-enum Matcher {
-    /// A non-empty literal: plain substring search finds the same leftmost matches as the
-    /// escaped regex HF compiles, without a regex engine.
-    Literal(String),
-    /// A regex (and the empty literal, whose empty matches only a regex reproduces).
-    Regex(SysRegex),
-}
+pub type SplitPattern = StringOrRegex;
 
 /// Splits on every match of `pattern` (on every non-match when `invert`), the matches handled
 /// as `behavior` says.
@@ -72,11 +45,7 @@ impl Split {
         invert: bool,
     ) -> Result<Self> {
         let pattern = pattern.into();
-        let matcher = match &pattern {
-            SplitPattern::String(s) if !s.is_empty() => Matcher::Literal(s.clone()),
-            SplitPattern::String(_) => Matcher::Regex(SysRegex::new("")?),
-            SplitPattern::Regex(r) => Matcher::Regex(SysRegex::new(r)?),
-        };
+        let matcher = Matcher::new(&pattern)?;
         Ok(Self {
             pattern,
             behavior,

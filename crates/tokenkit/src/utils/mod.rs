@@ -1,4 +1,5 @@
 //! Small shared helpers.
 
 pub mod byte_level;
+pub mod pattern;
 pub mod regex;
