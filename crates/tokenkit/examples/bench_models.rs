@@ -34,24 +34,10 @@ fn run_model(model: &impl Model, pieces: &[String], repeat: usize) -> tokenkit::
     Ok((n, sum))
 }
 
+mod common;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 3 {
-        eprintln!("usage: bench_models TOKENIZER FILE [REPEAT]");
-        std::process::exit(2);
-    }
-    let tok = tokenkit::formats::load(&args[1])?;
-    let text = std::fs::read_to_string(&args[2])?;
-    let repeat: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let mut docs = Vec::new();
-    let mut cur = String::new();
-    for line in text.split_inclusive('\n') {
-        cur.push_str(line);
-        if cur.len() >= 4096 {
-            docs.push(std::mem::take(&mut cur));
-        }
-    }
-    docs.push(cur);
+    let (tok, docs, repeat) = common::load_args("bench_models")?;
     let mut pieces: Vec<String> = Vec::new();
     for d in &docs {
         let mut n = NormalizedString::from(d.as_str());
@@ -69,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cpu_start = cpu_ns();
     let (n, sum) = run_model(model, &pieces, repeat)?;
     let secs = start.elapsed().as_secs_f64();
-    let mb = (text.len() * repeat) as f64 / 1e6;
+    let mb = (docs.iter().map(String::len).sum::<usize>() * repeat) as f64 / 1e6;
     let cpu = cpu_ns().zip(cpu_start).map(|(b, a)| format!(" ({:.1} MB/s of CPU time)", mb / ((b - a) as f64 / 1e9)));
     println!(
         "{} pieces, {} tokens, checksum {sum:016x}, model {:.1} MB/s{}",

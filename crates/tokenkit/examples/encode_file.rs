@@ -5,24 +5,11 @@
 
 use std::time::Instant;
 
+mod common;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 3 {
-        eprintln!("usage: encode_file TOKENIZER FILE [REPEAT]");
-        std::process::exit(2);
-    }
-    let tok = tokenkit::formats::load(&args[1])?;
-    let text = std::fs::read_to_string(&args[2])?;
-    let repeat: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let mut docs = Vec::new();
-    let mut cur = String::new();
-    for line in text.split_inclusive('\n') {
-        cur.push_str(line);
-        if cur.len() >= 4096 {
-            docs.push(std::mem::take(&mut cur));
-        }
-    }
-    docs.push(cur);
+    let (tok, docs, repeat) = common::load_args("encode_file")?;
+    let bytes: usize = docs.iter().map(String::len).sum();
     let start = Instant::now();
     let mut n = 0;
     for _ in 0..repeat {
@@ -31,6 +18,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("{} tokens, {:.1} MB/s", n / repeat, (text.len() * repeat) as f64 / 1e6 / secs);
+    println!("{} tokens, {:.1} MB/s", n / repeat, (bytes * repeat) as f64 / 1e6 / secs);
     Ok(())
 }

@@ -43,18 +43,6 @@ pub struct Encoding {
     pub(crate) sequence_ranges: HashMap<usize, Range<usize>>,
 }
 
-macro_rules! all_fields {
-    ($self:ident, $f:ident) => {{
-        $self.ids.$f();
-        $self.type_ids.$f();
-        $self.tokens.$f();
-        $self.words.$f();
-        $self.offsets.$f();
-        $self.special_tokens_mask.$f();
-        $self.attention_mask.$f();
-    }};
-}
-
 impl Encoding {
     /// An empty encoding with room for `n` tokens.
     pub fn with_capacity(n: usize) -> Self {
@@ -455,11 +443,6 @@ impl Encoding {
                 self.offsets.extend(std::iter::repeat_n((0, 0), n));
             }
         }
-    }
-
-    /// Drops every token (keeps overflowing).
-    pub fn clear_tokens(&mut self) {
-        all_fields!(self, clear);
     }
 
     /// Pads many encodings in parallel.
