@@ -74,3 +74,53 @@ fn missing_file_names_the_path() {
     let msg = Tokenizer::from_file("/nonexistent/tokenizer.json").unwrap_err().to_string();
     assert!(msg.contains("/nonexistent/tokenizer.json"), "{msg}");
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("tokenkit-bad-input-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn empty_vocab_txt_is_an_error() {
+    let d = temp_dir("empty-vocab");
+    let p = d.join("vocab.txt");
+    std::fs::write(&p, "").unwrap();
+    let msg = tokenkit::formats::load(&p).unwrap_err().to_string();
+    assert!(msg.contains("vocab.txt"), "{msg}");
+}
+
+#[test]
+fn vocab_txt_without_cls_sep_is_named() {
+    let d = temp_dir("no-cls");
+    let p = d.join("vocab.txt");
+    std::fs::write(&p, "[UNK]\nhello\n").unwrap();
+    let msg = tokenkit::formats::load(&p).unwrap_err().to_string();
+    assert!(msg.contains("[CLS]"), "{msg}");
+}
+
+#[test]
+fn malformed_merges_line_is_named() {
+    let d = temp_dir("bad-merges");
+    std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 1, "ab": 2}"#).unwrap();
+    std::fs::write(d.join("merges.txt"), "#version: 0.2\na b\nthree parts here\n").unwrap();
+    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    assert!(msg.contains("merges.txt:3"), "{msg}");
+}
+
+#[test]
+fn vocab_json_without_merges_is_an_error() {
+    let d = temp_dir("no-merges");
+    std::fs::write(d.join("vocab.json"), r#"{"a": 0}"#).unwrap();
+    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    assert!(msg.contains("merges.txt"), "{msg}");
+}
+
+#[test]
+fn truncated_vocab_json_is_an_error() {
+    let d = temp_dir("trunc-vocab");
+    std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b"#).unwrap();
+    std::fs::write(d.join("merges.txt"), "a b\n").unwrap();
+    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    assert!(msg.contains("vocab.json"), "{msg}");
+}
