@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 import os
 import pickle
 import subprocess
@@ -145,13 +146,20 @@ def assert_same_encoding(h, t, where=""):
     assert len(t) == len(h), where
     for field in ["ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask", "word_ids",
                   "words", "sequence_ids", "n_sequences"]:
-        hv, tv = getattr(h, field), getattr(t, field)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # `words`, deprecated in both libraries
+            hv, tv = getattr(h, field), getattr(t, field)
         if field == "offsets":
             hv, tv = [tuple(x) for x in hv], [tuple(x) for x in tv]
         assert tv == hv, f"{where}: {field} differs"
     n = len(h)
     for i in range(n + 1):
-        assert t.token_to_sequence(i) == h.token_to_sequence(i), f"{where}: token_to_sequence({i})"
+        tv, hv = t.token_to_sequence(i), h.token_to_sequence(i)
+        if tv != hv:
+            # HF picks among overlapping sequence ranges in hash order (random per run) when an
+            # encoding that already had sequence ids is post-processed; tokenkit answers as
+            # `sequence_ids` does, which HF itself reports deterministically.
+            assert i < n and tv == h.sequence_ids[i], f"{where}: token_to_sequence({i})"
         if i < n:
             assert t.token_to_chars(i) == h.token_to_chars(i), f"{where}: token_to_chars({i})"
             assert t.token_to_word(i) == h.token_to_word(i), f"{where}: token_to_word({i})"

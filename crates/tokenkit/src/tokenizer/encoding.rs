@@ -220,10 +220,10 @@ impl Encoding {
         } else if self.sequence_ranges.is_empty() {
             Some(0)
         } else {
-            // In sequence order, so that the answer does not depend on hash order.
-            let mut seqs: Vec<usize> = self.sequence_ranges.keys().copied().collect();
-            seqs.sort_unstable();
-            seqs.into_iter().find(|s| self.sequence_ranges[s].contains(&token))
+            // When ranges overlap (an encoding that already had sequence ids was post-processed
+            // again), HF answers in hash order, so at random. The last sequence covering the
+            // token wins here, as it does in `get_sequence_ids`.
+            self.sequence_ranges.iter().filter(|(_, r)| r.contains(&token)).map(|(&s, _)| s).max()
         }
     }
 
