@@ -257,6 +257,28 @@ def test_pretokenized_and_fast(path):
         assert [getattr(e, field) for e in ft] == [getattr(e, field) for e in fh], field
 
 
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("path", FIXTURE_PATHS, ids=FIXTURE_IDS)
+def test_numpy_output(path, padded):
+    import numpy as np
+    h, t = load_both(path)
+    if padded:
+        for tok in (h, t):
+            tok.enable_padding(pad_id=3, pad_token="<pad>", direction="left")
+    batch = TEXTS + [PAIRS[0]]
+    ids, mask = t.encode_batch_to_numpy(batch)
+    ref = h.encode_batch(batch)
+    width = max(len(e.ids) for e in ref)
+    assert ids.dtype == np.uint32 and mask.dtype == np.uint32 and ids.shape == mask.shape == (len(batch), width)
+    for row, mrow, e in zip(ids.tolist(), mask.tolist(), ref):
+        # Unpadded rows are filled on the right with 0 (and mask 0) to make a matrix.
+        assert row == e.ids + [0] * (width - len(e.ids))
+        assert mrow == e.attention_mask + [0] * (width - len(e.ids))
+    ids[0, 0] = 7  # writable, owned by numpy
+    one = t.encode_to_numpy(TEXTS[1], PAIRS[1][1])
+    assert one.dtype == np.uint32 and one.tolist() == h.encode(TEXTS[1], PAIRS[1][1]).ids
+
+
 @pytest.mark.parametrize("path", FIXTURE_PATHS, ids=FIXTURE_IDS)
 def test_decode(path):
     h, t = load_both(path)

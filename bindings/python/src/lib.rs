@@ -16,6 +16,7 @@ mod component;
 mod decode_stream;
 mod encoding;
 mod errors;
+mod numpy;
 mod pool;
 mod tokenizer;
 

@@ -16,6 +16,7 @@ use tokenkit::{
 use crate::added_token::PyAddedToken;
 use crate::component::{json_of, parse_json, to_python};
 use crate::encoding::{padding_direction, truncation_direction, PyEncoding};
+use crate::numpy;
 use crate::errors::{catch, guard, panic_err, tk_err, value_err};
 use crate::pool;
 
@@ -247,6 +248,34 @@ impl PyTokenizer {
         encodings_to_py(py, encs)
     }
 
+    /// Encodes one sequence (or a pair) and returns its ids as a 1-D `numpy.uint32` array.
+    #[pyo3(signature = (sequence, pair = None, is_pretokenized = false, add_special_tokens = true))]
+    fn encode_to_numpy(slf: &Bound<'_, Self>, sequence: &Bound<'_, PyAny>, pair: Option<&Bound<'_, PyAny>>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<PyObject> {
+        let enc = Self::encode(slf, sequence, pair, is_pretokenized, add_special_tokens)?;
+        let ids = enc.enc.get_ids();
+        numpy::u32_array(slf.py(), ids, &[ids.len()])
+    }
+
+    /// Encodes many inputs in parallel (GIL released) and returns `(ids, attention_mask)`, two
+    /// `numpy.uint32` arrays of shape `(len(input), longest)`, with no Python object per token.
+    ///
+    /// With padding enabled the rows are padded as `encode_batch` pads them; otherwise short rows
+    /// are filled with `pad_id` (default 0) and a 0 in the attention mask.
+    #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true, pad_id = None))]
+    fn encode_batch_to_numpy(slf: &Bound<'_, Self>, input: &Bound<'_, PyAny>, is_pretokenized: bool, add_special_tokens: bool, pad_id: Option<u32>) -> PyResult<(PyObject, PyObject)> {
+        let inputs = batch_inputs(input, is_pretokenized)?;
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
+        let fill = pad_id.or_else(|| tok.get_padding().map(|p| p.pad_id)).unwrap_or(0);
+        let ((ids, shape), (mask, _)) = run(py, move || {
+            let encs = tok.encode_batch(inputs, add_special_tokens)?;
+            Ok((
+                numpy::rectangular(encs.iter().map(Encoding::get_ids), fill),
+                numpy::rectangular(encs.iter().map(Encoding::get_attention_mask), 0),
+            ))
+        })?;
+        Ok((numpy::u32_array(py, &ids, &shape)?, numpy::u32_array(py, &mask, &shape)?))
+    }
+
     /// Decodes ids to text.
     #[pyo3(signature = (ids, skip_special_tokens = true))]
     fn decode(slf: &Bound<'_, Self>, ids: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<String> {
@@ -430,7 +459,7 @@ impl PyTokenizer {
             Some(v) if !v.is_none() => Some(parse_json("normalizer", &json_of(v, "normalizer")?)?),
             _ => None,
         };
-        self.tok_mut().with_normalizer(n);
+        self.tok_mut().with_normalizer(n).map_err(tk_err)?;
         Ok(())
     }
 

@@ -4,6 +4,8 @@ Offsets reported to Python are character (Unicode code point) offsets into the i
 as HF tokenizers reports them, except in :meth:`Tokenizer.encode_batch_fast` (UTF-8 bytes).
 """
 from enum import Enum
+
+import numpy
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import decoders as decoders
@@ -264,6 +266,27 @@ class Tokenizer:
         self, input: Iterable[EncodeInput], is_pretokenized: bool = False, add_special_tokens: bool = True
     ) -> List[Encoding]:
         """Like :meth:`encode_batch`, but offsets are UTF-8 byte offsets (as in HF)."""
+    def encode_to_numpy(
+        self,
+        sequence: InputSequence,
+        pair: Optional[InputSequence] = None,
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+    ) -> "numpy.ndarray":
+        """Encodes like :meth:`encode` and returns only the ids, as a 1-D ``numpy.uint32`` array."""
+    def encode_batch_to_numpy(
+        self,
+        input: Iterable[EncodeInput],
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+        pad_id: Optional[int] = None,
+    ) -> Tuple["numpy.ndarray", "numpy.ndarray"]:
+        """Encodes many inputs in parallel and returns ``(ids, attention_mask)``.
+
+        Both are ``numpy.uint32`` arrays of shape ``(len(input), longest)``, written without a
+        Python object per token. With padding enabled, rows are padded as :meth:`encode_batch`
+        pads them; otherwise short rows are filled with ``pad_id`` (default 0) and mask 0.
+        """
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Decodes ids to text. An id outside the vocabulary raises (HF drops it silently)."""
     def decode_batch(self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> List[str]:
