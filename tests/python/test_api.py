@@ -715,3 +715,22 @@ def test_component_attributes():
 
 def pytest_sessionfinish_summary():  # pragma: no cover - used by conftest
     return dict(SKIPPED)
+
+
+@pytest.mark.parametrize("path", FIXTURE_PATHS, ids=FIXTURE_IDS)
+def test_transformers_loads_saved_file(path, tmp_path):
+    """transformers' fast tokenizer on a file saved by tokenkit behaves as on the original."""
+    import transformers
+    _, t = load_both(path)
+    saved = tmp_path / "tokenizer.json"
+    t.save(str(saved))
+    kwargs = dict(pad_token="<pad>")
+    ours = transformers.PreTrainedTokenizerFast(tokenizer_file=str(saved), **kwargs)
+    ref = transformers.PreTrainedTokenizerFast(tokenizer_file=str(path), **kwargs)
+    batch = TEXTS[:8]
+    for call in (dict(), dict(padding=True), dict(padding="max_length", truncation=True, max_length=12),
+                 dict(return_attention_mask=True, return_special_tokens_mask=True, return_offsets_mapping=True)):
+        assert ours(batch, **call).data == ref(batch, **call).data, call
+    ids = ref(batch[3])["input_ids"]
+    assert ours.decode(ids) == ref.decode(ids)
+    assert ours.decode(ids, skip_special_tokens=True) == ref.decode(ids, skip_special_tokens=True)
