@@ -12,6 +12,7 @@ from typing import List, Tuple, Union
 from ._tokenkit import AddedToken, Encoding, Tokenizer, __version__
 from ._base import Regex, Token
 from . import decoders, models, normalizers, pre_tokenizers, processors
+from .pretrained import AutoTokenizer, BatchEncoding, PreTrainedTokenizer
 
 Offsets = Tuple[int, int]
 TextInputSequence = str
@@ -48,5 +49,5 @@ __all__ = [
     "AddedToken", "Encoding", "Tokenizer", "Regex", "Token", "decoders", "models", "normalizers", "pre_tokenizers",
     "processors", "Offsets", "TextInputSequence", "PreTokenizedInputSequence", "TextEncodeInput",
     "PreTokenizedEncodeInput", "InputSequence", "EncodeInput", "OffsetReferential", "OffsetType",
-    "SplitDelimiterBehavior", "__version__",
+    "SplitDelimiterBehavior", "AutoTokenizer", "BatchEncoding", "PreTrainedTokenizer", "__version__",
 ]
