@@ -623,4 +623,129 @@ pub fn write_minimind_config(dir: impl AsRef<Path>, tokenizer: Option<&Tokenizer
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Shaped like DeepSeek-V3's tokenizer_config.json: `__type` AddedToken forms, a huge
+    /// model_max_length, unknown fields, a null unk_token.
+    const DEEPSEEK_LIKE: &str = r#"{
+      "add_bos_token": true,
+      "bos_token": {"__type": "AddedToken", "content": "<｜begin▁of▁sentence｜>", "lstrip": false, "normalized": true, "rstrip": false, "single_word": false},
+      "eos_token": "<｜end▁of▁sentence｜>",
+      "unk_token": null,
+      "image_token": "<image>",
+      "legacy": true,
+      "model_max_length": 1000000000000000019884624838656,
+      "padding_side": "left",
+      "added_tokens_decoder": {"10": {"content": "<b>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false, "special": true},
+                               "2": {"content": "<a>", "special": false}},
+      "custom_field": {"keep": [1, 2]},
+      "chat_template": [{"name": "default", "template": "D{{ bos_token }}"}, {"name": "tool_use", "template": "T"}]
+    }"#;
+
+    #[test]
+    fn reads_typed_fields_and_keeps_unknown_ones() {
+        let cfg = TokenizerConfig::from_json_str(DEEPSEEK_LIKE, "test").unwrap();
+        let bos = cfg.special_token("bos_token").unwrap().unwrap();
+        assert_eq!(bos.content(), "<｜begin▁of▁sentence｜>");
+        assert!(matches!(bos, SpecialToken::Added(AddedTokenDict { normalized: true, .. })));
+        assert_eq!(cfg.special_token("unk_token").unwrap(), None);
+        assert_eq!(cfg.model_max_length(), Some(u64::MAX));
+        assert_eq!(cfg.get_str("padding_side"), Some("left"));
+        assert_eq!(cfg.get_bool("add_bos_token"), Some(true));
+        let map = cfg.special_tokens_map();
+        assert_eq!(
+            Json::Object(map),
+            json!({"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>", "image_token": "<image>"})
+        );
+        let added = cfg.added_tokens_decoder().unwrap();
+        assert_eq!(added.iter().map(|(i, t)| (*i, t.content.as_str())).collect::<Vec<_>>(), [(2, "<a>"), (10, "<b>")]);
+        assert!(added[0].1.normalized && added[1].1.special == Some(true));
+        let t = cfg.chat_templates().unwrap();
+        assert_eq!(t.select(None, false).unwrap(), "D{{ bos_token }}");
+        assert_eq!(t.select(None, true).unwrap(), "T");
+        assert_eq!(t.select(Some("tool_use"), false).unwrap(), "T");
+        assert_eq!(t.select(Some("{{ x }}"), false).unwrap(), "{{ x }}");
+
+        // Save and reload: same fields (unknown ones included), keys sorted as transformers writes them.
+        let text = cfg.to_json_string().unwrap();
+        assert!(text.starts_with("{\n  \"add_bos_token\": true,\n  \"added_tokens_decoder\""));
+        assert!(text.ends_with("}\n"));
+        let back = TokenizerConfig::from_json_str(&text, "saved").unwrap();
+        assert_eq!(back.get("custom_field"), Some(&json!({"keep": [1, 2]})));
+        assert_eq!(back.special_token("bos_token").unwrap(), Some(bos));
+        assert_eq!(back.chat_templates().unwrap(), t);
+    }
+
+    #[test]
+    fn bad_configs_name_the_field() {
+        let e = TokenizerConfig::from_json_str(r#"{"bos_token": 3}"#, "cfg.json").unwrap_err().to_string();
+        assert!(e.contains("cfg.json") && e.contains("bos_token"), "{e}");
+        let e = TokenizerConfig::from_json_str(r#"{"chat_template": 3}"#, "cfg.json").unwrap_err().to_string();
+        assert!(e.contains("chat_template"), "{e}");
+        let e = TokenizerConfig::from_json_str(r#"{"added_tokens_decoder": {"x": {}}}"#, "cfg.json").unwrap_err().to_string();
+        assert!(e.contains("added_tokens_decoder"), "{e}");
+        assert!(TokenizerConfig::from_json_str("[1]", "cfg.json").is_err());
+        assert!(TokenizerConfig::from_json_str("{", "cfg.json").is_err());
+        let none = ChatTemplates::None.select(None, false).unwrap_err().to_string();
+        assert!(none.contains("no chat template"), "{none}");
+        let named = ChatTemplates::Named(vec![("b".into(), "x".into())]).select(None, false).unwrap_err().to_string();
+        assert!(named.contains("[\"b\"]"), "{named}");
+    }
+
+    #[test]
+    fn minimind_config_and_template() {
+        let cfg = minimind_tokenizer_config();
+        assert_eq!(
+            Json::Object(cfg.special_tokens_map()),
+            json!({"bos_token": "<|im_start|>", "eos_token": "<|im_end|>", "unk_token": "<|endoftext|>", "pad_token": "<|endoftext|>"})
+        );
+        assert_eq!(cfg.model_max_length(), Some(32768));
+        assert_eq!(cfg.get_str("tokenizer_class"), Some("PreTrainedTokenizerFast"));
+        let ids: Vec<(u32, String)> = cfg.added_tokens_decoder().unwrap().into_iter().map(|(i, t)| (i, t.content)).collect();
+        assert_eq!(ids, [(0, "<|endoftext|>".into()), (1, "<|im_start|>".into()), (2, "<|im_end|>".into())]);
+
+        let dir = std::env::temp_dir().join(format!("tokenkit-minimind-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_minimind_config(&dir, None).unwrap();
+        let loaded = PretrainedTokenizer::from_path(&dir).unwrap();
+        assert!(loaded.tokenizer.is_none());
+        assert_eq!(loaded.config.fields, cfg.fields);
+        let stm = read_special_tokens_map(dir.join(SPECIAL_TOKENS_MAP_FILE)).unwrap();
+        assert_eq!(stm["bos_token"], json!({"content": "<|im_start|>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false}));
+
+        // Expected strings: transformers 5.23.0 render_jinja_template with this template.
+        let tools = vec![json!({"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}})];
+        let msgs = json!([{"role": "system", "content": "S"}, {"role": "user", "content": "1+2?"},
+            {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1, "b": 2}}}]},
+            {"role": "tool", "content": "3"}, {"role": "assistant", "content": "3", "reasoning_content": "easy"}]);
+        let mut opts = ChatOptions { add_generation_prompt: true, tools: Some(tools), ..ChatOptions::default() };
+        opts.kwargs.insert("enable_thinking".into(), Json::Bool(false));
+        let got = loaded.apply_chat_template(&msgs, &opts, None).unwrap();
+        assert_eq!(got, "<|im_start|>system\nS\n\n# Tools\n\nYou can call the functions described below, given as JSON schemas inside <tools></tools>:\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"add\", \"parameters\": {\"type\": \"object\"}}}\n</tools>\n\nTo call a function, answer with a JSON object holding its name and arguments inside <tool_call></tool_call>:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <arguments-object>}\n</tool_call><|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call><|im_end|>\n<|im_start|>tool\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\neasy\n</think>\n\n3<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+        let plain = loaded.apply_chat_template(&json!(msgs.as_array().unwrap()[..2]), &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() }, None).unwrap();
+        assert_eq!(plain, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n");
+        assert!(loaded.encode_chat(&msgs, &opts, None).is_err());
+
+        // A chat_template.jinja beside the config overrides the config's template.
+        std::fs::write(dir.join(CHAT_TEMPLATE_FILE), "J{{ eos_token }}").unwrap();
+        let loaded = PretrainedTokenizer::from_path(dir.join(TOKENIZER_CONFIG_FILE)).unwrap();
+        assert_eq!(loaded.apply_chat_template(&msgs, &ChatOptions::default(), None).unwrap(), "J<|im_end|>");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn legacy_special_tokens_map_is_merged_without_added_tokens_decoder() {
+        let dir = std::env::temp_dir().join(format!("tokenkit-stm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(TOKENIZER_CONFIG_FILE), r#"{"bos_token": "<old>", "chat_template": "{{ bos_token }}|{{ pad_token }}"}"#).unwrap();
+        std::fs::write(dir.join(SPECIAL_TOKENS_MAP_FILE), r#"{"bos_token": {"content": "<s>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false}, "pad_token": "<pad>"}"#).unwrap();
+        let loaded = PretrainedTokenizer::from_path(&dir).unwrap();
+        let msgs = json!([{"role": "user", "content": "x"}]);
+        assert_eq!(loaded.apply_chat_template(&msgs, &ChatOptions::default(), None).unwrap(), "<s>|<pad>");
+        let mut opts = ChatOptions::default();
+        opts.kwargs.insert("pad_token".into(), json!("P"));
+        assert_eq!(loaded.apply_chat_template(&msgs, &opts, None).unwrap(), "<s>|P");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(PretrainedTokenizer::from_path(&dir).is_err());
+    }
 }
