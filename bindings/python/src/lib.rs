@@ -12,6 +12,7 @@
 //! `fork()`ed child never waits on the parent's (non-existent) worker threads.
 
 mod added_token;
+mod chat;
 mod component;
 mod decode_stream;
 mod encoding;
@@ -32,6 +33,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<added_token::PyAddedToken>()?;
     m.add_class::<decode_stream::PyDecodeStream>()?;
     m.add_class::<component::PyComponent>()?;
+    m.add_class::<chat::PyChatTemplate>()?;
     m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;
     m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
     Ok(())

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from ._tokenkit import AddedToken, Tokenizer
+from ._tokenkit import AddedToken, ChatTemplate, Tokenizer
 
 __all__ = ["AutoTokenizer", "PreTrainedTokenizer", "BatchEncoding"]
 
@@ -117,6 +117,9 @@ class PreTrainedTokenizer:
         self.clean_up_tokenization_spaces = config.pop("clean_up_tokenization_spaces", False)
         self.split_special_tokens = config.pop("split_special_tokens", False)
         self.chat_template = config.pop("chat_template", None)
+        if isinstance(self.chat_template, list):  # [{"name": ..., "template": ...}, ...]
+            self.chat_template = {t["name"]: t["template"] for t in self.chat_template}
+        self._compiled: Dict[str, ChatTemplate] = {}
         self.pad_token_type_id = 0
         # Tokens from added_tokens_decoder that the tokenizer.json does not have yet.
         for _, tok in sorted(config.pop("added_tokens_decoder", {}).items(), key=lambda kv: int(kv[0])):
@@ -414,6 +417,77 @@ class PreTrainedTokenizer:
         if hasattr(sequences, "tolist"):
             sequences = sequences.tolist()
         return [self._decode_one(s, skip_special_tokens, clean_up_tokenization_spaces) for s in sequences]
+
+    # ---- chat templates ---------------------------------------------------------------------
+
+    def get_chat_template(self, chat_template: Optional[str] = None, tools: Optional[list] = None) -> str:
+        """The template text to use: a named template, the one for tools, the default one, or the
+        template passed in, chosen as transformers chooses."""
+        if isinstance(self.chat_template, dict):
+            named = self.chat_template
+            if chat_template is not None and chat_template in named:
+                return named[chat_template]
+            if chat_template is None:
+                if tools is not None and "tool_use" in named:
+                    return named["tool_use"]
+                if "default" in named:
+                    return named["default"]
+                raise ValueError("This model has multiple chat templates with no default specified! Please either "
+                                 "pass a chat template or the name of the template you wish to use to the "
+                                 f"`chat_template` argument. Available template names are {sorted(named)}.")
+        elif chat_template is None:
+            if self.chat_template is None:
+                raise ValueError("Cannot use chat template functions because tokenizer.chat_template is not set and "
+                                 "no template argument was passed!")
+            return self.chat_template
+        return chat_template
+
+    def _render(self, template: str, conversation: list, tools: Optional[list], documents: Optional[list],
+                add_generation_prompt: bool, continue_final_message: Union[bool, str], kwargs: Dict[str, Any]) -> str:
+        compiled = self._compiled.get(template)
+        if compiled is None:
+            compiled = self._compiled[template] = ChatTemplate(template)
+        for what, items in (("tools", tools), ("documents", documents)):
+            if items is not None and not all(isinstance(t, dict) for t in items):
+                raise TypeError(f"{what} must be JSON-schema dicts (tokenkit does not build schemas from functions)")
+        if continue_final_message is True:
+            continue_final_message = "content"
+        dumps = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
+        return compiled.render(
+            dumps(conversation), add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message or None,
+            tools_json=None if tools is None else dumps(tools),
+            documents_json=None if documents is None else dumps(documents),
+            kwargs_json=dumps({**self.special_tokens_map, **kwargs}))
+
+    def apply_chat_template(self, conversation: Any, tools: Optional[list] = None, documents: Optional[list] = None,
+                            chat_template: Optional[str] = None, add_generation_prompt: bool = False,
+                            continue_final_message: Union[bool, str] = False, tokenize: bool = True,
+                            padding: Any = False, truncation: Any = False, max_length: Optional[int] = None,
+                            return_tensors: Optional[str] = None, return_dict: bool = True,
+                            tokenizer_kwargs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> Any:
+        """Renders a conversation (or a batch of them) with the chat template, as transformers'
+        ``apply_chat_template``: the text with ``tokenize=False``, otherwise the encoding of that
+        text without added special tokens (a :class:`BatchEncoding`, or the ids with
+        ``return_dict=False``). Extra keyword arguments (e.g. ``enable_thinking``) reach the template."""
+        if not tokenize:
+            return_dict = False
+        template = self.get_chat_template(chat_template, tools)
+        if isinstance(conversation, (list, tuple)) and not conversation:
+            raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
+        batched = isinstance(conversation, (list, tuple)) and isinstance(conversation[0], (list, tuple))
+        conversations = conversation if batched else [conversation]
+        if continue_final_message and add_generation_prompt:
+            raise ValueError("continue_final_message and add_generation_prompt are not compatible.")
+        rendered = [self._render(template, list(c), tools, documents, add_generation_prompt, continue_final_message,
+                                 kwargs) for c in conversations]
+        if not batched:
+            rendered = rendered[0]
+        if not tokenize:
+            return rendered
+        out = self(rendered, padding=padding, truncation=truncation, max_length=max_length, add_special_tokens=False,
+                   return_tensors=return_tensors, **(tokenizer_kwargs or {}))
+        return out if return_dict else out["input_ids"]
 
     def __repr__(self) -> str:
         return (f"PreTrainedTokenizer(name_or_path={self.name_or_path!r}, vocab_size={self.vocab_size}, "
