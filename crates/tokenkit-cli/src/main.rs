@@ -10,6 +10,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
+mod train;
+
 #[derive(Parser)]
 #[command(name = "tokenkit", version, about = "Load, encode, decode and inspect tokenizers (HF tokenizer.json, vocab.txt, vocab.json + merges.txt)")]
 struct Cli {
@@ -80,6 +82,9 @@ enum Command {
         #[arg(long)]
         pretty: bool,
     },
+    /// Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL
+    /// files and save it as tokenizer.json.
+    Train(train::TrainArgs),
 }
 
 fn main() -> ExitCode {
@@ -115,6 +120,7 @@ fn run(cli: Cli) -> Result<()> {
             let tok = load(&tokenizer)?;
             tok.save(&output, pretty).map_err(|e| anyhow!(e))
         }
+        Command::Train(args) => train::run(args),
     }
 }
 
