@@ -84,7 +84,7 @@ enum Command {
     },
     /// Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL
     /// files and save it as tokenizer.json.
-    Train(train::TrainArgs),
+    Train(Box<train::TrainArgs>),
 }
 
 fn main() -> ExitCode {
@@ -120,7 +120,7 @@ fn run(cli: Cli) -> Result<()> {
             let tok = load(&tokenizer)?;
             tok.save(&output, pretty).map_err(|e| anyhow!(e))
         }
-        Command::Train(args) => train::run(args),
+        Command::Train(args) => train::run(*args),
     }
 }
 

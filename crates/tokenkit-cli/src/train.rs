@@ -361,7 +361,14 @@ pub fn run(args: TrainArgs) -> Result<()> {
         report.count_seconds,
         report.train_seconds
     );
-    if report.vocab_size < trainer.vocab_size() {
+    if report.vocab_size > trainer.vocab_size() {
+        eprintln!(
+            "tokenkit: note: the vocabulary ({}) is larger than --vocab-size {}: the special tokens and the alphabet alone \
+             take that many (HF does the same); --limit-alphabet caps the alphabet",
+            report.vocab_size,
+            trainer.vocab_size()
+        );
+    } else if report.vocab_size < trainer.vocab_size() {
         eprintln!(
             "tokenkit: note: the vocabulary is smaller than --vocab-size {} (the corpus has no more pairs to merge{})",
             trainer.vocab_size(),

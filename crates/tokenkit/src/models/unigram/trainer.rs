@@ -53,7 +53,18 @@ impl Default for UnigramTrainer {
 
 impl UnigramTrainer {
     /// Trains a Unigram model on word counts.
+    ///
+    /// Not implemented yet: returns an error after checking the options.
     pub fn train_model(&self, _counts: &WordCounts, _progress: &dyn Progress) -> Result<Unigram> {
-        Err(Error::invalid("Unigram training is not implemented yet"))
+        if self.vocab_size == 0 {
+            return Err(Error::invalid("Unigram training: vocab_size must be at least 1"));
+        }
+        if !(self.shrinking_factor > 0.0 && self.shrinking_factor < 1.0) {
+            return Err(Error::invalid(format!(
+                "Unigram training: shrinking_factor must be between 0 and 1 (exclusive), got {}",
+                self.shrinking_factor
+            )));
+        }
+        Err(Error::invalid("Unigram training is not implemented yet in tokenkit"))
     }
 }
