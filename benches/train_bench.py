@@ -76,13 +76,20 @@ def has_module(name: str) -> bool:
 
 
 def make_corpus(mb: float | None, out: Path) -> int:
+    """Concatenates the corpora (streamed: the parent stays small, so that the peak RSS of the
+    children, which starts at the parent's size after fork, is their own)."""
     files = sorted(p for p in CORPORA.rglob("*") if p.is_file())
-    data = b"".join(p.read_bytes() for p in files)
-    if mb is not None:
-        data = data[: int(mb * 1_000_000)]
-        data = data[: data.rfind(b"\n") + 1]
-    out.write_bytes(data)
-    return len(data)
+    limit = None if mb is None else int(mb * 1_000_000)
+    n = 0
+    with out.open("wb") as w:
+        for p in files:
+            with p.open("rb") as r:
+                for line in r:
+                    if limit is not None and n + len(line) > limit:
+                        return n
+                    w.write(line)
+                    n += len(line)
+    return n
 
 
 def main() -> None:
