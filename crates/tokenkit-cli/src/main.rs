@@ -12,6 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
+mod train;
+
 #[derive(Parser)]
 #[command(name = "tokenkit", version, about = "Load, encode, decode and inspect tokenizers (HF tokenizer.json, vocab.txt, vocab.json + merges.txt)")]
 struct Cli {
@@ -84,6 +86,9 @@ enum Command {
     },
     /// Render a conversation with the tokenizer's chat template (as transformers' apply_chat_template).
     Chat(chat::ChatArgs),
+    /// Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL
+    /// files and save it as tokenizer.json.
+    Train(Box<train::TrainArgs>),
 }
 
 fn main() -> ExitCode {
@@ -120,6 +125,7 @@ fn run(cli: Cli) -> Result<()> {
             let tok = load(&tokenizer)?;
             tok.save(&output, pretty).map_err(|e| anyhow!(e))
         }
+        Command::Train(args) => train::run(*args),
     }
 }
 

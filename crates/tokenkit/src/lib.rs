@@ -14,6 +14,7 @@ pub mod normalizers;
 pub mod pre_tokenizers;
 pub mod processors;
 pub mod tokenizer;
+pub mod trainers;
 pub mod utils;
 
 pub use error::{Error, Result};

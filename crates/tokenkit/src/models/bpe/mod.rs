@@ -6,6 +6,7 @@
 //! then [`word::Word::merge_all`] applies the merges on ids. Results of pieces shorter than
 //! 256 bytes are cached per model.
 
+pub mod trainer;
 pub mod chars;
 pub mod word;
 

@@ -1,5 +1,7 @@
 //! WordLevel: each piece is looked up whole in the vocabulary, unk otherwise.
 
+pub mod trainer;
+
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 

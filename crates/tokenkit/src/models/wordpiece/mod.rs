@@ -4,6 +4,8 @@
 //! `max_input_chars_per_word` chars, or with any part that matches nothing, becomes one unk
 //! token covering the whole piece.
 
+pub mod trainer;
+
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 

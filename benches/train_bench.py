@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Training benchmark: byte-level BPE with tokenkit (CLI) and HF `tokenizers` (Python), and
+`rustbpe` / sentencepiece when installed, on the same corpus in the same run.
+
+Each trainer runs in its own process; wall time and peak RSS (ru_maxrss of that process) are
+reported, with the ratio to HF.
+
+    .venv/bin/python benches/train_bench.py                      # 4 MB subset and all corpora (~40 MB)
+    .venv/bin/python benches/train_bench.py --sizes 4 --vocab 32000
+    TOKENKIT_BIN=/path/to/tokenkit .venv/bin/python benches/train_bench.py
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = Path(os.environ.get("TOKENKIT_CORPORA", REPO / ".fixtures" / "corpora"))
+
+HF_SCRIPT = r"""
+import sys
+from tokenizers import Tokenizer, models, trainers, pre_tokenizers, decoders
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tok.decoder = decoders.ByteLevel()
+tr = trainers.BpeTrainer(vocab_size=int(sys.argv[2]), special_tokens=["<|endoftext|>"],
+                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+tok.train([sys.argv[1]], tr)
+tok.save(sys.argv[3])
+"""
+
+RUSTBPE_SCRIPT = r"""
+import sys, rustbpe
+def lines():
+    with open(sys.argv[1], encoding="utf-8") as f:
+        yield from f
+t = rustbpe.Tokenizer()
+t.train_from_iterator(lines(), vocab_size=int(sys.argv[2]))
+"""
+
+SPM_SCRIPT = r"""
+import sys, sentencepiece as spm
+spm.SentencePieceTrainer.train(input=sys.argv[1], model_prefix=sys.argv[3], vocab_size=int(sys.argv[2]),
+    model_type=sys.argv[4], minloglevel=2, input_sentence_size=0, num_threads=os.cpu_count() if False else 2)
+"""
+
+
+def tokenkit_bin() -> Path:
+    if os.environ.get("TOKENKIT_BIN"):
+        return Path(os.environ["TOKENKIT_BIN"])
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return target / "release" / "tokenkit"
+
+
+def run(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MiB, exit code of one process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    err = p.stderr.read().decode("utf-8", "replace") if p.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        print(f"  {cmd[0]} failed ({code}): {err[-400:]}", file=sys.stderr)
+    return wall, usage.ru_maxrss / 1024, code
+
+
+def has_module(name: str) -> bool:
+    r = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True)
+    return r.returncode == 0
+
+
+def make_corpus(mb: float | None, out: Path) -> int:
+    """Concatenates the corpora (streamed: the parent stays small, so that the peak RSS of the
+    children, which starts at the parent's size after fork, is their own)."""
+    files = sorted(p for p in CORPORA.rglob("*") if p.is_file())
+    limit = None if mb is None else int(mb * 1_000_000)
+    n = 0
+    with out.open("wb") as w:
+        for p in files:
+            with p.open("rb") as r:
+                for line in r:
+                    if limit is not None and n + len(line) > limit:
+                        return n
+                    w.write(line)
+                    n += len(line)
+    return n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", nargs="*", default=["4", "all"], help="MB of corpus, or 'all'")
+    ap.add_argument("--vocab", type=int, default=32000)
+    args = ap.parse_args()
+    tk = tokenkit_bin()
+    if not tk.exists():
+        sys.exit(f"tokenkit binary not found at {tk}: cargo build --release -p tokenkit-cli")
+    peers = [("rustbpe", has_module("rustbpe")), ("sentencepiece-bpe", has_module("sentencepiece"))]
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        print(f"| corpus | trainer | wall s | peak MiB | speed vs HF | memory vs HF |")
+        print(f"|---|---|---:|---:|---:|---:|")
+        for size in args.sizes:
+            corpus = d / f"corpus_{size}.txt"
+            n = make_corpus(None if size == "all" else float(size), corpus)
+            label = f"{n / 1e6:.1f} MB"
+            rows = []
+            rows.append(("tokenkit", run([str(tk), "train", "-q", "-p", "byte-level", "-v", str(args.vocab),
+                                          "--special-tokens", "<|endoftext|>", "-o", str(d / "tk.json"), str(corpus)])))
+            rows.append(("HF tokenizers", run([sys.executable, "-c", HF_SCRIPT, str(corpus), str(args.vocab),
+                                               str(d / "hf.json")])))
+            for name, ok in peers:
+                if not ok:
+                    continue
+                if name == "rustbpe":
+                    rows.append((name, run([sys.executable, "-c", RUSTBPE_SCRIPT, str(corpus), str(args.vocab)])))
+                else:
+                    rows.append((name, run([sys.executable, "-c", "import os\n" + SPM_SCRIPT, str(corpus),
+                                            str(args.vocab), str(d / "spm"), "bpe"])))
+            hf_wall, hf_mem = rows[1][1][0], rows[1][1][1]
+            for name, (wall, mem, code) in rows:
+                flag = "" if code == 0 else " (failed)"
+                print(f"| {label} | {name}{flag} | {wall:.2f} | {mem:.0f} | {hf_wall / wall:.2f}x | {mem / hf_mem:.2f} |")
+            if (d / "tk.json").exists() and (d / "hf.json").exists():
+                import json
+                same = json.loads((d / "tk.json").read_text()) == json.loads((d / "hf.json").read_text())
+                print(f"|  | tokenizer.json tokenkit == HF: {same} | | | | |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,379 @@
+//! `tokenkit train`: train a tokenizer from text or JSONL files and save its tokenizer.json.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use tokenkit::models::{ModelWrapper, Unigram, WordLevel, WordPiece, BPE};
+use tokenkit::pre_tokenizers::byte_level::ByteLevel;
+use tokenkit::trainers::{
+    BpeTrainer, Progress, Stage, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
+};
+use tokenkit::{AddedToken, Tokenizer};
+
+/// The model to train.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelKind {
+    /// Byte-pair encoding (byte-level BPE with a byte-level preset).
+    Bpe,
+    /// WordPiece (BPE training with the `##` prefix).
+    Wordpiece,
+    /// Whole words.
+    Wordlevel,
+    /// Unigram language model.
+    Unigram,
+}
+
+/// The pre-tokenizer (and matching decoder) of the trained tokenizer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// BERT's: split on whitespace and punctuation.
+    Bert,
+    /// GPT-2's regex then the byte-level mapping, no prefix space; the 256 byte chars are
+    /// always in the alphabet.
+    ByteLevel,
+    /// `byte-level` with GPT-2's ByteLevel post-processor.
+    Gpt2,
+    /// tiktoken cl100k_base's regex, then the byte-level mapping.
+    Cl100k,
+    /// tiktoken o200k_base's regex, then the byte-level mapping.
+    O200k,
+    /// SentencePiece style: spaces become `▁`, prepended to the text, split before each `▁`.
+    Metaspace,
+    /// Split on whitespace only.
+    Whitespace,
+    /// No pre-tokenizer: each sequence is one word.
+    None,
+}
+
+/// tiktoken's o200k_base split pattern.
+const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+);
+
+/// Normalizers the command line can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NormalizerKind {
+    /// None.
+    None,
+    /// BERT's, lowercasing (bert-base-uncased).
+    BertUncased,
+    /// BERT's, keeping case (bert-base-cased).
+    BertCased,
+    /// Unicode NFKC.
+    Nfkc,
+    /// Unicode NFC.
+    Nfc,
+    /// Lowercase.
+    Lowercase,
+}
+
+/// Arguments of `tokenkit train`.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Input files: text (one sequence per line) or, with --jsonl-field, JSON lines.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Where to write tokenizer.json.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The model.
+    #[arg(short, long, value_enum, default_value_t = ModelKind::Bpe)]
+    model: ModelKind,
+    /// Vocabulary size, special tokens included (default: HF's, 30000; Unigram 8000).
+    #[arg(short, long)]
+    vocab_size: Option<usize>,
+    /// Minimum count of a merged pair (BPE, WordPiece) or of a word (WordLevel).
+    #[arg(long, default_value_t = 0)]
+    min_frequency: u64,
+    /// Special tokens, ids 0, 1, ... in this order (comma-separated, or repeat the option).
+    #[arg(short, long, value_delimiter = ',')]
+    special_tokens: Vec<String>,
+    /// The pre-tokenizer and decoder.
+    #[arg(short, long, value_enum, default_value_t = Preset::ByteLevel)]
+    preset: Preset,
+    /// The normalizer.
+    #[arg(long, value_enum, default_value_t = NormalizerKind::None)]
+    normalizer: NormalizerKind,
+    /// The input files are JSON lines; each line's FIELD (a string) is one sequence.
+    #[arg(long, value_name = "FIELD")]
+    jsonl_field: Option<String>,
+    /// With --jsonl-field: a bad line is an error (default: skipped and counted).
+    #[arg(long)]
+    strict: bool,
+    /// Keep at most this many chars in the initial alphabet (BPE, WordPiece).
+    #[arg(long)]
+    limit_alphabet: Option<usize>,
+    /// Prefix of non-initial subwords (BPE; WordPiece default `##`).
+    #[arg(long)]
+    continuing_subword_prefix: Option<String>,
+    /// Suffix of word-final subwords (BPE, WordPiece).
+    #[arg(long)]
+    end_of_word_suffix: Option<String>,
+    /// Longest merged token, in chars (BPE, WordPiece).
+    #[arg(long)]
+    max_token_length: Option<usize>,
+    /// The unk token of the model (default: none for BPE, `[UNK]` for WordPiece, `<unk>` for
+    /// WordLevel; for Unigram the trainer's unk token).
+    #[arg(long)]
+    unk_token: Option<String>,
+    /// Unigram: fraction of pieces kept by each pruning.
+    #[arg(long)]
+    shrinking_factor: Option<f64>,
+    /// Unigram: EM iterations between prunings.
+    #[arg(long)]
+    n_sub_iterations: Option<u32>,
+    /// Unigram: longest piece in chars.
+    #[arg(long)]
+    max_piece_length: Option<usize>,
+    /// Print the trainer's JSON (HF's form) and exit without training.
+    #[arg(long)]
+    print_trainer: bool,
+    /// Indent the JSON.
+    #[arg(long)]
+    pretty: bool,
+    /// No progress bars.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// The pieces of the pipeline as tokenizer.json objects.
+fn pipeline_json(preset: Preset, model: ModelKind) -> (serde_json::Value, serde_json::Value, serde_json::Value) {
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true});
+    let bl_decoder = json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true});
+    let split = |pattern: &str| {
+        json!({"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
+        ]})
+    };
+    let null = || serde_json::Value::Null;
+    let wp_decoder = || match model {
+        ModelKind::Wordpiece => json!({"type": "WordPiece", "prefix": "##", "cleanup": true}),
+        _ => serde_json::Value::Null,
+    };
+    match preset {
+        Preset::Bert => (json!({"type": "BertPreTokenizer"}), null(), wp_decoder()),
+        Preset::ByteLevel => (byte_level, null(), bl_decoder),
+        Preset::Gpt2 => (
+            byte_level,
+            json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}),
+            bl_decoder,
+        ),
+        Preset::Cl100k => (split(tokenkit::utils::regex::CL100K_PATTERN), null(), bl_decoder),
+        Preset::O200k => (split(O200K_PATTERN), null(), bl_decoder),
+        Preset::Metaspace => {
+            let m = json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true});
+            (m.clone(), null(), m)
+        }
+        Preset::Whitespace => (json!({"type": "WhitespaceSplit"}), null(), wp_decoder()),
+        Preset::None => (null(), null(), null()),
+    }
+}
+
+fn normalizer_json(kind: NormalizerKind) -> serde_json::Value {
+    let bert = |lowercase: bool| {
+        json!({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": lowercase})
+    };
+    match kind {
+        NormalizerKind::None => serde_json::Value::Null,
+        NormalizerKind::BertUncased => bert(true),
+        NormalizerKind::BertCased => bert(false),
+        NormalizerKind::Nfkc => json!({"type": "NFKC"}),
+        NormalizerKind::Nfc => json!({"type": "NFC"}),
+        NormalizerKind::Lowercase => json!({"type": "Lowercase"}),
+    }
+}
+
+fn is_byte_level(p: Preset) -> bool {
+    matches!(p, Preset::ByteLevel | Preset::Gpt2 | Preset::Cl100k | Preset::O200k)
+}
+
+/// The empty tokenizer (pipeline + untrained model) and the trainer for `args`.
+pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
+    let specials: Vec<AddedToken> = args.special_tokens.iter().map(|s| AddedToken::from(s.clone(), true)).collect();
+    let mut bpe = BpeTrainer {
+        min_frequency: args.min_frequency,
+        special_tokens: specials.clone(),
+        limit_alphabet: args.limit_alphabet,
+        continuing_subword_prefix: args.continuing_subword_prefix.clone(),
+        end_of_word_suffix: args.end_of_word_suffix.clone(),
+        max_token_length: args.max_token_length,
+        ..Default::default()
+    };
+    if let Some(v) = args.vocab_size {
+        bpe.vocab_size = v;
+    }
+    if is_byte_level(args.preset) {
+        bpe.initial_alphabet = ByteLevel::alphabet();
+    }
+    let (model, trainer): (ModelWrapper, TrainerWrapper) = match args.model {
+        ModelKind::Bpe => {
+            let model = BPE::builder().unk_token(args.unk_token.clone()).build().map_err(|e| anyhow!(e))?;
+            (model.into(), bpe.into())
+        }
+        ModelKind::Wordpiece => {
+            if bpe.continuing_subword_prefix.is_none() {
+                bpe.continuing_subword_prefix = Some("##".into());
+            }
+            let d = WordPiece::default();
+            let unk = args.unk_token.clone().unwrap_or_else(|| d.unk_token().to_owned());
+            let model = WordPiece::new(Vec::new(), unk, d.continuing_subword_prefix().to_owned(), d.max_input_chars_per_word());
+            (model.into(), WordPieceTrainer { bpe }.into())
+        }
+        ModelKind::Wordlevel => {
+            let unk = args.unk_token.clone().unwrap_or_else(|| WordLevel::default().unk_token().to_owned());
+            let t = WordLevelTrainer {
+                min_frequency: args.min_frequency,
+                vocab_size: bpe.vocab_size,
+                special_tokens: specials,
+                ..Default::default()
+            };
+            (WordLevel::new(Vec::new(), unk).into(), t.into())
+        }
+        ModelKind::Unigram => {
+            let d = UnigramTrainer::default();
+            let t = UnigramTrainer {
+                vocab_size: match args.vocab_size {
+                    Some(v) => u32::try_from(v).context("--vocab-size is too large")?,
+                    None => d.vocab_size,
+                },
+                special_tokens: specials,
+                unk_token: args.unk_token.clone(),
+                shrinking_factor: args.shrinking_factor.unwrap_or(d.shrinking_factor),
+                n_sub_iterations: args.n_sub_iterations.unwrap_or(d.n_sub_iterations),
+                max_piece_length: args.max_piece_length.unwrap_or(d.max_piece_length),
+                initial_alphabet: if is_byte_level(args.preset) { ByteLevel::alphabet() } else { d.initial_alphabet.clone() },
+                ..d
+            };
+            (Unigram::default().into(), t.into())
+        }
+    };
+    let (pre, post, decoder) = pipeline_json(args.preset, args.model);
+    let tokenizer_json = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [],
+        "normalizer": normalizer_json(args.normalizer),
+        "pre_tokenizer": pre,
+        "post_processor": post,
+        "decoder": decoder,
+        "model": serde_json::to_value(&model)?,
+    });
+    let tok = Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))?;
+    Ok((tok, trainer))
+}
+
+/// One indicatif bar per stage (hidden when standard error is not a terminal).
+struct Bars {
+    current: Mutex<Option<ProgressBar>>,
+}
+
+impl Progress for Bars {
+    fn start(&self, stage: Stage, total: Option<u64>) {
+        let bar = match total {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::new_spinner(),
+        };
+        let template = match stage {
+            Stage::CountWords => "[{elapsed_precise}] {msg:<16} {wide_bar} {binary_bytes:>9}/{binary_total_bytes:9} {binary_bytes_per_sec}",
+            _ => "[{elapsed_precise}] {msg:<16} {wide_bar} {pos:>9}/{len:9}",
+        };
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.set_message(stage.label());
+        if let Ok(mut c) = self.current.lock() {
+            *c = Some(bar);
+        }
+    }
+    fn inc(&self, n: u64) {
+        if let Ok(c) = self.current.lock() {
+            if let Some(b) = c.as_ref() {
+                b.inc(n);
+            }
+        }
+    }
+    fn finish(&self, _stage: Stage) {
+        if let Ok(mut c) = self.current.lock() {
+            if let Some(b) = c.take() {
+                b.finish();
+            }
+        }
+    }
+}
+
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), when known.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs `tokenkit train`.
+pub fn run(args: TrainArgs) -> Result<()> {
+    let t0 = Instant::now();
+    let (mut tok, trainer) = build(&args)?;
+    if args.print_trainer {
+        println!("{}", serde_json::to_string(&trainer)?);
+        return Ok(());
+    }
+    let n_special = trainer.special_tokens().len();
+    if trainer.vocab_size() < n_special {
+        bail!("--vocab-size {} is smaller than the {} special tokens", trainer.vocab_size(), n_special);
+    }
+    let input = match &args.jsonl_field {
+        Some(field) => TrainInput::Jsonl { files: args.files.clone(), field: field.clone(), strict: args.strict },
+        None => TrainInput::Files(args.files.clone()),
+    };
+    let bars = Bars { current: Mutex::new(None) };
+    let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
+    let report = tok.train_with_progress(&trainer, &input, progress).map_err(|e| anyhow!(e))?;
+    tok.save(&args.output, args.pretty).map_err(|e| anyhow!(e))?;
+    let stats = &report.input;
+    if stats.skipped > 0 {
+        eprintln!("tokenkit: skipped {} JSONL line(s) without a string field `{}`:", stats.skipped, args.jsonl_field.as_deref().unwrap_or(""));
+        for e in &stats.skip_examples {
+            eprintln!("  {e}");
+        }
+    }
+    let peak = peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+    eprintln!(
+        "tokenkit: trained {:?} on {} sequences ({:.1} MiB, {} distinct words): vocabulary {} -> {}",
+        args.model,
+        stats.sequences,
+        stats.bytes as f64 / (1 << 20) as f64,
+        report.distinct_words,
+        report.vocab_size,
+        args.output.display()
+    );
+    eprintln!(
+        "tokenkit: time {:.2} s (counting {:.2} s, training {:.2} s), peak memory {peak}",
+        t0.elapsed().as_secs_f64(),
+        report.count_seconds,
+        report.train_seconds
+    );
+    if report.vocab_size > trainer.vocab_size() {
+        eprintln!(
+            "tokenkit: note: the vocabulary ({}) is larger than --vocab-size {}: the special tokens and the alphabet alone \
+             take that many (HF does the same); --limit-alphabet caps the alphabet",
+            report.vocab_size,
+            trainer.vocab_size()
+        );
+    } else if report.vocab_size < trainer.vocab_size() {
+        eprintln!(
+            "tokenkit: note: the vocabulary is smaller than --vocab-size {} (the corpus has no more pairs to merge{})",
+            trainer.vocab_size(),
+            if args.min_frequency > 0 { " at this --min-frequency" } else { "" }
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! Training input (text files, JSONL files, iterators) and parallel word counting.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use ahash::AHashMap;
+use rayon::prelude::*;
+
+use super::{Progress, Stage, WordCounts};
+use crate::{Error, Result};
+
+/// Sequences are handed to the workers in batches of about this many bytes.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// Where the training text comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TrainInput {
+    /// UTF-8 text files; each line, with its line ending, is one sequence (HF's `train`).
+    Files(Vec<PathBuf>),
+    /// JSON lines files: each non-blank line is a JSON object whose `field` is a string, one
+    /// sequence. Lines that are not JSON, not objects, or lack the field as a string are
+    /// skipped and counted ([`InputStats::skipped`]), or are an error with `strict`.
+    Jsonl {
+        /// The files.
+        files: Vec<PathBuf>,
+        /// The name of the text field.
+        field: String,
+        /// Whether a bad line is an error instead of a skip.
+        strict: bool,
+    },
+}
+
+impl TrainInput {
+    /// The files read.
+    pub fn files(&self) -> &[PathBuf] {
+        match self {
+            TrainInput::Files(f) | TrainInput::Jsonl { files: f, .. } => f,
+        }
+    }
+}
+
+/// What was read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputStats {
+    /// Sequences counted.
+    pub sequences: u64,
+    /// Bytes of input read (files) or of sequences given (iterators).
+    pub bytes: u64,
+    /// JSONL lines skipped because they were invalid or lacked the field.
+    pub skipped: u64,
+    /// The first few skipped lines, as `file:line: reason`.
+    pub skip_examples: Vec<String>,
+}
+
+/// How many skip reasons are kept in [`InputStats::skip_examples`].
+const MAX_SKIP_EXAMPLES: usize = 5;
+
+/// Counts the words of `sequences` with `split` (which calls its callback once per word of a
+/// sequence), in parallel batches. Reports [`Stage::CountWords`] progress in bytes.
+pub fn count_words<I, S, F>(sequences: I, split: &F, progress: &dyn Progress) -> Result<(WordCounts, u64)>
+where
+    I: Iterator<Item = Result<S>>,
+    S: AsRef<str> + Send + Sync,
+    F: Fn(&str, &mut dyn FnMut(&str)) -> Result<()> + Sync,
+{
+    let mut counts = WordCounts::default();
+    let mut batch: Vec<S> = Vec::new();
+    let mut n = 0u64;
+    let mut sequences = sequences.peekable();
+    while sequences.peek().is_some() {
+        batch.clear();
+        let mut batch_bytes = 0;
+        for s in sequences.by_ref() {
+            let s = s?;
+            batch_bytes += s.as_ref().len() + 16;
+            batch.push(s);
+            if batch_bytes >= BATCH_BYTES {
+                break;
+            }
+        }
+        n += batch.len() as u64;
+        let local = count_batch(&batch, split)?;
+        if counts.is_empty() {
+            counts = local;
+        } else {
+            for (w, c) in local {
+                *counts.entry(w).or_insert(0) += c;
+            }
+        }
+        progress.inc(batch.iter().map(|s| s.as_ref().len() as u64).sum());
+    }
+    Ok((counts, n))
+}
+
+/// Counts one batch: each worker fills its own map, then the maps are added up.
+fn count_batch<S, F>(batch: &[S], split: &F) -> Result<WordCounts>
+where
+    S: AsRef<str> + Sync,
+    F: Fn(&str, &mut dyn FnMut(&str)) -> Result<()> + Sync,
+{
+    let chunk = (batch.len() / (rayon::current_num_threads() * 8)).max(1);
+    batch
+        .par_chunks(chunk)
+        .map(|seqs| {
+            let mut m: WordCounts = AHashMap::new();
+            for s in seqs {
+                split(s.as_ref(), &mut |w: &str| match m.get_mut(w) {
+                    Some(c) => *c += 1,
+                    None => {
+                        m.insert(w.to_owned(), 1);
+                    }
+                })?;
+            }
+            Ok(m)
+        })
+        .try_reduce(AHashMap::new, |mut a, mut b| {
+            if a.len() < b.len() {
+                std::mem::swap(&mut a, &mut b);
+            }
+            for (w, c) in b {
+                *a.entry(w).or_insert(0) += c;
+            }
+            Ok(a)
+        })
+}
+
+/// The total size of `files` in bytes, for the progress bar.
+pub(crate) fn total_size(files: &[PathBuf]) -> Result<u64> {
+    files.iter().try_fold(0, |acc, f| {
+        let m = std::fs::metadata(f).map_err(|source| Error::Io { path: f.clone(), source })?;
+        Ok(acc + m.len())
+    })
+}
+
+/// Reads the lines of text files, keeping line endings, failing on invalid UTF-8 with the file
+/// and line number.
+pub(crate) struct LineReader<'a> {
+    files: std::slice::Iter<'a, PathBuf>,
+    current: Option<(BufReader<File>, &'a Path, u64)>,
+    jsonl: Option<(&'a str, bool)>,
+    stats: &'a mut InputStats,
+    buf: Vec<u8>,
+}
+
+impl<'a> LineReader<'a> {
+    /// Lines of `input`; skipped JSONL lines are counted into `stats`.
+    pub(crate) fn new(input: &'a TrainInput, stats: &'a mut InputStats) -> Self {
+        let jsonl = match input {
+            TrainInput::Files(_) => None,
+            TrainInput::Jsonl { field, strict, .. } => Some((field.as_str(), *strict)),
+        };
+        Self { files: input.files().iter(), current: None, jsonl, stats, buf: Vec::new() }
+    }
+
+    fn skip(&mut self, path: &Path, line: u64, reason: String) -> Result<()> {
+        let msg = format!("{}:{line}: {reason}", path.display());
+        if self.jsonl.is_some_and(|(_, strict)| strict) {
+            return Err(Error::invalid(msg));
+        }
+        self.stats.skipped += 1;
+        if self.stats.skip_examples.len() < MAX_SKIP_EXAMPLES {
+            self.stats.skip_examples.push(msg);
+        }
+        Ok(())
+    }
+
+    /// The text of one JSONL line, `None` when it is skipped.
+    fn jsonl_text(&mut self, path: &Path, line_no: u64, line: &str, field: &str) -> Result<Option<String>> {
+        let value: serde_json::Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                self.skip(path, line_no, format!("invalid JSON ({e})"))?;
+                return Ok(None);
+            }
+        };
+        match value.get(field) {
+            Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => {
+                self.skip(path, line_no, format!("field `{field}` is not a string"))?;
+                Ok(None)
+            }
+            None => {
+                self.skip(path, line_no, format!("no field `{field}`"))?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl Iterator for LineReader<'_> {
+    type Item = Result<String>;
+
+    fn next(&mut self) -> Option<Result<String>> {
+        loop {
+            if self.current.is_none() {
+                let path = self.files.next()?;
+                match File::open(path) {
+                    Ok(f) => self.current = Some((BufReader::with_capacity(1 << 20, f), path.as_path(), 0)),
+                    Err(source) => return Some(Err(Error::Io { path: path.clone(), source })),
+                }
+            }
+            let (reader, path, line_no) = self.current.as_mut()?;
+            let path: &Path = path;
+            self.buf.clear();
+            match reader.read_until(b'\n', &mut self.buf) {
+                Ok(0) => {
+                    self.current = None;
+                    continue;
+                }
+                Ok(_) => {}
+                Err(source) => return Some(Err(Error::Io { path: path.to_owned(), source })),
+            }
+            *line_no += 1;
+            let line_no = *line_no;
+            self.stats.bytes += self.buf.len() as u64;
+            let line = match std::str::from_utf8(&self.buf) {
+                Ok(l) => l,
+                Err(e) => {
+                    return Some(Err(Error::invalid(format!(
+                        "{}:{line_no}: invalid UTF-8 ({e})",
+                        path.display()
+                    ))))
+                }
+            };
+            let text = match self.jsonl {
+                None => line.to_owned(),
+                Some((field, _)) => {
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let line = line.to_owned();
+                    match self.jsonl_text(path, line_no, &line, field) {
+                        Ok(Some(t)) => t,
+                        Ok(None) => continue,
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+            };
+            self.stats.sequences += 1;
+            return Some(Ok(text));
+        }
+    }
+}
+
+/// Progress stage wrapper so [`count_words`] callers start and finish the stage.
+pub(crate) fn with_stage<T>(progress: &dyn Progress, stage: Stage, total: Option<u64>, f: impl FnOnce() -> T) -> T {
+    progress.start(stage, total);
+    let r = f();
+    progress.finish(stage);
+    r
+}

@@ -1,0 +1,255 @@
+//! `Tokenizer::train*`: count words through the tokenizer's normalizer and pre-tokenizer,
+//! train its model, add the trainer's special tokens (HF's `Tokenizer.train`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::input::{total_size, with_stage, LineReader};
+use super::{count_words, InputStats, NoProgress, Progress, Stage, TrainInput, TrainerWrapper, WordCounts};
+use crate::models::bpe::trainer::rebuild_bpe;
+use crate::models::ModelWrapper;
+use crate::pre_tokenizers::byte_level::GPT2_REGEX;
+use crate::pre_tokenizers::PreTokenizerWrapper;
+use crate::tokenizer::{Normalizer, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior, Tokenizer};
+use crate::utils::byte_level::BYTES_CHAR;
+use crate::utils::regex::SysRegex;
+use crate::{Error, NormalizedString, Result};
+
+/// What a training run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrainReport {
+    /// What was read.
+    pub input: InputStats,
+    /// Distinct words counted.
+    pub distinct_words: usize,
+    /// Vocabulary size of the trained model.
+    pub vocab_size: usize,
+    /// Wall time of counting, in seconds.
+    pub count_seconds: f64,
+    /// Wall time of model training, in seconds.
+    pub train_seconds: f64,
+}
+
+/// How a tokenizer cuts a sequence into words while counting.
+enum WordSplitter<'t> {
+    /// No normalizer, a regex split then the ByteLevel mapping: pieces are mapped byte by
+    /// byte without building a `NormalizedString`.
+    ByteLevel(&'t SysRegex),
+    /// No normalizer and a pre-tokenizer that only cuts the text into ranges.
+    Ranges(&'t PreTokenizerWrapper),
+    /// The full pipeline.
+    General,
+}
+
+impl Tokenizer {
+    fn word_splitter(&self) -> WordSplitter<'_> {
+        if self.normalizer.is_some() {
+            return WordSplitter::General;
+        }
+        match &self.pre_tokenizer {
+            Some(pt) if pt.has_split_ranges() => WordSplitter::Ranges(pt),
+            Some(PreTokenizerWrapper::ByteLevel(b)) if !b.add_prefix_space && b.use_regex => {
+                WordSplitter::ByteLevel(&GPT2_REGEX)
+            }
+            Some(PreTokenizerWrapper::Sequence(seq)) => match seq.pretokenizers.as_slice() {
+                [PreTokenizerWrapper::Split(split), PreTokenizerWrapper::ByteLevel(b)]
+                    if split.behavior == SplitDelimiterBehavior::Isolated
+                        && !split.invert
+                        && !b.add_prefix_space
+                        && !b.use_regex =>
+                {
+                    split.regex().map_or(WordSplitter::General, WordSplitter::ByteLevel)
+                }
+                _ => WordSplitter::General,
+            },
+            _ => WordSplitter::General,
+        }
+    }
+
+    /// Calls `f` on every word of `sequence` as the trainer sees it: normalized, then
+    /// pre-tokenized (HF's `Tokenizer.train` does not cut out added tokens).
+    pub fn for_each_training_word(&self, sequence: &str, f: &mut dyn FnMut(&str)) -> Result<()> {
+        self.split_words(&self.word_splitter(), sequence, f)
+    }
+
+    fn split_words(&self, how: &WordSplitter, s: &str, f: &mut dyn FnMut(&str)) -> Result<()> {
+        match how {
+            WordSplitter::ByteLevel(regex) => {
+                let mut buf = String::new();
+                let mut piece = |p: &str| {
+                    buf.clear();
+                    buf.extend(p.bytes().map(|b| BYTES_CHAR[b as usize]));
+                    f(&buf);
+                };
+                let mut last = 0;
+                for (ms, me) in regex.find_iter(s) {
+                    if ms > last {
+                        piece(&s[last..ms]);
+                    }
+                    if me > ms {
+                        piece(&s[ms..me]);
+                    }
+                    last = me;
+                }
+                if last < s.len() {
+                    piece(&s[last..]);
+                }
+            }
+            WordSplitter::Ranges(pt) => {
+                let mut ranges = Vec::new();
+                pt.split_ranges(s, &mut ranges);
+                for &(a, b) in &ranges {
+                    if a < b {
+                        f(&s[a..b]);
+                    }
+                }
+            }
+            WordSplitter::General => {
+                let mut n = NormalizedString::from(s);
+                if let Some(norm) = &self.normalizer {
+                    norm.normalize(&mut n)?;
+                }
+                let mut pre = PreTokenizedString::from(n);
+                if let Some(pt) = &self.pre_tokenizer {
+                    pt.pre_tokenize(&mut pre)?;
+                }
+                for split in pre.splits() {
+                    f(split.normalized.get());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the words of `sequences` (parallel, streamed).
+    pub fn count_words_from_iterator<I, S>(&self, sequences: I, progress: &dyn Progress) -> Result<(WordCounts, u64)>
+    where
+        I: Iterator<Item = S>,
+        S: AsRef<str> + Send + Sync,
+    {
+        let how = self.word_splitter();
+        let split = |s: &str, f: &mut dyn FnMut(&str)| self.split_words(&how, s, f);
+        with_stage(progress, Stage::CountWords, None, || count_words(sequences.map(Ok), &split, progress))
+    }
+
+    /// Counts the words of files (lines with their endings, or a JSONL field).
+    pub fn count_words(&self, input: &TrainInput, progress: &dyn Progress) -> Result<(WordCounts, InputStats)> {
+        let total = total_size(input.files())?;
+        let mut stats = InputStats::default();
+        let how = self.word_splitter();
+        let split = |s: &str, f: &mut dyn FnMut(&str)| self.split_words(&how, s, f);
+        let counts = with_stage(progress, Stage::CountWords, Some(total), || {
+            count_words(LineReader::new(input, &mut stats), &split, progress).map(|(c, _)| c)
+        })?;
+        Ok((counts, stats))
+    }
+
+    /// Trains the model on word counts and adds the trainer's special tokens. The model must
+    /// be of the trainer's kind; its options that training does not learn are kept (see each
+    /// trainer).
+    pub fn train_from_counts(&mut self, trainer: &TrainerWrapper, counts: &WordCounts, progress: &dyn Progress) -> Result<()> {
+        let model = match (trainer, &self.model) {
+            (TrainerWrapper::BpeTrainer(t), ModelWrapper::BPE(old)) => {
+                let result = t.train_words(counts, progress)?;
+                ModelWrapper::BPE(rebuild_bpe(old, t, result)?)
+            }
+            (TrainerWrapper::WordPieceTrainer(t), ModelWrapper::WordPiece(old)) => {
+                ModelWrapper::WordPiece(t.train_model(old, counts, progress)?)
+            }
+            (TrainerWrapper::WordLevelTrainer(t), ModelWrapper::WordLevel(old)) => {
+                ModelWrapper::WordLevel(t.train_model(old, counts)?)
+            }
+            (TrainerWrapper::UnigramTrainer(t), ModelWrapper::Unigram(_)) => {
+                ModelWrapper::Unigram(t.train_model(counts, progress)?)
+            }
+            (t, m) => {
+                return Err(Error::invalid(format!(
+                    "cannot train a {} model with a {}",
+                    model_kind(m),
+                    trainer_kind(t)
+                )))
+            }
+        };
+        self.model = model;
+        let specials: Vec<_> = trainer.special_tokens().to_vec();
+        self.add_special_tokens(&specials)?;
+        Ok(())
+    }
+
+    /// Trains on `input` with progress reported to `progress`; returns what was done.
+    /// An input with no words at all is an error.
+    pub fn train_with_progress(&mut self, trainer: &TrainerWrapper, input: &TrainInput, progress: &dyn Progress) -> Result<TrainReport> {
+        let t0 = Instant::now();
+        let (counts, stats) = self.count_words(input, progress)?;
+        let count_seconds = t0.elapsed().as_secs_f64();
+        let mut report = TrainReport { input: stats, count_seconds, ..Default::default() };
+        self.finish_training(trainer, counts, progress, &mut report)?;
+        Ok(report)
+    }
+
+    /// Trains on text files, one sequence per line (HF's `Tokenizer.train(files, trainer)`).
+    pub fn train_from_files<P: AsRef<Path>>(&mut self, trainer: &TrainerWrapper, files: &[P]) -> Result<TrainReport> {
+        let files: Vec<PathBuf> = files.iter().map(|p| p.as_ref().to_owned()).collect();
+        self.train_with_progress(trainer, &TrainInput::Files(files), &NoProgress)
+    }
+
+    /// Trains on sequences from an iterator (HF's `train_from_iterator`); the iterator is
+    /// consumed in batches, so it may be larger than memory.
+    pub fn train_from_iterator<I, S>(&mut self, trainer: &TrainerWrapper, sequences: I) -> Result<TrainReport>
+    where
+        I: Iterator<Item = S>,
+        S: AsRef<str> + Send + Sync,
+    {
+        self.train_from_iterator_with_progress(trainer, sequences, &NoProgress)
+    }
+
+    /// [`train_from_iterator`](Self::train_from_iterator) with progress reporting.
+    pub fn train_from_iterator_with_progress<I, S>(&mut self, trainer: &TrainerWrapper, sequences: I, progress: &dyn Progress) -> Result<TrainReport>
+    where
+        I: Iterator<Item = S>,
+        S: AsRef<str> + Send + Sync,
+    {
+        let t0 = Instant::now();
+        let mut bytes = 0u64;
+        let sequences = sequences.inspect(|s| bytes += s.as_ref().len() as u64);
+        let (counts, n) = self.count_words_from_iterator(sequences, progress)?;
+        let input = InputStats { sequences: n, bytes, ..Default::default() };
+        let mut report = TrainReport { input, count_seconds: t0.elapsed().as_secs_f64(), ..Default::default() };
+        self.finish_training(trainer, counts, progress, &mut report)?;
+        Ok(report)
+    }
+
+    fn finish_training(&mut self, trainer: &TrainerWrapper, counts: WordCounts, progress: &dyn Progress, report: &mut TrainReport) -> Result<()> {
+        if counts.keys().all(|w| w.is_empty()) {
+            return Err(Error::invalid(format!(
+                "the training corpus has no words ({} sequences read{})",
+                report.input.sequences,
+                if report.input.skipped > 0 { format!(", {} lines skipped", report.input.skipped) } else { String::new() }
+            )));
+        }
+        let t1 = Instant::now();
+        report.distinct_words = counts.len();
+        self.train_from_counts(trainer, &counts, progress)?;
+        report.train_seconds = t1.elapsed().as_secs_f64();
+        report.vocab_size = self.get_vocab_size(true);
+        Ok(())
+    }
+}
+
+fn model_kind(m: &ModelWrapper) -> &'static str {
+    match m {
+        ModelWrapper::BPE(_) => "BPE",
+        ModelWrapper::WordPiece(_) => "WordPiece",
+        ModelWrapper::WordLevel(_) => "WordLevel",
+        ModelWrapper::Unigram(_) => "Unigram",
+    }
+}
+
+fn trainer_kind(t: &TrainerWrapper) -> &'static str {
+    match t {
+        TrainerWrapper::BpeTrainer(_) => "BpeTrainer",
+        TrainerWrapper::WordPieceTrainer(_) => "WordPieceTrainer",
+        TrainerWrapper::WordLevelTrainer(_) => "WordLevelTrainer",
+        TrainerWrapper::UnigramTrainer(_) => "UnigramTrainer",
+    }
+}
