@@ -20,6 +20,7 @@ mod errors;
 mod numpy;
 mod pool;
 mod tokenizer;
+mod train;
 
 use pyo3::prelude::*;
 

@@ -17,6 +17,7 @@ use crate::added_token::PyAddedToken;
 use crate::component::{json_of, parse_json, to_python};
 use crate::encoding::{padding_direction, truncation_direction, PyEncoding};
 use crate::numpy;
+use crate::train;
 use crate::errors::{catch, guard, panic_err, tk_err, value_err};
 use crate::pool;
 
@@ -274,6 +275,36 @@ impl PyTokenizer {
             ))
         })?;
         Ok((numpy::u32_array(py, &ids, &shape)?, numpy::u32_array(py, &mask, &shape)?))
+    }
+
+    /// Trains the model on text files (one sequence per line) with `trainer` (a
+    /// `tokenkit.trainers` trainer; by default the model kind's default trainer). The
+    /// normalizer and pre-tokenizer are applied; the model is replaced by the trained one.
+    #[pyo3(signature = (files, trainer = None))]
+    fn train(slf: &Bound<'_, Self>, files: Vec<std::path::PathBuf>, trainer: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let mut tok = (*slf.borrow().tok).clone();
+        let trainer = train::trainer_from_python(trainer, tok.get_model())?;
+        run(slf.py(), || tok.train_from_files(&trainer, &files).map(|_| ()))?;
+        slf.borrow_mut().tok = Arc::new(tok);
+        Ok(())
+    }
+
+    /// Trains the model on the strings of `iterator` (strings or batches of strings; read as
+    /// they come, so it may be larger than memory). `length` is accepted for compatibility.
+    #[pyo3(signature = (iterator, trainer = None, length = None))]
+    fn train_from_iterator(slf: &Bound<'_, Self>, iterator: &Bound<'_, PyAny>, trainer: Option<&Bound<'_, PyAny>>, length: Option<usize>) -> PyResult<()> {
+        let _ = length;
+        let mut tok = (*slf.borrow().tok).clone();
+        let trainer = train::trainer_from_python(trainer, tok.get_model())?;
+        let iter = iterator.try_iter()?.unbind();
+        let error = std::sync::Mutex::new(None);
+        let result = run(slf.py(), || tok.train_from_iterator(&trainer, train::PySequences::new(iter, &error)).map(|_| ()));
+        if let Some(e) = error.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        result?;
+        slf.borrow_mut().tok = Arc::new(tok);
+        Ok(())
     }
 
     /// Decodes ids to text.

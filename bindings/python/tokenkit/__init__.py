@@ -11,7 +11,7 @@ from typing import List, Tuple, Union
 
 from ._tokenkit import AddedToken, Encoding, Tokenizer, __version__
 from ._base import Regex, Token
-from . import decoders, models, normalizers, pre_tokenizers, processors
+from . import decoders, models, normalizers, pre_tokenizers, processors, trainers
 from .pretrained import AutoTokenizer, BatchEncoding, PreTrainedTokenizer
 
 Offsets = Tuple[int, int]
@@ -47,7 +47,7 @@ class SplitDelimiterBehavior(Enum):
 
 __all__ = [
     "AddedToken", "Encoding", "Tokenizer", "Regex", "Token", "decoders", "models", "normalizers", "pre_tokenizers",
-    "processors", "Offsets", "TextInputSequence", "PreTokenizedInputSequence", "TextEncodeInput",
+    "processors", "trainers", "Offsets", "TextInputSequence", "PreTokenizedInputSequence", "TextEncodeInput",
     "PreTokenizedEncodeInput", "InputSequence", "EncodeInput", "OffsetReferential", "OffsetType",
     "SplitDelimiterBehavior", "AutoTokenizer", "BatchEncoding", "PreTrainedTokenizer", "__version__",
 ]

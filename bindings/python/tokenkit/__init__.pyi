@@ -13,6 +13,8 @@ from . import models as models
 from . import normalizers as normalizers
 from . import pre_tokenizers as pre_tokenizers
 from . import processors as processors
+from . import trainers as trainers
+from .trainers import Trainer
 from ._base import Regex as Regex
 from ._base import Token as Token
 from .decoders import Decoder
@@ -287,6 +289,19 @@ class Tokenizer:
         Python object per token. With padding enabled, rows are padded as :meth:`encode_batch`
         pads them; otherwise short rows are filled with ``pad_id`` (default 0) and mask 0.
         """
+    def train(self, files: List[str], trainer: Optional[Trainer] = None) -> None:
+        """Trains the model on text files (one sequence per line), with the GIL released.
+
+        The normalizer and pre-tokenizer are applied to the corpus; the model is replaced by the
+        trained one and the trainer's special tokens are added. ``trainer`` defaults to the
+        default trainer of the model's kind.
+        """
+    def train_from_iterator(
+        self, iterator: Iterable[Union[str, Iterable[str]]], trainer: Optional[Trainer] = None, length: Optional[int] = None
+    ) -> None:
+        """Trains the model on the strings of ``iterator`` (strings or batches of strings), read as
+        they come; an exception raised by the iterator is re-raised. ``length`` is accepted for
+        compatibility with HF and unused."""
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Decodes ids to text. An id outside the vocabulary raises (HF drops it silently)."""
     def decode_batch(self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> List[str]:
