@@ -57,6 +57,16 @@ const O200K_PATTERN: &str = concat!(
     r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 );
 
+/// Ready-made training set-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Recipe {
+    /// The Minimind chat model's tokenizer: byte-level BPE (ByteLevel without prefix space,
+    /// ByteLevel decoder), vocabulary 6400, `<|endoftext|>`=0, `<|im_start|>`=1, `<|im_end|>`=2,
+    /// JSONL field `text`; `--output` is a directory that receives tokenizer.json, vocab.json,
+    /// merges.txt, tokenizer_config.json (ChatML chat template) and special_tokens_map.json.
+    Minimind,
+}
+
 /// Normalizers the command line can set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NormalizerKind {
@@ -80,9 +90,13 @@ pub struct TrainArgs {
     /// Input files: text (one sequence per line) or, with --jsonl-field, JSON lines.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Where to write tokenizer.json.
+    /// Where to write tokenizer.json (with --recipe: the output directory).
     #[arg(short, long)]
     output: PathBuf,
+    /// A ready-made set-up; it fixes the model, pre-tokenizer and special tokens, and sets the
+    /// vocabulary size and JSONL field unless given.
+    #[arg(long, value_enum)]
+    recipe: Option<Recipe>,
     /// The model.
     #[arg(short, long, value_enum, default_value_t = ModelKind::Bpe)]
     model: ModelKind,
@@ -318,9 +332,41 @@ fn peak_memory() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Applies `--recipe` to the arguments.
+fn apply_recipe(args: &mut TrainArgs) {
+    match args.recipe {
+        Some(Recipe::Minimind) => {
+            args.model = ModelKind::Bpe;
+            args.preset = Preset::ByteLevel;
+            args.normalizer = NormalizerKind::None;
+            args.special_tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"].map(String::from).to_vec();
+            args.vocab_size.get_or_insert(6400);
+            args.jsonl_field.get_or_insert_with(|| "text".to_owned());
+        }
+        None => {}
+    }
+}
+
+/// Writes what a recipe produces besides the tokenizer; returns the tokenizer.json path.
+fn save_outputs(args: &TrainArgs, tok: &Tokenizer) -> Result<PathBuf> {
+    let Some(Recipe::Minimind) = args.recipe else {
+        tok.save(&args.output, args.pretty).map_err(|e| anyhow!(e))?;
+        return Ok(args.output.clone());
+    };
+    let dir = &args.output;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    let path = dir.join("tokenizer.json");
+    tok.save(&path, true).map_err(|e| anyhow!(e))?;
+    let ModelWrapper::BPE(bpe) = tok.get_model() else { bail!("the Minimind recipe trains a BPE model") };
+    tokenkit::formats::gpt2_files::write_vocab_merges(bpe, dir, None).map_err(|e| anyhow!(e))?;
+    tokenkit::formats::pretrained::write_minimind_config(dir, Some(tok)).map_err(|e| anyhow!(e))?;
+    Ok(path)
+}
+
 /// Runs `tokenkit train`.
-pub fn run(args: TrainArgs) -> Result<()> {
+pub fn run(mut args: TrainArgs) -> Result<()> {
     let t0 = Instant::now();
+    apply_recipe(&mut args);
     let (mut tok, trainer) = build(&args)?;
     if args.print_trainer {
         println!("{}", serde_json::to_string(&trainer)?);
@@ -337,7 +383,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let bars = Bars { current: Mutex::new(None) };
     let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
     let report = tok.train_with_progress(&trainer, &input, progress).map_err(|e| anyhow!(e))?;
-    tok.save(&args.output, args.pretty).map_err(|e| anyhow!(e))?;
+    let saved = save_outputs(&args, &tok)?;
     let stats = &report.input;
     if stats.skipped > 0 {
         eprintln!("tokenkit: skipped {} JSONL line(s) without a string field `{}`:", stats.skipped, args.jsonl_field.as_deref().unwrap_or(""));
@@ -353,7 +399,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         stats.bytes as f64 / (1 << 20) as f64,
         report.distinct_words,
         report.vocab_size,
-        args.output.display()
+        saved.display()
     );
     eprintln!(
         "tokenkit: time {:.2} s (counting {:.2} s, training {:.2} s), peak memory {peak}",

@@ -1,11 +1,12 @@
 //! GPT-2's original files: `vocab.json` (token → id) and `merges.txt` (one merge per line,
 //! optional `#version` header). Loaded into the GPT-2 byte-level BPE pipeline.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
 use crate::formats::{from_value, read};
+use crate::models::BPE;
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
 
@@ -65,4 +66,32 @@ pub fn from_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Tokeni
                   "vocab": vocab, "merges": merges}
     });
     from_value(doc, &vocab_path.display().to_string())
+}
+
+/// Writes a BPE model's `vocab.json` (token → id in id order, compact, as HF's `model.save`)
+/// and `merges.txt` (`#version: 0.2` then one `a b` merge per line) into `dir`, with file names
+/// prefixed by `prefix-` when given. Returns the two paths.
+pub fn write_vocab_merges(bpe: &BPE, dir: &Path, prefix: Option<&str>) -> Result<(PathBuf, PathBuf)> {
+    let name = |file: &str| dir.join(prefix.map_or_else(|| file.to_owned(), |p| format!("{p}-{file}")));
+    let mut by_id: Vec<(&str, u32)> = bpe.vocab().iter().map(|(t, &id)| (t.as_str(), id)).collect();
+    by_id.sort_by_key(|&(_, id)| id);
+    let vocab: Map<String, Value> = by_id.into_iter().map(|(t, id)| (t.to_owned(), Value::from(id))).collect();
+    let mut merges = String::from("#version: 0.2\n");
+    for (a, b) in bpe.merges() {
+        if a.contains(' ') || b.contains(' ') {
+            return Err(Error::invalid(format!(
+                "the merge ({a:?}, {b:?}) has a space in a token and cannot be written to merges.txt"
+            )));
+        }
+        merges.push_str(a);
+        merges.push(' ');
+        merges.push_str(b);
+        merges.push('\n');
+    }
+    let (vocab_path, merges_path) = (name("vocab.json"), name("merges.txt"));
+    let vocab_text = serde_json::to_string(&vocab).map_err(|e| Error::invalid(format!("vocab.json: {e}")))?;
+    for (path, text) in [(&vocab_path, vocab_text.as_str()), (&merges_path, merges.as_str())] {
+        std::fs::write(path, text).map_err(|e| Error::Io { path: path.to_path_buf(), source: e })?;
+    }
+    Ok((vocab_path, merges_path))
 }
