@@ -129,3 +129,43 @@ def test_save_pretrained_roundtrip(pair, tmp_path):
     for kw in (dict(padding=True), dict(truncation=True, max_length=7)):
         assert same(again(BATCH, **kw), ref(BATCH, **kw)), kw
     assert again.special_tokens_map == ref.special_tokens_map
+
+
+CHAT_DATA = Path(__file__).resolve().parents[1] / "conformance" / "data" / "chat"
+
+
+@pytest.mark.parametrize("template", ["chatml_tools", "llama31_tools", "mistral_alternating", "gemma_style"])
+def test_apply_chat_template_matches_transformers(template, tmp_path):
+    """apply_chat_template (text, ids, BatchEncoding, batches, generation prompt, tools) on a
+    directory with a chat template, against transformers on the same directory."""
+    src = FIXTURES / "registry/llama3/tokenizer.json"
+    if not src.exists():
+        pytest.skip("llama3 fixture not available")
+    shutil.copy(src, tmp_path / "tokenizer.json")
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<|begin_of_text|>",
+              "eos_token": "<|eot_id|>", "pad_token": "<|end_of_text|>",
+              "chat_template": (CHAT_DATA / f"{template}.jinja").read_text(encoding="utf-8")}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    data = json.loads((CHAT_DATA / "conversations.json").read_text(encoding="utf-8"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = transformers.AutoTokenizer.from_pretrained(tmp_path)
+    ours = tokenkit.AutoTokenizer.from_pretrained(tmp_path)
+    compared = 0
+    for name, conv in data["conversations"].items():
+        for kw in ({}, {"add_generation_prompt": True}, {"tools": data["tools"]},
+                   {"tokenize": False, "add_generation_prompt": True, "date_string": "01 Jan 2025"},
+                   {"return_dict": False}, {"continue_final_message": True}):
+            b, err = outcome(lambda: ref.apply_chat_template(conv, **kw))
+            if err is not None:
+                with pytest.raises(Exception):
+                    ours.apply_chat_template(conv, **kw)
+                continue
+            a = ours.apply_chat_template(conv, **kw)
+            assert (dict(a) if isinstance(a, dict) else a) == (dict(b) if isinstance(b, dict) else b), (name, kw)
+            compared += 1
+    assert compared > 20
+    convs = [data["conversations"]["single_user"], data["conversations"]["system_multi_turn"]]
+    a = ours.apply_chat_template(convs, padding=True, add_generation_prompt=True)
+    b = ref.apply_chat_template(convs, padding=True, add_generation_prompt=True)
+    assert dict(a) == dict(b)
