@@ -41,15 +41,7 @@ pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L
 /// the possessive `{1,3}+`, which Oniguruma would read as "one or more groups of 1 to 3".
 pub const CL100K_ONIG_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 /// tiktoken's o200k pattern (read alike by tiktoken and Oniguruma).
-pub const O200K_PATTERN: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|",
-    r"\p{N}{1,3}|",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*|",
-    r"\s*[\r\n]+|",
-    r"\s+(?!\S)|",
-    r"\s+"
-);
+pub use crate::pre_tokenizers::lexers::O200K_PATTERN;
 /// The Llama-3 pattern (tiktoken-format `tokenizer.model`).
 pub const LLAMA3_PATTERN: &str = crate::utils::regex::LLAMA3_PATTERN;
 
@@ -293,8 +285,11 @@ pub fn find_rank_file(file: &str) -> Result<PathBuf> {
 /// The readings differ only on a possessive counted repeat (`{1,3}+`), which is written
 /// without the `+` (the same matches when, as in these patterns, nothing follows it).
 pub fn onig_pattern(pat_str: &str) -> String {
-    if pat_str == CL100K_PATTERN {
-        return CL100K_ONIG_PATTERN.to_owned();
+    match pat_str {
+        CL100K_PATTERN => return CL100K_ONIG_PATTERN.to_owned(),
+        // Same matches as GPT-2's original pattern, which has a fast lexer.
+        R50K_PATTERN => return crate::utils::regex::GPT2_PATTERN.to_owned(),
+        _ => {}
     }
     pat_str.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
 }
@@ -430,10 +425,14 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
         by_id.push((id, bytes));
     }
     by_id.sort_unstable();
-    for (i, (id, _)) in by_id.iter().enumerate() {
-        if *id as usize != i {
-            return Err(Error::invalid(format!("model ids must be 0..{} without gaps; id {i} is missing", by_id.len())));
-        }
+    let added_ids: ahash::AHashSet<u32> = tok.get_added_vocabulary().get_vocab().values().copied().collect();
+    let n = by_id.last().map_or(0, |(id, _)| *id as usize + 1);
+    let mut ranks: Ranks = vec![None; n];
+    for (id, bytes) in by_id {
+        ranks[id as usize] = Some(bytes);
+    }
+    if let Some(hole) = (0..n).find(|&i| ranks[i].is_none() && !added_ids.contains(&(i as u32))) {
+        return Err(Error::invalid(format!("model ids must be 0..{n} without gaps; id {hole} is missing")));
     }
     // Every merge (a, b) → t must have rank(t) > rank(a), rank(b) and merges must apply in
     // id order of their results: then the merge order is the rank order.
@@ -452,7 +451,7 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
         }
         last = it;
     }
-    Ok(by_id.into_iter().map(|(_, b)| Some(b)).collect())
+    Ok(ranks)
 }
 
 #[cfg(test)]

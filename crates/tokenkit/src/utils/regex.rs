@@ -5,7 +5,8 @@
 
 use onig::Regex;
 
-use crate::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer};
+use crate::formats::tiktoken::CL100K_ONIG_PATTERN;
+use crate::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer, O200kLexer, O200K_PATTERN};
 use crate::{Error, Result};
 
 /// The GPT-2 pattern (HF ByteLevel's default).
@@ -19,6 +20,9 @@ pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}
 enum Fast {
     Gpt2,
     Cl100k(DigitRun),
+    /// tiktoken's cl100k as given to Oniguruma (`\s++$` before `\s*[\r\n]`).
+    Cl100kTiktoken,
+    O200k,
 }
 
 fn recognise(pattern: &str) -> Option<Fast> {
@@ -27,6 +31,8 @@ fn recognise(pattern: &str) -> Option<Fast> {
         LLAMA3_PATTERN => Some(Fast::Cl100k(DigitRun::UpToThree)),
         // Oniguruma reads `{1,3}+` as a repeated group: digits are not limited to three.
         CL100K_PATTERN => Some(Fast::Cl100k(DigitRun::Unbounded)),
+        CL100K_ONIG_PATTERN => Some(Fast::Cl100kTiktoken),
+        O200K_PATTERN => Some(Fast::O200k),
         _ => None,
     }
 }
@@ -87,6 +93,10 @@ impl SysRegex {
         match self.fast {
             Some(Fast::Gpt2) => Matches::Gpt2(Gpt2Lexer::new(inside)),
             Some(Fast::Cl100k(d)) => Matches::Cl100k(Cl100kLexer::new(inside, d)),
+            Some(Fast::Cl100kTiktoken) => {
+                Matches::Cl100k(Cl100kLexer::new(inside, DigitRun::UpToThree).whitespace_run_to_end())
+            }
+            Some(Fast::O200k) => Matches::O200k(O200kLexer::new(inside)),
             None => Matches::Onig(self.regex.find_iter(inside)),
         }
     }
@@ -96,6 +106,7 @@ impl SysRegex {
 pub enum Matches<'r, 't> {
     Gpt2(Gpt2Lexer<'t>),
     Cl100k(Cl100kLexer<'t>),
+    O200k(O200kLexer<'t>),
     Onig(onig::FindMatches<'r, 't>),
 }
 
@@ -107,6 +118,7 @@ impl Iterator for Matches<'_, '_> {
         match self {
             Matches::Gpt2(l) => l.next(),
             Matches::Cl100k(l) => l.next(),
+            Matches::O200k(l) => l.next(),
             Matches::Onig(m) => m.next(),
         }
     }
