@@ -100,16 +100,26 @@ impl Encoding {
         special_tokens: &[(String, u32)],
         explicit_n_vocab: Option<u32>,
     ) -> Result<Self> {
-        let tokenizer = format::build_tokenizer(&ranks, pat_str, special_tokens)?;
+        // Two special tokens may share an id (o200k_harmony's <|endofprompt|> and
+        // <|reserved_200018|>): both encode to it; the first one given is what it decodes
+        // to (as in tiktoken) and the one the tokenizer pipeline holds.
+        let mut first_per_id: Vec<(String, u32)> = Vec::with_capacity(special_tokens.len());
+        let mut ids_seen = ahash::AHashSet::new();
+        for (c, id) in special_tokens {
+            if ids_seen.insert(*id) {
+                first_per_id.push((c.clone(), *id));
+            }
+        }
+        let tokenizer = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
         let special_map: BTreeMap<String, u32> = special_tokens.iter().cloned().collect();
         let max_id = special_map.values().copied().max().map_or(0, |m| m as usize + 1).max(ranks.len());
         if let Some(n) = explicit_n_vocab {
             let n_ranks = ranks.iter().flatten().count();
-            if n as usize != max_id || n_ranks + special_map.len() != n as usize {
+            if n as usize != max_id || n_ranks + first_per_id.len() != n as usize {
                 return Err(Error::invalid(format!(
                     "{name}: expected {n} tokens, have {} ranks and {} special tokens (max id {})",
                     n_ranks,
-                    special_map.len(),
+                    first_per_id.len(),
                     max_id.saturating_sub(1)
                 )));
             }
@@ -119,8 +129,8 @@ impl Encoding {
         for (r, t) in ranks.iter().enumerate() {
             per_id[r] = t.as_deref();
         }
-        for (c, &id) in &special_map {
-            per_id[id as usize] = Some(c.as_bytes());
+        for (c, id) in &first_per_id {
+            per_id[*id as usize] = Some(c.as_bytes());
         }
         let mut bytes = Vec::with_capacity(ranks.iter().flatten().map(Vec::len).sum::<usize>() + 16 * special_map.len());
         let mut starts = Vec::with_capacity(max_id + 1);

@@ -103,8 +103,9 @@ impl EncodingSpec {
             }
             "o200k_harmony" => {
                 let mut s = specials(&[
-                    ("<|startoftext|>", 199998),
                     (ENDOFTEXT, 199999),
+                    (ENDOFPROMPT, 200018),
+                    ("<|startoftext|>", 199998),
                     ("<|reserved_200000|>", 200000),
                     ("<|reserved_200001|>", 200001),
                     ("<|return|>", 200002),
@@ -120,7 +121,7 @@ impl EncodingSpec {
                     ("<|call|>", 200012),
                 ]);
                 s.extend((200013..201088).map(|i| (format!("<|reserved_{i}|>"), i)));
-                // o200k_base's <|endofprompt|> (200018) is overwritten by <|reserved_200018|>.
+                // o200k_base's <|endofprompt|> keeps 200018, which <|reserved_200018|> shares.
                 spec("o200k_base.tiktoken", O200K_PATTERN, s, None)
             }
             "llama3" => spec("tokenizer.model", LLAMA3_PATTERN, llama3_special_tokens(128_000), None),

@@ -114,7 +114,12 @@ fn harmony_and_p50k_edit_specials() {
     if let Some(enc) = load("o200k_harmony", "o200k_base") {
         assert_eq!(enc.n_vocab(), 201088);
         assert_eq!(enc.special_tokens()["<|reserved_200018|>"], 200018);
-        assert!(!enc.special_tokens().contains_key("<|endofprompt|>"));
+        // tiktoken 0.14: both encode to 200018, which decodes to <|endofprompt|>.
+        assert_eq!(enc.special_tokens()["<|endofprompt|>"], 200018);
+        assert_eq!(enc.decode_single_token_bytes(200018).unwrap(), b"<|endofprompt|>");
+        let ids = enc.encode("<|endofprompt|><|reserved_200018|>", &SpecialTokens::All, &SpecialTokens::All).unwrap();
+        assert_eq!(ids, vec![200018, 200018]);
+        assert_eq!(enc.special_tokens_set().len(), 1091);
     }
     if let Some(enc) = load("p50k_edit", "p50k_base") {
         assert_eq!(enc.n_vocab(), 50284);

@@ -32,3 +32,5 @@ pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Ve
     }
     out
 }
+#[cfg(test)]
+mod reference_tests;
