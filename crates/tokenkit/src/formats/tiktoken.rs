@@ -435,8 +435,8 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
     if let Some(hole) = (0..n).find(|&i| ranks[i].is_none() && !added_ids.contains(&(i as u32))) {
         return Err(Error::invalid(format!("model ids must be 0..{n} without gaps; id {hole} is missing")));
     }
-    // Every merge (a, b) → t must have rank(t) > rank(a), rank(b) and merges must apply in
-    // id order of their results: then the merge order is the rank order.
+    // Merges must come in id order of the tokens they make: then the merge order is the rank
+    // order, and BPE by rank takes the same merges.
     let mut last = 0u32;
     for (rank, (a, b)) in bpe.merges().iter().enumerate() {
         let id = |t: &str| bpe.vocab().get(t).copied();
@@ -444,7 +444,7 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
         let (Some(ia), Some(ib), Some(it)) = (id(a), id(b), id(&joined)) else {
             return Err(Error::invalid(format!("merge #{rank} `{a} {b}`: a token is missing")));
         };
-        if it <= ia.max(ib) || it < last {
+        if it < last || it == ia || it == ib {
             return Err(Error::invalid(format!(
                 "merge #{rank} `{a} {b}` makes id {it}, out of rank order (ranks must grow with the merges); \
                  this tokenizer has no exact rank-file form"

@@ -55,3 +55,18 @@ fn llama3_specials() {
     assert_eq!(s[9], ("<|eot_id|>".to_owned(), 128_009));
     assert_eq!(s[255], ("<|reserved_special_token_245|>".to_owned(), 128_255));
 }
+
+#[test]
+fn tokenizer_json_to_ranks_and_back() {
+    let ranks: Ranks = ["a", "b", "c", "bc", "ab", "abc"].iter().map(|s| Some(s.as_bytes().to_vec())).collect();
+    let tok = build_tokenizer(&ranks, r"\S+", &[]).unwrap();
+    let back = Tokenizer::from_json(&tok.to_json(false).unwrap()).unwrap();
+    assert_eq!(ranks_from_tokenizer(&back).unwrap(), ranks);
+    // Merges out of the order of the tokens they make have no rank form.
+    let json = r#"{"model":{"type":"BPE","vocab":{"a":0,"b":1,"c":2,"ab":3,"bc":4},"merges":["b c","a b"]}}"#;
+    let err = ranks_from_tokenizer(&Tokenizer::from_json(json).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("out of rank order"), "{err}");
+    // Tokens that are not byte-level neither.
+    let json = r#"{"model":{"type":"BPE","vocab":{"a":0,"b":1,"▁":2},"merges":[]}}"#;
+    assert!(ranks_from_tokenizer(&Tokenizer::from_json(json).unwrap()).unwrap_err().to_string().contains("byte-level"));
+}
