@@ -35,4 +35,12 @@ fi
 
 echo "[setup] fetching fixtures"
 .venv/bin/python scripts/fetch_fixtures.py
+# tiktoken rank files: `tokenkit encode -e cl100k_base` looks in $TOKENKIT_TIKTOKEN_DIR, then
+# ${XDG_CACHE_HOME:-~/.cache}/tokenkit/tiktoken, then ./.fixtures/tiktoken; link the fetched
+# files into the default cache location unless something is there already.
+tk_cache="${XDG_CACHE_HOME:-$HOME/.cache}/tokenkit"
+if [ -d .fixtures/tiktoken ] && [ ! -e "$tk_cache/tiktoken" ]; then
+    mkdir -p "$tk_cache" && ln -s "$(cd .fixtures/tiktoken && pwd -P)" "$tk_cache/tiktoken" \
+        && echo "[setup] linked $tk_cache/tiktoken -> .fixtures/tiktoken"
+fi
 echo "[setup] done"

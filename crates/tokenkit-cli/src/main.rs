@@ -27,9 +27,11 @@ enum Command {
     /// one text; with --jsonl, each line is a JSON string or a [first, second] pair).
     Encode {
         /// The tokenizer: a tokenizer.json, a BERT vocab.txt, a GPT-2 vocab.json (merges.txt
-        /// beside it) or a directory holding one of these.
-        #[arg(short, long)]
-        tokenizer: PathBuf,
+        /// beside it), a `<encoding>.tiktoken` rank file or a directory holding one of these.
+        #[arg(short, long, required_unless_present = "encoding")]
+        tokenizer: Option<PathBuf>,
+        #[command(flatten)]
+        tiktoken: TiktokenArgs,
         /// Read JSON lines from standard input and write one JSON object per line.
         #[arg(long)]
         jsonl: bool,
@@ -52,8 +54,10 @@ enum Command {
     /// array of ids per line, one JSON string out per line).
     Decode {
         /// The tokenizer (as for encode).
-        #[arg(short, long)]
-        tokenizer: PathBuf,
+        #[arg(short, long, required_unless_present = "encoding")]
+        tokenizer: Option<PathBuf>,
+        #[command(flatten)]
+        tiktoken: TiktokenArgs,
         /// Read JSON arrays of ids from standard input, one per line.
         #[arg(long)]
         jsonl: bool,
@@ -75,9 +79,12 @@ enum Command {
     /// Save a tokenizer (any supported format) as tokenizer.json.
     Save {
         /// The tokenizer to read.
+        #[arg(short, long, required_unless_present = "encoding")]
+        tokenizer: Option<PathBuf>,
+        /// A named tiktoken encoding to save instead (see encode --encoding).
         #[arg(short, long)]
-        tokenizer: PathBuf,
-        /// Where to write tokenizer.json.
+        encoding: Option<String>,
+        /// Where to write tokenizer.json (or, for a name ending in `.tiktoken`, a rank file).
         #[arg(short, long)]
         output: PathBuf,
         /// Indent the JSON.
@@ -105,14 +112,136 @@ fn load(path: &PathBuf) -> Result<Tokenizer> {
     tokenkit::formats::load(path).map_err(|e| anyhow!(e))
 }
 
+/// tiktoken mode: a named encoding or a `.tiktoken` file, with tiktoken's semantics.
+#[derive(clap::Args)]
+struct TiktokenArgs {
+    /// A tiktoken encoding by name (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base,
+    /// o200k_base, o200k_harmony; rank files from $TOKENKIT_TIKTOKEN_DIR, ~/.cache/tokenkit/tiktoken
+    /// or .fixtures/tiktoken). With -t FILE.tiktoken, names the encoding of that file. In this
+    /// mode encode writes {"ids": [...]} per input with tiktoken's special-token rules.
+    #[arg(short, long)]
+    encoding: Option<String>,
+    /// Special tokens encoded as such: "all", "none" or a comma-separated list (tiktoken mode).
+    #[arg(long, default_value = "none")]
+    allowed_special: String,
+    /// Special tokens whose text is an error: "all" (those not allowed), "none" or a list.
+    #[arg(long, default_value = "all")]
+    disallowed_special: String,
+    /// Write {"count": n} instead of the ids (tiktoken mode).
+    #[arg(long)]
+    count: bool,
+    /// Decoding of invalid UTF-8: "replace" (U+FFFD) or "strict" (an error) (tiktoken mode).
+    #[arg(long, default_value = "replace")]
+    errors: String,
+}
+
+impl TiktokenArgs {
+    /// The tiktoken encoding, when in tiktoken mode (a name, or a .tiktoken file).
+    fn load(&self, path: Option<&PathBuf>) -> Result<Option<tokenkit::tiktoken::Encoding>> {
+        use tokenkit::tiktoken::Encoding;
+        let is_rank_file = path.is_some_and(|p| p.extension().is_some_and(|e| e == "tiktoken"));
+        Ok(match (path, &self.encoding) {
+            (Some(p), name) if is_rank_file => Some(Encoding::from_file(p, name.as_deref())?),
+            (None, Some(name)) => Some(Encoding::get(name)?),
+            _ => None,
+        })
+    }
+
+    fn special_set(spec: &str) -> tokenkit::tiktoken::SpecialTokens {
+        use tokenkit::tiktoken::SpecialTokens;
+        match spec {
+            "all" => SpecialTokens::All,
+            "none" | "" => SpecialTokens::none(),
+            list => SpecialTokens::of(list.split(',').map(str::trim).filter(|s| !s.is_empty())),
+        }
+    }
+}
+
+fn tiktoken_encode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, jsonl: bool, texts: Vec<String>) -> Result<()> {
+    let (allowed, disallowed) =
+        (TiktokenArgs::special_set(&args.allowed_special), TiktokenArgs::special_set(&args.disallowed_special));
+    let texts: Vec<String> = if jsonl {
+        read_stdin_lines()?
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("line {}: expected a JSON string", i + 1)))
+            .collect::<Result<_>>()?
+    } else if texts.is_empty() {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("reading standard input (not valid UTF-8?)")?;
+        vec![s]
+    } else {
+        texts
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for chunk in texts.chunks(1000) {
+        let results: Vec<tokenkit::Result<serde_json::Value>> = {
+            use rayon::prelude::*;
+            chunk
+                .par_iter()
+                .map(|t| {
+                    Ok(if args.count {
+                        serde_json::json!({"count": enc.count(t, &allowed, &disallowed)?})
+                    } else {
+                        serde_json::json!({"ids": enc.encode(t, &allowed, &disallowed)?})
+                    })
+                })
+                .collect()
+        };
+        for r in results {
+            serde_json::to_writer(&mut out, &r.map_err(|e| anyhow!(e))?)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn tiktoken_decode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, jsonl: bool, ids: Vec<u32>) -> Result<()> {
+    let sequences: Vec<Vec<u32>> = if jsonl {
+        read_stdin_lines()?
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("line {}: expected a JSON array of token ids", i + 1)))
+            .collect::<Result<_>>()?
+    } else {
+        vec![ids]
+    };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    for (i, ids) in sequences.iter().enumerate() {
+        let text = match args.errors.as_str() {
+            "strict" => enc.decode_strict(ids),
+            "replace" => enc.decode(ids),
+            other => bail!("--errors must be replace or strict, got {other:?}"),
+        }
+        .map_err(|e| anyhow!("line {}: {e}", i + 1))?;
+        if jsonl {
+            serde_json::to_writer(&mut out, &text)?;
+            out.write_all(b"\n")?;
+        } else {
+            writeln!(out, "{text}")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Encode { tokenizer, jsonl, no_special, full, pretokenized, batch_size, texts } => {
-            let tok = load(&tokenizer)?;
+        Command::Encode { tokenizer, tiktoken, jsonl, no_special, full, pretokenized, batch_size, texts } => {
+            if let Some(enc) = tiktoken.load(tokenizer.as_ref())? {
+                return tiktoken_encode(&enc, &tiktoken, jsonl, texts);
+            }
+            let tok = load(&tokenizer.unwrap_or_default())?;
             encode(&tok, jsonl, !no_special, full, pretokenized, batch_size.max(1), texts)
         }
-        Command::Decode { tokenizer, jsonl, skip_special, stream, ids } => {
-            let tok = load(&tokenizer)?;
+        Command::Decode { tokenizer, tiktoken, jsonl, skip_special, stream, ids } => {
+            if let Some(enc) = tiktoken.load(tokenizer.as_ref())? {
+                return tiktoken_decode(&enc, &tiktoken, jsonl, ids);
+            }
+            let tok = load(&tokenizer.unwrap_or_default())?;
             decode(&tok, jsonl, skip_special, stream, ids)
         }
         Command::Inspect { path } => {
@@ -121,8 +250,19 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Chat(args) => chat::run(args),
-        Command::Save { tokenizer, output, pretty } => {
-            let tok = load(&tokenizer)?;
+        Command::Save { tokenizer, encoding, output, pretty } => {
+            let tok = match (&tokenizer, encoding) {
+                (None, Some(name)) => tokenkit::tiktoken::Encoding::get(&name)?.tokenizer().clone(),
+                (Some(p), name) if p.extension().is_some_and(|e| e == "tiktoken") => {
+                    tokenkit::tiktoken::Encoding::from_file(p, name.as_deref())?.tokenizer().clone()
+                }
+                _ => load(&tokenizer.unwrap_or_default())?,
+            };
+            if output.extension().is_some_and(|e| e == "tiktoken") {
+                let ranks = tokenkit::formats::tiktoken::ranks_from_tokenizer(&tok)?;
+                let text = tokenkit::formats::tiktoken::write_rank_file(&ranks);
+                return std::fs::write(&output, text).with_context(|| format!("writing {}", output.display()));
+            }
             tok.save(&output, pretty).map_err(|e| anyhow!(e))
         }
         Command::Train(args) => train::run(*args),

@@ -13,6 +13,7 @@ pub mod models;
 pub mod normalizers;
 pub mod pre_tokenizers;
 pub mod processors;
+pub mod tiktoken;
 pub mod tokenizer;
 pub mod trainers;
 pub mod utils;

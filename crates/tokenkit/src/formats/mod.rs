@@ -2,10 +2,12 @@
 //!
 //! - `tokenizer.json` (HF): [`Tokenizer::from_file`];
 //! - BERT `vocab.txt`: [`vocab_txt::from_vocab_txt`], the standard BERT-uncased pipeline;
-//! - GPT-2 `vocab.json` + `merges.txt`: [`gpt2_files::from_vocab_merges`], the GPT-2 pipeline.
+//! - GPT-2 `vocab.json` + `merges.txt`: [`gpt2_files::from_vocab_merges`], the GPT-2 pipeline;
+//! - tiktoken `.tiktoken` rank files: [`tiktoken`], the encoding named by the file name.
 
 pub mod gpt2_files;
 pub mod pretrained;
+pub mod tiktoken;
 pub mod vocab_txt;
 
 use std::fmt::Write as _;
@@ -23,6 +25,8 @@ pub enum Format {
     VocabTxt(PathBuf),
     /// A GPT-2 vocab.json with its merges.txt.
     Gpt2 { vocab: PathBuf, merges: PathBuf },
+    /// A tiktoken rank file (`<encoding>.tiktoken`).
+    Tiktoken(PathBuf),
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -42,6 +46,9 @@ pub fn detect(path: &Path) -> Result<Format> {
             "{}: directory holds no tokenizer.json, vocab.json or vocab.txt",
             path.display()
         )));
+    }
+    if path.extension().is_some_and(|e| e == "tiktoken") {
+        return Ok(Format::Tiktoken(path.to_owned()));
     }
     let head = {
         use std::io::Read;
@@ -83,6 +90,7 @@ pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
         Format::TokenizerJson(p) => Tokenizer::from_file(p),
         Format::VocabTxt(p) => vocab_txt::from_vocab_txt(&p),
         Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
+        Format::Tiktoken(p) => Ok(crate::tiktoken::Encoding::from_file(&p, None)?.tokenizer().clone()),
     }
 }
 

@@ -103,3 +103,49 @@ fn utf8_len(b: u8) -> usize {
         _ => 4,
     }
 }
+
+/// The BPE model and the split regex of a tokenizer on the direct path, for id-only encoding.
+pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&crate::models::bpe::BPE, &SysRegex)> {
+    let regex = plan(tok)?;
+    match &tok.model {
+        ModelWrapper::BPE(bpe) => Some((bpe, regex)),
+        _ => None,
+    }
+}
+
+/// Encodes `text` as ordinary text (no added-token split) on the direct path, calling `sink`
+/// with the ids of each piece in order: the ids the full pipeline gives for text without
+/// added tokens, with no token strings or offsets built.
+pub(crate) fn for_each_piece_ids(
+    bpe: &crate::models::bpe::BPE,
+    regex: &SysRegex,
+    text: &str,
+    mut sink: impl FnMut(&[u32]),
+) -> Result<()> {
+    BUFFERS.with(|cell| {
+        let mut guard = cell.try_borrow_mut();
+        let mut local = (String::new(), Vec::new());
+        let (buf, ids) = match guard.as_deref_mut() {
+            Ok(b) => b,
+            Err(_) => &mut local,
+        };
+        let bytes = text.as_bytes();
+        for (s, e) in regex.find_iter(text) {
+            buf.clear();
+            buf.extend(bytes[s..e].iter().map(|&b| BYTES_CHAR[b as usize]));
+            ids.clear();
+            bpe.tokenize_ids(buf, ids)?;
+            sink(ids);
+        }
+        if buf.capacity() > 1 << 16 {
+            *buf = String::new();
+            *ids = Vec::new();
+        }
+        Ok(())
+    })
+}
+
+thread_local! {
+    /// The byte-level piece and its ids, reused across calls on this thread.
+    static BUFFERS: std::cell::RefCell<(String, Vec<u32>)> = const { std::cell::RefCell::new((String::new(), Vec::new())) };
+}

@@ -1,7 +1,7 @@
 //! The tokenizer pipeline: added tokens → normalizer → pre-tokenizer → model → post-processor.
 
 pub mod added_vocabulary;
-mod byte_level_path;
+pub(crate) mod byte_level_path;
 pub mod decode_stream;
 pub mod encoding;
 pub mod normalized;

@@ -5,7 +5,8 @@
 
 use onig::Regex;
 
-use crate::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer};
+use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, R50K_PATTERN, CL100K_PATTERN as TIKTOKEN_CL100K_PATTERN};
+use crate::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer, O200kLexer, O200K_PATTERN};
 use crate::{Error, Result};
 
 /// The GPT-2 pattern (HF ByteLevel's default).
@@ -18,15 +19,23 @@ pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fast {
     Gpt2,
-    Cl100k(DigitRun),
+    /// The cl100k family; `true` for tiktoken's form of the pattern (`\s++$` before
+    /// `\s*[\r\n]`).
+    Cl100k(DigitRun, bool),
+    O200k,
 }
 
 fn recognise(pattern: &str) -> Option<Fast> {
     match pattern {
         GPT2_PATTERN => Some(Fast::Gpt2),
-        LLAMA3_PATTERN => Some(Fast::Cl100k(DigitRun::UpToThree)),
+        LLAMA3_PATTERN => Some(Fast::Cl100k(DigitRun::UpToThree, false)),
         // Oniguruma reads `{1,3}+` as a repeated group: digits are not limited to three.
-        CL100K_PATTERN => Some(Fast::Cl100k(DigitRun::Unbounded)),
+        CL100K_PATTERN => Some(Fast::Cl100k(DigitRun::Unbounded, false)),
+        CL100K_ONIG_PATTERN => Some(Fast::Cl100k(DigitRun::UpToThree, true)),
+        R50K_PATTERN => Some(Fast::Gpt2),
+        // tiktoken's exact cl100k string, read by Oniguruma (digits unbounded).
+        TIKTOKEN_CL100K_PATTERN => Some(Fast::Cl100k(DigitRun::Unbounded, true)),
+        O200K_PATTERN => Some(Fast::O200k),
         _ => None,
     }
 }
@@ -86,7 +95,9 @@ impl SysRegex {
     pub fn find_iter<'r, 't>(&'r self, inside: &'t str) -> Matches<'r, 't> {
         match self.fast {
             Some(Fast::Gpt2) => Matches::Gpt2(Gpt2Lexer::new(inside)),
-            Some(Fast::Cl100k(d)) => Matches::Cl100k(Cl100kLexer::new(inside, d)),
+            Some(Fast::Cl100k(d, false)) => Matches::Cl100k(Cl100kLexer::new(inside, d)),
+            Some(Fast::Cl100k(d, true)) => Matches::Cl100k(Cl100kLexer::new(inside, d).whitespace_run_to_end()),
+            Some(Fast::O200k) => Matches::O200k(O200kLexer::new(inside)),
             None => Matches::Onig(self.regex.find_iter(inside)),
         }
     }
@@ -96,6 +107,7 @@ impl SysRegex {
 pub enum Matches<'r, 't> {
     Gpt2(Gpt2Lexer<'t>),
     Cl100k(Cl100kLexer<'t>),
+    O200k(O200kLexer<'t>),
     Onig(onig::FindMatches<'r, 't>),
 }
 
@@ -107,6 +119,7 @@ impl Iterator for Matches<'_, '_> {
         match self {
             Matches::Gpt2(l) => l.next(),
             Matches::Cl100k(l) => l.next(),
+            Matches::O200k(l) => l.next(),
             Matches::Onig(m) => m.next(),
         }
     }

@@ -67,6 +67,7 @@ pub struct BpeBuilder {
     ignore_merges: bool,
     cache_capacity: usize,
     seed: Option<u64>,
+    id_merges: Option<MergeMap>,
 }
 
 impl Default for BpeBuilder {
@@ -83,6 +84,7 @@ impl Default for BpeBuilder {
             ignore_merges: false,
             cache_capacity: DEFAULT_CACHE_CAPACITY,
             seed: None,
+            id_merges: None,
         }
     }
 }
@@ -138,6 +140,13 @@ impl BpeBuilder {
         self.ignore_merges = v;
         self
     }
+    /// Sets the merges directly on ids (`(left, right)` → `(rank, merged id)`), in place of
+    /// the string merges: several pairs may share a rank. This is how tiktoken rank files are
+    /// loaded: every split of a token into two tokens is a pair whose rank is the token's rank.
+    pub fn merge_map(mut self, merges: MergeMap) -> Self {
+        self.id_merges = Some(merges);
+        self
+    }
     /// Number of words the cache holds; 0 disables it.
     pub fn cache_capacity(mut self, n: usize) -> Self {
         self.cache_capacity = n;
@@ -152,9 +161,10 @@ impl BpeBuilder {
             }
         }
         let prefix_len = self.continuing_subword_prefix.as_ref().map_or(0, String::len);
-        let mut merges = MergeMap::with_capacity(self.merges.len());
+        let given = self.id_merges.is_some();
+        let mut merges = self.id_merges.unwrap_or_else(|| MergeMap::with_capacity(self.merges.len()));
         let mut joined = String::new();
-        for (rank, (a, b)) in self.merges.iter().enumerate() {
+        for (rank, (a, b)) in self.merges.iter().enumerate().filter(|_| !given) {
             let id_of = |t: &str| {
                 self.vocab.get(t).copied().ok_or_else(|| {
                     Error::invalid(format!("BPE merge #{rank} `{a} {b}`: token `{t}` is out of vocabulary"))
@@ -189,7 +199,7 @@ impl BpeBuilder {
             chars,
             prefixed_chars,
             cut,
-            merge_results_unique: merges.results_unique(),
+            scan_exact: merges.rank_follows_result(),
             merges,
             dropout: self.dropout,
             unk_token: self.unk_token,
@@ -238,8 +248,9 @@ pub struct BPE {
     prefixed_chars: Option<CharIds>,
     /// Where pieces can be cut without changing the result (see [`safe_cut_char`]).
     cut: Option<char>,
-    /// Whether no two merges make the same token, so short words may be merged by scanning.
-    merge_results_unique: bool,
+    /// Whether merges making the same token have the same rank (always so when no two merges
+    /// make the same token), so short words may be merged by scanning.
+    scan_exact: bool,
     merges: MergeMap,
     dropout: Option<f32>,
     unk_token: Option<String>,
@@ -269,7 +280,7 @@ impl Clone for BPE {
             chars: self.chars.clone(),
             prefixed_chars: self.prefixed_chars.clone(),
             cut: self.cut,
-            merge_results_unique: self.merge_results_unique,
+            scan_exact: self.scan_exact,
             merges: self.merges.clone(),
             dropout: self.dropout,
             unk_token: self.unk_token.clone(),
@@ -347,7 +358,8 @@ impl BPE {
     /// The merges as token pairs, in rank order.
     pub fn merges(&self) -> Vec<(&str, &str)> {
         let mut ranked: Vec<(u32, Pair)> = self.merges.iter().map(|(pair, (rank, _))| (rank, pair)).collect();
-        ranked.sort_unstable_by_key(|&(rank, _)| rank);
+        // Pairs sharing a rank (tiktoken rank maps) come in id order, deterministically.
+        ranked.sort_unstable();
         ranked
             .into_iter()
             .map(|(_, (a, b))| (self.vocab.token(a).unwrap_or_default(), self.vocab.token(b).unwrap_or_default()))
@@ -489,7 +501,7 @@ impl BPE {
             word.clear();
             self.fill_word(w, word)?;
             match self.active_dropout() {
-                None if self.merge_results_unique && word.len() <= SMALL_WORD => word.merge_small(&self.merges, pairs),
+                None if self.scan_exact && word.len() <= SMALL_WORD => word.merge_small(&self.merges, pairs),
                 None => word.merge_all::<StdRng>(&self.merges, queue, None),
                 Some(p) => match &self.rng {
                     Some(rng) => {
@@ -512,33 +524,58 @@ impl BPE {
         Token::new(id, self.vocab.token(id).unwrap_or_default().to_owned(), offsets)
     }
 
-    /// Appends the tokens of `(id, byte length)` symbols, the first starting at byte `*pos`.
-    fn push_tokens(&self, symbols: impl Iterator<Item = (u32, u32)>, pos: &mut usize, out: &mut Vec<Token>) {
-        out.extend(symbols.map(|(id, len)| {
-            let start = *pos;
-            *pos += len as usize;
-            self.token(id, (start, *pos))
-        }));
-    }
-
-    /// Merges one word (a whole piece or a part of one) through the cache, appending its
-    /// tokens to `out` from byte `*pos` on.
-    fn tokenize_word(&self, w: &str, pos: &mut usize, out: &mut Vec<Token>) -> Result<()> {
+    /// Merges one word (a whole piece or a part of one) through the cache, calling `emit`
+    /// with `(id, byte length)` of each token in order.
+    #[inline]
+    fn merge_word_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
         let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
         if let Some(c) = cache {
-            if c.with(w, |syms| self.push_tokens(syms.iter().copied(), pos, out)).is_some() {
+            if c.with(w, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
                 return Ok(());
             }
         }
         let cached = self.with_merged_word(w, |word| {
             let symbols = word.symbols().iter().map(|s| (s.id, s.len));
-            self.push_tokens(symbols.clone(), pos, out);
+            symbols.clone().for_each(|(id, len)| emit(id, len));
             cache.map(|_| symbols.collect::<CachedWord>())
         })?;
         if let (Some(c), Some(v)) = (cache, cached) {
             c.insert(w, v);
         }
         Ok(())
+    }
+
+    /// Merges one word through the cache, appending its tokens to `out` from byte `*pos` on.
+    fn tokenize_word(&self, w: &str, pos: &mut usize, out: &mut Vec<Token>) -> Result<()> {
+        self.merge_word_cached(w, |id, len| {
+            let start = *pos;
+            *pos += len as usize;
+            out.push(self.token(id, (start, *pos)));
+        })
+    }
+
+    /// Appends the ids of `sequence`'s tokens to `out`: the ids [`Model::tokenize`] gives,
+    /// without building token strings or offsets (the hot path of id-only encoders).
+    pub fn tokenize_ids(&self, sequence: &str, out: &mut Vec<u32>) -> Result<()> {
+        if sequence.is_empty() {
+            return Ok(());
+        }
+        if u32::try_from(sequence.len()).is_err() {
+            return Err(Error::invalid("BPE: a piece longer than 4 GiB cannot be tokenized"));
+        }
+        if self.active_dropout().is_some() {
+            return self.with_merged_word(sequence, |w| out.extend(w.ids()));
+        }
+        if self.ignore_merges {
+            if let Some(id) = self.vocab.id(sequence) {
+                out.push(id);
+                return Ok(());
+            }
+        }
+        match self.cut {
+            Some(c) => for_each_part(sequence, c, |part| self.merge_word_cached(part, |id, _| out.push(id))),
+            None => self.merge_word_cached(sequence, |id, _| out.push(id)),
+        }
     }
 }
 

@@ -141,6 +141,15 @@ impl MergeMap {
         self.iter().all(|(_, (_, id))| seen.insert(id))
     }
 
+    /// Whether merges that make the same token always have the same rank: true of trained
+    /// merge lists (one merge per token) and of tiktoken rank maps (the rank is the token's).
+    /// Stale queue entries then never change the result, so [`Word::merge_small`] and
+    /// [`Word::merge_all`] agree.
+    pub fn rank_follows_result(&self) -> bool {
+        let mut seen: ahash::AHashMap<u32, u32> = ahash::AHashMap::with_capacity(self.len);
+        self.iter().all(|(_, (rank, id))| *seen.entry(id).or_insert(rank) == rank)
+    }
+
     /// Every `(pair, (rank, new id))`, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (Pair, (u32, u32))> + '_ {
         self.slots
@@ -401,9 +410,9 @@ impl Word {
     /// [`Word::merge_all`] without dropout for short words, by scanning the pairs instead of
     /// queueing them: `O(n)` per merge, faster than the queue for a few dozen symbols.
     ///
-    /// Same result as [`Word::merge_all`] only when no two merges make the same token
-    /// ([`MergeMap::results_unique`]): the queue may then apply a stale entry whose pair
-    /// changed into another one making the same token, at the stale rank, as HF does.
+    /// Same result as [`Word::merge_all`] only when merges making the same token share their
+    /// rank ([`MergeMap::rank_follows_result`]): otherwise the queue may apply a stale entry
+    /// whose pair changed into another one making the same token, at the stale rank, as HF does.
     /// `pairs` is scratch space reused between calls.
     pub fn merge_small(&mut self, merges: &MergeMap, pairs: &mut Vec<u64>) {
         /// Packs a pair's merge as `rank << 32 | new id` (`u64::MAX`: no merge), so the

@@ -22,6 +22,7 @@ pub struct Cl100kLexer<'a> {
     text: &'a [u8],
     pos: usize,
     digits: DigitRun,
+    ws_run_to_end: bool,
 }
 
 #[inline]
@@ -43,7 +44,14 @@ fn fold_eq(c: u8, lower: u8) -> bool {
 impl<'a> Cl100kLexer<'a> {
     /// A lexer over `text` with the given reading of the digit group.
     pub fn new(text: &'a str, digits: DigitRun) -> Self {
-        Self { text: text.as_bytes(), pos: 0, digits }
+        Self { text: text.as_bytes(), pos: 0, digits, ws_run_to_end: false }
+    }
+
+    /// tiktoken's cl100k reading: its pattern has `\s++$` before `\s*[\r\n]`, so a
+    /// whitespace run that reaches the end of the text is one piece, newlines and all.
+    pub fn whitespace_run_to_end(mut self) -> Self {
+        self.ws_run_to_end = true;
+        self
     }
 
     #[inline]
@@ -146,6 +154,10 @@ impl Iterator for Cl100kLexer<'_> {
                 if is_crlf(c) {
                     last_crlf_end = Some(i);
                 }
+            }
+            // \s++$ (tiktoken's cl100k)
+            if self.ws_run_to_end && i == t.len() {
+                break 'm i;
             }
             // \s*[\r\n]+
             if let Some(e) = last_crlf_end {

@@ -6,9 +6,11 @@ pub mod class_table;
 pub mod cl100k;
 pub mod classes;
 pub mod gpt2;
+pub mod o200k;
 
 pub use cl100k::{Cl100kLexer, DigitRun};
 pub use gpt2::Gpt2Lexer;
+pub use o200k::{O200kLexer, O200K_PATTERN};
 
 /// Deterministic random strings (0 to 11 chars) over `alphabet`, for the lexer tests.
 #[cfg(test)]
@@ -30,3 +32,5 @@ pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Ve
     }
     out
 }
+#[cfg(test)]
+mod reference_tests;

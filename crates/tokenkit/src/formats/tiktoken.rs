@@ -1,0 +1,459 @@
+//! tiktoken encodings: `.tiktoken` rank files (`base64(token) rank` per line), the named
+//! OpenAI encodings with their exact patterns and special tokens, GPT-2's original
+//! `encoder.json` + `vocab.bpe`, Llama-3's tiktoken-format model, and the conversions between
+//! rank files and byte-level BPE tokenizer.json.
+//!
+//! A tiktoken encoding is an ordinary [`Tokenizer`]: a `Split` (the encoding's pattern, as
+//! Oniguruma must read it to give tiktoken's pieces) then `ByteLevel` pre-tokenization, and a
+//! byte-level BPE whose ids are the ranks. tiktoken merges the adjacent pair whose
+//! concatenation has the lowest rank; the BPE gets the same rule from a merge table holding,
+//! for every token, each split of it into two tokens at the token's rank (pairs sharing a
+//! rank are taken leftmost first, as tiktoken does), and from `ignore_merges` (a piece that is
+//! a token is that token). Special tokens are in the vocabulary at their ids and are added
+//! special tokens.
+
+use std::path::{Path, PathBuf};
+
+use ahash::AHashMap;
+use base64::Engine as _;
+use serde_json::json;
+
+use crate::models::bpe::{MergeMap, BPE};
+use crate::models::ModelWrapper;
+use crate::tokenizer::{AddedToken, Tokenizer};
+use crate::utils::byte_level::{BYTES_CHAR, CHAR_BYTES};
+use crate::{Error, Result};
+
+/// The environment variable naming a directory of `<file>.tiktoken` rank files.
+pub const DATA_DIR_ENV: &str = "TOKENKIT_TIKTOKEN_DIR";
+
+const ENDOFTEXT: &str = "<|endoftext|>";
+const FIM_PREFIX: &str = "<|fim_prefix|>";
+const FIM_MIDDLE: &str = "<|fim_middle|>";
+const FIM_SUFFIX: &str = "<|fim_suffix|>";
+const ENDOFPROMPT: &str = "<|endofprompt|>";
+
+/// tiktoken's r50k / p50k / gpt2 pattern.
+pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// tiktoken's cl100k pattern (`\p{N}{1,3}+` is possessive in tiktoken's regex engine).
+pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// The cl100k pattern as Oniguruma must be given it to split as tiktoken does: `{1,3}` for
+/// the possessive `{1,3}+`, which Oniguruma would read as "one or more groups of 1 to 3".
+pub const CL100K_ONIG_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// tiktoken's o200k pattern (read alike by tiktoken and Oniguruma).
+pub use crate::pre_tokenizers::lexers::O200K_PATTERN;
+/// The Llama-3 pattern (tiktoken-format `tokenizer.model`).
+pub const LLAMA3_PATTERN: &str = crate::utils::regex::LLAMA3_PATTERN;
+
+/// The names [`EncodingSpec::named`] knows.
+pub const ENCODING_NAMES: &[&str] =
+    &["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony", "llama3"];
+
+/// What a named encoding is made of, besides its ranks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodingSpec {
+    /// The encoding's name.
+    pub name: String,
+    /// The rank file it reads (`cl100k_base.tiktoken`, ...).
+    pub file: String,
+    /// The pattern as tiktoken has it.
+    pub pat_str: String,
+    /// Special tokens: content → id.
+    pub special_tokens: Vec<(String, u32)>,
+    /// The vocabulary size tiktoken checks, when it checks one.
+    pub explicit_n_vocab: Option<u32>,
+}
+
+impl EncodingSpec {
+    /// The spec of a named encoding (`gpt2`, `r50k_base`, `p50k_base`, `p50k_edit`,
+    /// `cl100k_base`, `o200k_base`, `o200k_harmony`, `llama3`); an error naming the known ones
+    /// otherwise.
+    pub fn named(name: &str) -> Result<Self> {
+        let specials = |v: &[(&str, u32)]| v.iter().map(|&(s, id)| (s.to_owned(), id)).collect::<Vec<_>>();
+        let spec = |file: &str, pat: &str, special_tokens: Vec<(String, u32)>, n: Option<u32>| EncodingSpec {
+            name: name.to_owned(),
+            file: file.to_owned(),
+            pat_str: pat.to_owned(),
+            special_tokens,
+            explicit_n_vocab: n,
+        };
+        Ok(match name {
+            "gpt2" | "r50k_base" => spec("r50k_base.tiktoken", R50K_PATTERN, specials(&[(ENDOFTEXT, 50256)]), Some(50257)),
+            "p50k_base" => spec("p50k_base.tiktoken", R50K_PATTERN, specials(&[(ENDOFTEXT, 50256)]), Some(50281)),
+            "p50k_edit" => spec(
+                "p50k_base.tiktoken",
+                R50K_PATTERN,
+                specials(&[(ENDOFTEXT, 50256), (FIM_PREFIX, 50281), (FIM_MIDDLE, 50282), (FIM_SUFFIX, 50283)]),
+                None,
+            ),
+            "cl100k_base" => spec(
+                "cl100k_base.tiktoken",
+                CL100K_PATTERN,
+                specials(&[
+                    (ENDOFTEXT, 100257),
+                    (FIM_PREFIX, 100258),
+                    (FIM_MIDDLE, 100259),
+                    (FIM_SUFFIX, 100260),
+                    (ENDOFPROMPT, 100276),
+                ]),
+                None,
+            ),
+            "o200k_base" => {
+                spec("o200k_base.tiktoken", O200K_PATTERN, specials(&[(ENDOFTEXT, 199999), (ENDOFPROMPT, 200018)]), None)
+            }
+            "o200k_harmony" => {
+                let mut s = specials(&[
+                    (ENDOFTEXT, 199999),
+                    (ENDOFPROMPT, 200018),
+                    ("<|startoftext|>", 199998),
+                    ("<|reserved_200000|>", 200000),
+                    ("<|reserved_200001|>", 200001),
+                    ("<|return|>", 200002),
+                    ("<|constrain|>", 200003),
+                    ("<|reserved_200004|>", 200004),
+                    ("<|channel|>", 200005),
+                    ("<|start|>", 200006),
+                    ("<|end|>", 200007),
+                    ("<|message|>", 200008),
+                    ("<|reserved_200009|>", 200009),
+                    ("<|reserved_200010|>", 200010),
+                    ("<|reserved_200011|>", 200011),
+                    ("<|call|>", 200012),
+                ]);
+                s.extend((200013..201088).map(|i| (format!("<|reserved_{i}|>"), i)));
+                // o200k_base's <|endofprompt|> keeps 200018, which <|reserved_200018|> shares.
+                spec("o200k_base.tiktoken", O200K_PATTERN, s, None)
+            }
+            "llama3" => spec("tokenizer.model", LLAMA3_PATTERN, llama3_special_tokens(128_000), None),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "unknown tiktoken encoding {name:?}; known encodings: {}",
+                    ENCODING_NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    /// The named encoding a rank file's name stands for (`cl100k_base.tiktoken` →
+    /// `cl100k_base`), if it is one.
+    pub fn for_file_name(path: &Path) -> Option<Self> {
+        let stem = path.file_name()?.to_str()?.strip_suffix(".tiktoken")?;
+        Self::named(stem).ok()
+    }
+}
+
+/// Llama-3's 256 special tokens (as in Meta's `llama_models` tokenizer), from id `base` on.
+pub fn llama3_special_tokens(base: u32) -> Vec<(String, u32)> {
+    let named = [
+        "<|begin_of_text|>",
+        "<|end_of_text|>",
+        "<|reserved_special_token_0|>",
+        "<|reserved_special_token_1|>",
+        "<|finetune_right_pad_id|>",
+        "<|step_id|>",
+        "<|start_header_id|>",
+        "<|end_header_id|>",
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|python_tag|>",
+        "<|image|>",
+    ];
+    let reserved = (2..2 + 256 - named.len()).map(|i| format!("<|reserved_special_token_{i}|>"));
+    named.iter().map(|s| (*s).to_owned()).chain(reserved).zip(base..).collect()
+}
+
+/// Tokens indexed by rank; `None` for a rank the file skips (p50k leaves 50256 to its
+/// special token): [`check_ranks`] accepts such a hole only where a special token sits.
+pub type Ranks = Vec<Option<Vec<u8>>>;
+
+/// Parses a `.tiktoken` rank file: lines `base64(token) rank`, blank lines skipped. Errors
+/// name the line: malformed base64, a missing or non-numeric rank, a token or a rank given
+/// twice. Holes in the ranks are checked later, against the special tokens ([`check_ranks`]).
+pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut by_rank: Vec<Option<Vec<u8>>> = Vec::new();
+    let mut seen: AHashMap<Vec<u8>, u32> = AHashMap::new();
+    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let at = || format!("{origin}:{}", i + 1);
+        let text = std::str::from_utf8(line).map_err(|_| Error::invalid(format!("{}: not ASCII text", at())))?;
+        let mut parts = text.split_ascii_whitespace();
+        let (Some(b64), Some(rank), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(Error::invalid(format!("{}: expected `base64-token rank`, got {text:?}", at())));
+        };
+        let token = engine
+            .decode(b64)
+            .map_err(|e| Error::invalid(format!("{}: malformed base64 token {b64:?}: {e}", at())))?;
+        let rank: u32 =
+            rank.parse().map_err(|_| Error::invalid(format!("{}: rank {rank:?} is not a non-negative integer", at())))?;
+        if let Some(prev) = seen.insert(token.clone(), rank) {
+            return Err(Error::invalid(format!("{}: token {b64:?} appears twice (ranks {prev} and {rank})", at())));
+        }
+        let slot = rank as usize;
+        if slot >= by_rank.len() {
+            if slot > 50_000_000 {
+                return Err(Error::invalid(format!("{}: rank {rank} is implausibly large", at())));
+            }
+            by_rank.resize(slot + 1, None);
+        }
+        if by_rank[slot].is_some() {
+            return Err(Error::invalid(format!("{}: duplicate rank {rank}", at())));
+        }
+        by_rank[slot] = Some(token);
+    }
+    if by_rank.is_empty() {
+        return Err(Error::invalid(format!("{origin}: no ranks found")));
+    }
+    Ok(by_rank)
+}
+
+/// Checks that every hole in `ranks` is the id of a special token and that no special token
+/// takes a rank's id; the error names the first offending id.
+pub fn check_ranks(ranks: &[Option<Vec<u8>>], specials: &[(String, u32)]) -> Result<()> {
+    let special_ids: ahash::AHashMap<u32, &str> = specials.iter().map(|(c, id)| (*id, c.as_str())).collect();
+    for (rank, t) in ranks.iter().enumerate() {
+        match (t, special_ids.get(&(rank as u32))) {
+            (None, None) => {
+                return Err(Error::invalid(format!(
+                    "ranks must be 0..{} without gaps; rank {rank} is missing (and is no special token's id)",
+                    ranks.len()
+                )))
+            }
+            (Some(_), Some(c)) => {
+                return Err(Error::invalid(format!("special token {c:?}: id {rank} is already a rank")));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Reads a `.tiktoken` rank file (see [`parse_rank_file`]).
+pub fn read_rank_file(path: &Path) -> Result<Ranks> {
+    let data = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    parse_rank_file(&data, &path.display().to_string())
+}
+
+/// Writes tokens indexed by rank as a `.tiktoken` rank file (holes are left out).
+pub fn write_rank_file(ranks: &[Option<Vec<u8>>]) -> String {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut s = String::with_capacity(ranks.len() * 16);
+    for (rank, t) in ranks.iter().enumerate().filter_map(|(r, t)| Some((r, t.as_ref()?))) {
+        s.push_str(&engine.encode(t));
+        s.push(' ');
+        s.push_str(&rank.to_string());
+        s.push('\n');
+    }
+    s
+}
+
+/// The directories searched for rank files, in order: `$TOKENKIT_TIKTOKEN_DIR`, then
+/// `$XDG_CACHE_HOME/tokenkit/tiktoken` (or `~/.cache/tokenkit/tiktoken`), then
+/// `.fixtures/tiktoken` under the current directory (where the project's set-up puts them).
+pub fn data_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
+        dirs.push(PathBuf::from(d));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    if let Some(c) = cache {
+        dirs.push(c.join("tokenkit").join("tiktoken"));
+    }
+    dirs.push(PathBuf::from(".fixtures").join("tiktoken"));
+    dirs
+}
+
+/// Finds `file` in the [`data_dirs`]; the error lists where it looked.
+pub fn find_rank_file(file: &str) -> Result<PathBuf> {
+    let dirs = data_dirs();
+    dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).ok_or_else(|| {
+        let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        Error::invalid(format!(
+            "rank file {file} not found (looked in {}); set {DATA_DIR_ENV} to the directory holding it, \
+             or give the file's path",
+            looked.join(", ")
+        ))
+    })
+}
+
+/// The pattern to give Oniguruma so that it splits as tiktoken splits with `pat_str`.
+/// The readings differ only on a possessive counted repeat (`{1,3}+`), which is written
+/// without the `+` (the same matches when, as in these patterns, nothing follows it).
+pub fn onig_pattern(pat_str: &str) -> String {
+    match pat_str {
+        CL100K_PATTERN => return CL100K_ONIG_PATTERN.to_owned(),
+        // Same matches as GPT-2's original pattern, which has a fast lexer.
+        R50K_PATTERN => return crate::utils::regex::GPT2_PATTERN.to_owned(),
+        _ => {}
+    }
+    pat_str.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+}
+
+/// The byte-level string of a token (each byte as its GPT-2 byte char).
+pub fn byte_level_string(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| BYTES_CHAR[b as usize]).collect()
+}
+
+/// The bytes of a byte-level token string, `None` if a char is not a byte char.
+pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
+    token.chars().map(|c| CHAR_BYTES.get(&c).copied()).collect()
+}
+
+/// The BPE model of a rank table: token strings are the byte-level forms, ids the ranks,
+/// merges every split of a token into two tokens at the token's rank, `ignore_merges` on.
+/// `specials` go into the vocabulary at their ids (so tokenizer.json conversions keep them).
+pub fn rank_bpe(ranks: &[Option<Vec<u8>>], specials: &[(String, u32)]) -> Result<BPE> {
+    check_ranks(ranks, specials)?;
+    let present = || ranks.iter().enumerate().filter_map(|(r, t)| Some((r, t.as_ref()?)));
+    let mut index: AHashMap<&[u8], u32> = AHashMap::with_capacity(ranks.len());
+    for (rank, t) in present() {
+        if t.is_empty() {
+            return Err(Error::invalid(format!("rank {rank}: empty token")));
+        }
+        if index.insert(t, rank as u32).is_some() {
+            return Err(Error::invalid(format!("rank {rank}: token {t:?} appears twice")));
+        }
+    }
+    let mut merges = MergeMap::with_capacity(ranks.len() * 4);
+    for (rank, t) in present() {
+        for k in 1..t.len() {
+            if let (Some(&a), Some(&b)) = (index.get(&t[..k]), index.get(&t[k..])) {
+                merges.insert((a, b), (rank as u32, rank as u32));
+            }
+        }
+    }
+    let mut vocab: Vec<(String, u32)> = present().map(|(r, t)| (byte_level_string(t), r as u32)).collect();
+    vocab.extend(specials.iter().cloned());
+    BPE::builder().vocab_and_merges(vocab, Vec::new()).merge_map(merges).ignore_merges(true).build()
+}
+
+/// The tokenizer of a tiktoken encoding: `Split(pattern) + ByteLevel` pre-tokenization,
+/// [`rank_bpe`], a ByteLevel decoder and the special tokens as added special tokens.
+pub fn build_tokenizer(ranks: &[Option<Vec<u8>>], pat_str: &str, specials: &[(String, u32)]) -> Result<Tokenizer> {
+    let mut seen = AHashMap::new();
+    for (content, id) in specials {
+        if let Some(other) = seen.insert(*id, content) {
+            return Err(Error::invalid(format!("special tokens {other:?} and {content:?} share id {id}")));
+        }
+    }
+    let bpe = rank_bpe(ranks, specials)?;
+    let pre = json!({"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": onig_pattern(pat_str)}, "behavior": "Isolated", "invert": false},
+        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
+    ]});
+    let dec = json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true});
+    let bad = |e: serde_json::Error| Error::invalid(format!("tiktoken pipeline: {e}"));
+    let mut tok = Tokenizer::new(ModelWrapper::BPE(bpe));
+    tok.with_pre_tokenizer(Some(serde_json::from_value(pre).map_err(bad)?));
+    tok.with_decoder(Some(serde_json::from_value(dec).map_err(bad)?));
+    let mut sorted: Vec<&(String, u32)> = specials.iter().collect();
+    sorted.sort_by_key(|(_, id)| *id);
+    let added: Vec<AddedToken> = sorted.iter().map(|(c, _)| AddedToken::from(c.clone(), true)).collect();
+    tok.add_special_tokens(&added)?;
+    Ok(tok)
+}
+
+/// GPT-2's original files as a rank table, the way tiktoken reads them: the 256 bytes first
+/// (printable non-space bytes in order, then the others), then one rank per line of
+/// `vocab.bpe` (after its `#version` line). `encoder.json` must agree with the result.
+pub fn gpt2_ranks(encoder_json: &Path, vocab_bpe: &Path) -> Result<Ranks> {
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|source| Error::Io { path: p.to_owned(), source });
+    let bpe_text = read(vocab_bpe)?;
+    let mut ranks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    // Byte `b`'s rank is the position of its GPT-2 char among the 256 byte chars by code point.
+    ranks.sort_by_key(|t| BYTES_CHAR[t[0] as usize]);
+    let mut index: AHashMap<Vec<u8>, u32> = ranks.iter().enumerate().map(|(r, t)| (t.clone(), r as u32)).collect();
+    let lines: Vec<&str> = bpe_text.split('\n').collect();
+    let body = lines.get(1..lines.len().saturating_sub(1)).unwrap_or_default();
+    for (i, line) in body.iter().enumerate() {
+        let at = || format!("{}:{}", vocab_bpe.display(), i + 2);
+        let mut parts = line.split_whitespace();
+        let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(Error::invalid(format!("{}: expected two tokens separated by a space, got {line:?}", at())));
+        };
+        let mut t = byte_level_bytes(a).ok_or_else(|| Error::invalid(format!("{}: {a:?} is not byte-level", at())))?;
+        t.extend(byte_level_bytes(b).ok_or_else(|| Error::invalid(format!("{}: {b:?} is not byte-level", at())))?);
+        if index.insert(t.clone(), ranks.len() as u32).is_some() {
+            return Err(Error::invalid(format!("{}: merge {line:?} makes a token made before", at())));
+        }
+        ranks.push(t);
+    }
+    let encoder: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&read(encoder_json)?).map_err(|e| Error::Json {
+            context: encoder_json.display().to_string(),
+            message: format!("expected a JSON object of token → id: {e}"),
+        })?;
+    for (token, id) in &encoder {
+        if token == ENDOFTEXT || token == "<|startoftext|>" {
+            continue;
+        }
+        let expected = byte_level_bytes(token).and_then(|b| index.get(&b).copied());
+        if id.as_u64() != expected.map(u64::from) {
+            return Err(Error::invalid(format!(
+                "{}: token {token:?} has id {id} but vocab.bpe gives it rank {expected:?}",
+                encoder_json.display()
+            )));
+        }
+    }
+    Ok(ranks.into_iter().map(Some).collect())
+}
+
+/// The rank table of a byte-level BPE tokenizer (tokenizer.json), when its merges allow one:
+/// every token must be byte-level, the ids of the model's tokens must be `0..n` (special
+/// added tokens may sit above), and each merge must make the token ranked by its id in the
+/// order merges apply, so that BPE by rank gives the same result. The error says which
+/// condition fails.
+pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
+    let ModelWrapper::BPE(bpe) = tok.get_model() else {
+        return Err(Error::invalid("only a BPE model can be written as a rank file"));
+    };
+    let specials: ahash::AHashSet<&str> =
+        tok.get_added_vocabulary().get_vocab().keys().map(String::as_str).collect();
+    let mut by_id: Vec<(u32, Vec<u8>)> = Vec::with_capacity(bpe.vocab().len());
+    for (token, &id) in bpe.vocab() {
+        if specials.contains(token.as_str()) {
+            continue;
+        }
+        let bytes = byte_level_bytes(token).ok_or_else(|| {
+            Error::invalid(format!("token {token:?} (id {id}) is not a byte-level token; only byte-level BPE converts"))
+        })?;
+        by_id.push((id, bytes));
+    }
+    by_id.sort_unstable();
+    let added_ids: ahash::AHashSet<u32> = tok.get_added_vocabulary().get_vocab().values().copied().collect();
+    let n = by_id.last().map_or(0, |(id, _)| *id as usize + 1);
+    let mut ranks: Ranks = vec![None; n];
+    for (id, bytes) in by_id {
+        ranks[id as usize] = Some(bytes);
+    }
+    if let Some(hole) = (0..n).find(|&i| ranks[i].is_none() && !added_ids.contains(&(i as u32))) {
+        return Err(Error::invalid(format!("model ids must be 0..{n} without gaps; id {hole} is missing")));
+    }
+    // Merges must come in id order of the tokens they make: then the merge order is the rank
+    // order, and BPE by rank takes the same merges.
+    let mut last = 0u32;
+    for (rank, (a, b)) in bpe.merges().iter().enumerate() {
+        let id = |t: &str| bpe.vocab().get(t).copied();
+        let joined = format!("{a}{b}");
+        let (Some(ia), Some(ib), Some(it)) = (id(a), id(b), id(&joined)) else {
+            return Err(Error::invalid(format!("merge #{rank} `{a} {b}`: a token is missing")));
+        };
+        if it < last || it == ia || it == ib {
+            return Err(Error::invalid(format!(
+                "merge #{rank} `{a} {b}` makes id {it}, out of rank order (ranks must grow with the merges); \
+                 this tokenizer has no exact rank-file form"
+            )));
+        }
+        last = it;
+    }
+    Ok(ranks)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,244 @@
+//! The o200k pattern (tiktoken's `o200k_base`, read alike by tiktoken's engine and Oniguruma):
+//!
+//! ```text
+//! [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//! |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//! |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//! ```
+//!
+//! Call `U` the "upper" class `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` and `W` the "lower" class
+//! `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`; they overlap (Lm, Lo, marks). A backtracking engine tries, in
+//! order: the first branch with the optional prefix taken, then without it, then the second
+//! branch with and without it; within the first branch `U*` gives back chars until a `W`
+//! follows. The lexer reproduces exactly that order.
+
+use super::classes::{char_at, class_of, L, LL, LM, LO, LT, LU, M, N, WS};
+
+/// The o200k pattern, as tiktoken writes it.
+pub const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|",
+    r"\p{N}{1,3}|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*|",
+    r"\s*[\r\n]+|",
+    r"\s+(?!\S)|",
+    r"\s+"
+);
+
+const UPPER: u8 = LU | LT | LM | LO | M;
+const LOWER: u8 = LL | LM | LO | M;
+
+/// Yields the `(start, end)` byte ranges of the o200k pattern's matches, covering the text.
+pub struct O200kLexer<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+#[inline]
+fn is_other(k: u8) -> bool {
+    k & (L | N | WS) == 0
+}
+
+#[inline]
+fn is_crlf(c: char) -> bool {
+    c == '\r' || c == '\n'
+}
+
+impl<'a> O200kLexer<'a> {
+    /// A lexer over `text`.
+    pub fn new(text: &'a str) -> Self {
+        Self { text: text.as_bytes(), pos: 0 }
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> (char, u8, usize) {
+        let (c, len) = char_at(self.text, i);
+        (c, class_of(c), len)
+    }
+
+    /// The class of the char at `i` (0 past the end).
+    #[inline]
+    fn class(&self, i: usize) -> u8 {
+        if i < self.text.len() {
+            self.at(i).1
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn run(&self, mut i: usize, pred: impl Fn(char, u8) -> bool) -> usize {
+        while i < self.text.len() {
+            let (c, k, len) = self.at(i);
+            if !pred(c, k) {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// `U*W+` from `j`: the end of the `W` run after the last point where a `W` can start.
+    fn upper_star_lower_plus(&self, j: usize) -> Option<usize> {
+        // Walk the U run; remember where the last W-capable char in it starts.
+        let mut i = j;
+        let mut last_w: Option<usize> = None;
+        while i < self.text.len() {
+            let (_, k, len) = self.at(i);
+            if k & UPPER == 0 {
+                break;
+            }
+            if k & LOWER != 0 {
+                last_w = Some(i);
+            }
+            i += len;
+        }
+        // U* keeps the whole run when a W follows it.
+        if self.class(i) & LOWER != 0 {
+            return Some(self.run(i, |_, k| k & LOWER != 0));
+        }
+        // Otherwise it gives back chars up to the last W in the run; that W's run is one char
+        // (the next char is U but not W, or is neither).
+        let w = last_w?;
+        let (_, _, len) = self.at(w);
+        Some(w + len)
+    }
+
+    /// `U+W*` from `j`.
+    fn upper_plus_lower_star(&self, j: usize) -> Option<usize> {
+        let i = self.run(j, |_, k| k & UPPER != 0);
+        (i > j).then(|| self.run(i, |_, k| k & LOWER != 0))
+    }
+
+    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`.
+    fn contraction(&self, i: usize) -> usize {
+        let t = self.text;
+        if t.get(i) != Some(&b'\'') {
+            return i;
+        }
+        let fold = |b: Option<&u8>, lower: u8| b.is_some_and(|&b| b | 0x20 == lower);
+        // 'ſ' (U+017F, bytes C5 BF) folds to 's'.
+        if t.get(i + 1) == Some(&0xC5) && t.get(i + 2) == Some(&0xBF) {
+            return i + 3;
+        }
+        let b1 = t.get(i + 1);
+        if [b's', b't', b'm', b'd'].iter().any(|&l| fold(b1, l)) {
+            return i + 2;
+        }
+        let b2 = t.get(i + 2);
+        if (fold(b1, b'r') && fold(b2, b'e')) || (fold(b1, b'v') && fold(b2, b'e')) || (fold(b1, b'l') && fold(b2, b'l')) {
+            return i + 3;
+        }
+        i
+    }
+}
+
+impl Iterator for O200kLexer<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let start = self.pos;
+        let t = self.text;
+        if start >= t.len() {
+            return None;
+        }
+        let (c0, k0, len0) = self.at(start);
+        let end = 'm: {
+            // The two letter branches, each with then without the optional prefix.
+            let prefix = k0 & (L | N) == 0 && !is_crlf(c0);
+            if k0 & (UPPER | LOWER) != 0 || prefix {
+                let branches: [fn(&Self, usize) -> Option<usize>; 2] =
+                    [Self::upper_star_lower_plus, Self::upper_plus_lower_star];
+                for branch in branches {
+                    if prefix {
+                        if let Some(e) = branch(self, start + len0) {
+                            break 'm self.contraction(e);
+                        }
+                    }
+                    if let Some(e) = branch(self, start) {
+                        break 'm self.contraction(e);
+                    }
+                }
+            }
+            // \p{N}{1,3}
+            if k0 & N != 0 {
+                let mut i = start + len0;
+                for _ in 0..2 {
+                    if self.class(i) & N == 0 {
+                        break;
+                    }
+                    i += self.at(i).2;
+                }
+                break 'm i;
+            }
+            // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+            let first = if c0 == ' ' { start + len0 } else { start };
+            if first < t.len() && is_other(self.class(first)) {
+                let e = self.run(first, |_, k| is_other(k));
+                break 'm self.run(e, |c, _| is_crlf(c) || c == '/');
+            }
+            // Whitespace: \s*[\r\n]+, then \s+(?!\S), then \s+.
+            let mut last_crlf_end = None;
+            let mut last_start = start;
+            let mut i = start;
+            while i < t.len() {
+                let (c, k, len) = self.at(i);
+                if k & WS == 0 {
+                    break;
+                }
+                last_start = i;
+                i += len;
+                if is_crlf(c) {
+                    last_crlf_end = Some(i);
+                }
+            }
+            if let Some(e) = last_crlf_end {
+                break 'm e;
+            }
+            if i < t.len() && last_start > start {
+                last_start
+            } else {
+                i.max(start + len0)
+            }
+        };
+        self.pos = end;
+        Some((start, end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utils::regex::SysRegex;
+
+    fn check(text: &str, re: &SysRegex) {
+        let ours: Vec<_> = O200kLexer::new(text).collect();
+        let theirs: Vec<_> = re.find_iter(text).collect();
+        assert_eq!(ours, theirs, "on {text:?}");
+    }
+
+    #[test]
+    fn matches_oniguruma_on_corner_cases() {
+        let re = SysRegex::onig_only(O200K_PATTERN).unwrap();
+        for s in [
+            "", " ", "  ", "a", " a", "  a", "\n", "\n\n", " \n", "\n a", "a \n b", "Hello World!",
+            "HELLO world", "HelloWorld CamelCase XMLHttp", "I'M you'RE we've THEY'LL he'd it'S 'x 'ſ",
+            "don't", "'''", " 'll", "abc123def", " 12345678", "émigré naïve", "日本語のテキスト",
+            "😀 😀😀 a😀", "a\u{301}b", "\u{301}b", "\u{301}A.", ".\u{301}A.", "x\u{301}", "Ǆa ǅa ǆ",
+            "ʰa aʰ Aʰ", "٣٤٥٦ ٥", "\u{3000}\u{3000}x", "\u{85}y", "tab\tsep", "end ", "?!... ,;\n\n", "a/b//\n/c",
+            "a'", "'", "x\r\n\r\ny", " \n \n  z", ".\r\n", "\tword", "\t\tword", "'hello", "-- \n", " ?\n",
+            "http://x.y/z", "$100", "ÀB", "a.B",
+        ] {
+            check(s, &re);
+        }
+    }
+
+    #[test]
+    fn matches_oniguruma_on_random_strings() {
+        let re = SysRegex::onig_only(O200K_PATTERN).unwrap();
+        let alphabet = " \t\n\r'aZséßſ日本😀1٣_-./,!?\u{301}\u{3000}\u{a0}rRvlLmdtEǅʰ\u{93f}क";
+        for s in super::super::random_strings(alphabet, 0x1234_5678_9ABC_DEF1, 20_000) {
+            check(&s, &re);
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! The tiktoken API over a [`Tokenizer`]: `encode_ordinary`, `encode` with
+//! `allowed_special` / `disallowed_special` and tiktoken's error, batches, decoding to bytes
+//! or text, single tokens, and a count that builds no id vector. Ids are tiktoken's ranks.
+//!
+//! An [`Encoding`] holds the tokenizer built by [`crate::formats::tiktoken::build_tokenizer`]
+//! (the encoding *is* that pipeline) plus the id → bytes table tiktoken decodes with.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use rayon::prelude::*;
+
+use crate::formats::tiktoken::{self as format, EncodingSpec};
+use crate::tokenizer::byte_level_path::{for_each_piece_ids, ids_plan};
+use crate::tokenizer::Tokenizer;
+use crate::{Error, Result};
+
+/// A set of special tokens given to [`Encoding::encode`]: all of them, or some by content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecialTokens {
+    /// Every special token of the encoding (tiktoken's `"all"`).
+    All,
+    /// These special tokens (an empty set is tiktoken's `()` / `set()`).
+    Set(BTreeSet<String>),
+}
+
+impl SpecialTokens {
+    /// No special token.
+    pub fn none() -> Self {
+        SpecialTokens::Set(BTreeSet::new())
+    }
+
+    /// The special tokens named in `tokens`.
+    pub fn of<I: IntoIterator<Item = S>, S: Into<String>>(tokens: I) -> Self {
+        SpecialTokens::Set(tokens.into_iter().map(Into::into).collect())
+    }
+}
+
+/// A tiktoken encoding: a name, its pattern, ranks and special tokens.
+#[derive(Debug, Clone)]
+pub struct Encoding {
+    name: String,
+    pat_str: String,
+    tokenizer: Tokenizer,
+    /// Bytes of every id (ranks then specials) as one buffer; `starts[id]..starts[id + 1]`.
+    bytes: Vec<u8>,
+    starts: Vec<u32>,
+    /// Whether an id below `n_vocab` has a token (rank or special).
+    present: Vec<bool>,
+    n_ranks: usize,
+    special_tokens: BTreeMap<String, u32>,
+    /// Special-token contents in `special_ids` order, and their automaton.
+    special_list: Vec<String>,
+    special_ids: Vec<u32>,
+    special_matcher: Option<AhoCorasick>,
+}
+
+/// tiktoken's error for a disallowed special token found in the text.
+pub fn disallowed_special_error(token: &str) -> Error {
+    Error::invalid(format!(
+        "Encountered text corresponding to disallowed special token {t}.\n\
+         If you want this text to be encoded as a special token, pass it to `allowed_special`, e.g. `allowed_special={{{t}, ...}}`.\n\
+         If you want this text to be encoded as normal text, disable the check for this token by passing `disallowed_special=(enc.special_tokens_set - {{{t}}})`.\n\
+         To disable this check for all special tokens, pass `disallowed_special=()`.\n",
+        t = py_repr(token)
+    ))
+}
+
+/// Python's `repr` of a str (enough for special tokens: quotes and backslash escapes).
+fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+impl Encoding {
+    /// An encoding from its parts, as tiktoken's `Encoding(name, pat_str=, mergeable_ranks=,
+    /// special_tokens=)`: `ranks[r]` is the token of rank `r`; `explicit_n_vocab` is checked
+    /// when given.
+    pub fn new(
+        name: &str,
+        pat_str: &str,
+        ranks: crate::formats::tiktoken::Ranks,
+        special_tokens: &[(String, u32)],
+        explicit_n_vocab: Option<u32>,
+    ) -> Result<Self> {
+        // Two special tokens may share an id (o200k_harmony's <|endofprompt|> and
+        // <|reserved_200018|>): both encode to it; the first one given is what it decodes
+        // to (as in tiktoken) and the one the tokenizer pipeline holds.
+        let mut first_per_id: Vec<(String, u32)> = Vec::with_capacity(special_tokens.len());
+        let mut ids_seen = ahash::AHashSet::new();
+        for (c, id) in special_tokens {
+            if ids_seen.insert(*id) {
+                first_per_id.push((c.clone(), *id));
+            }
+        }
+        let tokenizer = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
+        let special_map: BTreeMap<String, u32> = special_tokens.iter().cloned().collect();
+        let max_id = special_map.values().copied().max().map_or(0, |m| m as usize + 1).max(ranks.len());
+        if let Some(n) = explicit_n_vocab {
+            let n_ranks = ranks.iter().flatten().count();
+            if n as usize != max_id || n_ranks + first_per_id.len() != n as usize {
+                return Err(Error::invalid(format!(
+                    "{name}: expected {n} tokens, have {} ranks and {} special tokens (max id {})",
+                    n_ranks,
+                    first_per_id.len(),
+                    max_id.saturating_sub(1)
+                )));
+            }
+        }
+        let n_ranks = ranks.len();
+        let mut per_id: Vec<Option<&[u8]>> = vec![None; max_id];
+        for (r, t) in ranks.iter().enumerate() {
+            per_id[r] = t.as_deref();
+        }
+        for (c, id) in &first_per_id {
+            per_id[*id as usize] = Some(c.as_bytes());
+        }
+        let mut bytes = Vec::with_capacity(ranks.iter().flatten().map(Vec::len).sum::<usize>() + 16 * special_map.len());
+        let mut starts = Vec::with_capacity(max_id + 1);
+        let mut present = Vec::with_capacity(max_id);
+        for t in &per_id {
+            starts.push(bytes.len() as u32);
+            bytes.extend_from_slice(t.unwrap_or_default());
+            present.push(t.is_some());
+        }
+        starts.push(bytes.len() as u32);
+        let (special_list, special_ids): (Vec<String>, Vec<u32>) =
+            special_map.iter().map(|(c, &id)| (c.clone(), id)).unzip();
+        let special_matcher = if special_list.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&special_list)
+                    .map_err(|e| Error::invalid(format!("{name}: special tokens: {e}")))?,
+            )
+        };
+        Ok(Self {
+            name: name.to_owned(),
+            pat_str: pat_str.to_owned(),
+            tokenizer,
+            bytes,
+            starts,
+            present,
+            n_ranks,
+            special_tokens: special_map,
+            special_list,
+            special_ids,
+            special_matcher,
+        })
+    }
+
+    /// A named encoding (`cl100k_base`, `o200k_base`, ...; see [`format::ENCODING_NAMES`]),
+    /// its rank file found in the data directories ([`format::data_dirs`]).
+    pub fn get(name: &str) -> Result<Self> {
+        let spec = EncodingSpec::named(name)?;
+        let path = format::find_rank_file(&spec.file)?;
+        Self::from_spec(spec, &path)
+    }
+
+    /// A named encoding read from an explicit rank file.
+    pub fn from_spec(spec: EncodingSpec, rank_file: &Path) -> Result<Self> {
+        let ranks = format::read_rank_file(rank_file)?;
+        Self::new(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+    }
+
+    /// A rank file with the pattern and special tokens of the named encoding its file name
+    /// stands for (`cl100k_base.tiktoken`), or of `name` when given.
+    pub fn from_file(path: &Path, name: Option<&str>) -> Result<Self> {
+        let spec = match name {
+            Some(n) => EncodingSpec::named(n)?,
+            None => EncodingSpec::for_file_name(path).ok_or_else(|| {
+                Error::invalid(format!(
+                    "{}: the encoding cannot be told from the file name; name it (one of: {})",
+                    path.display(),
+                    format::ENCODING_NAMES.join(", ")
+                ))
+            })?,
+        };
+        Self::from_spec(spec, path)
+    }
+
+    /// GPT-2's original `encoder.json` + `vocab.bpe`, as tiktoken's `gpt2` encoding.
+    pub fn from_gpt2_files(encoder_json: &Path, vocab_bpe: &Path) -> Result<Self> {
+        let spec = EncodingSpec::named("gpt2")?;
+        let ranks = format::gpt2_ranks(encoder_json, vocab_bpe)?;
+        Self::new("gpt2", &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+    }
+
+    /// The encoding's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The pattern as tiktoken has it.
+    pub fn pat_str(&self) -> &str {
+        &self.pat_str
+    }
+    /// The pipeline this encoding runs (save it as tokenizer.json to use it with HF).
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+    /// One more than the largest token id.
+    pub fn n_vocab(&self) -> usize {
+        self.present.len()
+    }
+    /// The largest token id.
+    pub fn max_token_value(&self) -> u32 {
+        self.present.len().saturating_sub(1) as u32
+    }
+    /// The id of `<|endoftext|>`, if the encoding has it.
+    pub fn eot_token(&self) -> Option<u32> {
+        self.special_tokens.get("<|endoftext|>").copied()
+    }
+    /// The special tokens: content → id.
+    pub fn special_tokens(&self) -> &BTreeMap<String, u32> {
+        &self.special_tokens
+    }
+    /// The contents of the special tokens.
+    pub fn special_tokens_set(&self) -> BTreeSet<String> {
+        self.special_tokens.keys().cloned().collect()
+    }
+    /// Whether `id` is a special token.
+    pub fn is_special_token(&self, id: u32) -> bool {
+        self.special_ids.contains(&id)
+    }
+    /// The token of each rank (the mergeable ranks), in rank order.
+    pub fn token_byte_values(&self) -> Vec<&[u8]> {
+        (0..self.n_ranks as u32).filter(|id| !self.is_special_token(*id)).filter_map(|id| self.token_bytes(id)).collect()
+    }
+
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        let i = id as usize;
+        if !*self.present.get(i)? {
+            return None;
+        }
+        Some(&self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize])
+    }
+
+    fn plan(&self) -> Result<(&crate::models::bpe::BPE, &crate::utils::regex::SysRegex)> {
+        ids_plan(&self.tokenizer).ok_or_else(|| Error::invalid("tiktoken encoding without a byte-level BPE pipeline"))
+    }
+
+    /// Encodes `text` ignoring special tokens (their text is ordinary text).
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        self.encode_ordinary_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        let (bpe, regex) = self.plan()?;
+        for_each_piece_ids(bpe, regex, text, |ids| out.extend_from_slice(ids))
+    }
+
+    /// The number of tokens of `encode_ordinary(text)`, without building the ids.
+    pub fn count_ordinary(&self, text: &str) -> Result<usize> {
+        let (bpe, regex) = self.plan()?;
+        let mut n = 0;
+        for_each_piece_ids(bpe, regex, text, |ids| n += ids.len())?;
+        Ok(n)
+    }
+
+    /// The allowed set as ids-by-content, and a check of the disallowed ones (tiktoken's
+    /// defaults: allowed none, disallowed all others).
+    fn resolve(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<bool>> {
+        let allowed_mask: Vec<bool> = match allowed {
+            SpecialTokens::All => vec![true; self.special_list.len()],
+            SpecialTokens::Set(s) => self.special_list.iter().map(|c| s.contains(c)).collect(),
+        };
+        let disallowed_mask: Vec<bool> = match disallowed {
+            SpecialTokens::All => allowed_mask.iter().map(|a| !a).collect(),
+            SpecialTokens::Set(s) => self.special_list.iter().map(|c| s.contains(c)).collect(),
+        };
+        // tiktoken searches for any disallowed token (given by content, known or not).
+        if let SpecialTokens::Set(s) = disallowed {
+            let unknown: Vec<&String> = s.iter().filter(|c| !self.special_tokens.contains_key(*c)).collect();
+            if !unknown.is_empty() {
+                let ac = AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(s.iter().filter(|c| !c.is_empty()))
+                    .map_err(|e| Error::invalid(e.to_string()))?;
+                if let Some(m) = ac.find(text) {
+                    return Err(disallowed_special_error(&text[m.range()]));
+                }
+                return Ok(allowed_mask);
+            }
+        }
+        if disallowed_mask.iter().any(|&d| d) {
+            if let Some(ac) = &self.special_matcher {
+                // The leftmost disallowed token; overlapping matches are looked at one by one.
+                let mut from = 0;
+                while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
+                    if disallowed_mask[m.pattern().as_usize()] {
+                        return Err(disallowed_special_error(&self.special_list[m.pattern().as_usize()]));
+                    }
+                    from = m.start() + 1;
+                }
+            }
+        }
+        Ok(allowed_mask)
+    }
+
+    /// Encodes `text` as tiktoken's `encode(text, allowed_special=, disallowed_special=)`:
+    /// allowed special tokens become their ids, disallowed ones found in the text give
+    /// tiktoken's error, the others are ordinary text.
+    pub fn encode(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<u32>> {
+        let allowed_mask = self.resolve(text, allowed, disallowed)?;
+        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        let Some(ac) = self.special_matcher.as_ref().filter(|_| allowed_mask.iter().any(|&a| a)) else {
+            self.encode_ordinary_into(text, &mut out)?;
+            return Ok(out);
+        };
+        let (mut start, mut from) = (0, 0);
+        while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
+            let k = m.pattern().as_usize();
+            if !allowed_mask[k] {
+                from = m.start() + 1;
+                continue;
+            }
+            self.encode_ordinary_into(&text[start..m.start()], &mut out)?;
+            out.push(self.special_ids[k]);
+            start = m.end();
+            from = start;
+        }
+        self.encode_ordinary_into(&text[start..], &mut out)?;
+        Ok(out)
+    }
+
+    /// The number of tokens of `encode(text, ...)`, without building the ids of ordinary text.
+    pub fn count(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<usize> {
+        let allowed_mask = self.resolve(text, allowed, disallowed)?;
+        let Some(ac) = self.special_matcher.as_ref().filter(|_| allowed_mask.iter().any(|&a| a)) else {
+            return self.count_ordinary(text);
+        };
+        let (mut n, mut start, mut from) = (0, 0, 0);
+        while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
+            if !allowed_mask[m.pattern().as_usize()] {
+                from = m.start() + 1;
+                continue;
+            }
+            n += self.count_ordinary(&text[start..m.start()])? + 1;
+            start = m.end();
+            from = start;
+        }
+        Ok(n + self.count_ordinary(&text[start..])?)
+    }
+
+    /// [`Encoding::encode`] on each text, in parallel; the first error stops the batch.
+    pub fn encode_batch(
+        &self,
+        texts: &[&str],
+        allowed: &SpecialTokens,
+        disallowed: &SpecialTokens,
+    ) -> Result<Vec<Vec<u32>>> {
+        texts.par_iter().map(|t| self.encode(t, allowed, disallowed)).collect()
+    }
+
+    /// [`Encoding::encode_ordinary`] on each text, in parallel.
+    pub fn encode_ordinary_batch(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
+        texts.par_iter().map(|t| self.encode_ordinary(t)).collect()
+    }
+
+    /// The id of the token whose bytes are `bytes` (a rank or a special token).
+    pub fn encode_single_token(&self, bytes: &[u8]) -> Result<u32> {
+        if let Some(id) = std::str::from_utf8(bytes).ok().and_then(|s| self.special_tokens.get(s)) {
+            return Ok(*id);
+        }
+        let (bpe, _) = self.plan()?;
+        let s = format::byte_level_string(bytes);
+        use crate::tokenizer::Model as _;
+        bpe.token_to_id(&s)
+            .filter(|&id| (id as usize) < self.n_ranks)
+            .ok_or_else(|| Error::invalid(format!("no single token has the bytes {bytes:?}")))
+    }
+
+    /// The bytes of token `id`.
+    pub fn decode_single_token_bytes(&self, id: u32) -> Result<&[u8]> {
+        self.token_bytes(id).ok_or(Error::IdOutOfRange { id, vocab_size: self.n_vocab() })
+    }
+
+    /// The bytes of each token.
+    pub fn decode_tokens_bytes(&self, ids: &[u32]) -> Result<Vec<&[u8]>> {
+        ids.iter().map(|&id| self.decode_single_token_bytes(id)).collect()
+    }
+
+    /// The concatenated bytes of the tokens.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            out.extend_from_slice(self.decode_single_token_bytes(id)?);
+        }
+        Ok(out)
+    }
+
+    /// The text of the tokens; invalid UTF-8 becomes U+FFFD (tiktoken's `errors="replace"`).
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        Ok(String::from_utf8_lossy(&self.decode_bytes(ids)?).into_owned())
+    }
+
+    /// The text of the tokens; an error when the bytes are not valid UTF-8
+    /// (tiktoken's `errors="strict"`).
+    pub fn decode_strict(&self, ids: &[u32]) -> Result<String> {
+        String::from_utf8(self.decode_bytes(ids)?).map_err(|e| {
+            Error::invalid(format!(
+                "'utf-8' codec can't decode the tokens: invalid byte at offset {}",
+                e.utf8_error().valid_up_to()
+            ))
+        })
+    }
+
+    /// The text and, per token, the char offset where it starts (tiktoken's
+    /// `decode_with_offsets`: a token starting with a continuation byte starts in the char
+    /// before). Errors when the bytes are not valid UTF-8.
+    pub fn decode_with_offsets(&self, ids: &[u32]) -> Result<(String, Vec<usize>)> {
+        let mut offsets = Vec::with_capacity(ids.len());
+        let mut text_len = 0usize;
+        let is_cont = |b: u8| (0x80..0xC0).contains(&b);
+        for &id in ids {
+            let t = self.decode_single_token_bytes(id)?;
+            let starts_inside = t.first().is_some_and(|&b| is_cont(b));
+            offsets.push(text_len.saturating_sub(usize::from(starts_inside)));
+            text_len += t.iter().filter(|&&b| !is_cont(b)).count();
+        }
+        Ok((self.decode_strict(ids)?, offsets))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+//! Expected values are tiktoken 0.14.0's output (the Python package, rank files from
+//! `.fixtures/tiktoken`).
+
+use super::*;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.fixtures/tiktoken").join(format!("{name}.tiktoken"));
+    p.is_file().then_some(p)
+}
+
+fn load(name: &str, file: &str) -> Option<Encoding> {
+    let path = fixture(file)?;
+    Some(Encoding::from_spec(EncodingSpec::named(name).unwrap(), &path).unwrap())
+}
+
+const TEXTS: &[&str] = &["Hello world!", "  a\n  ", "12345 abc'S ſ", "日本語のテキスト😀", "x<|endoftext|>y"];
+
+fn check(name: &str, file: &str, expected: &[&[u32]]) {
+    let Some(enc) = load(name, file) else { return };
+    for (text, want) in TEXTS.iter().zip(expected) {
+        assert_eq!(enc.encode_ordinary(text).unwrap(), *want, "{name} on {text:?}");
+        assert_eq!(enc.count_ordinary(text).unwrap(), want.len());
+        assert_eq!(enc.decode(want).unwrap(), *text);
+    }
+}
+
+#[test]
+fn r50k_like_tiktoken() {
+    check("r50k_base", "r50k_base", &[
+        &[15496, 995, 0],
+        &[220, 257, 198, 220, 220],
+        &[10163, 2231, 450, 66, 6, 50, 25370, 123],
+        &[33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 47249, 222],
+        &[87, 27, 91, 437, 1659, 5239, 91, 29, 88],
+    ]);
+}
+
+#[test]
+fn p50k_like_tiktoken() {
+    check("p50k_base", "p50k_base", &[
+        &[15496, 995, 0],
+        &[220, 257, 198, 50257],
+        &[10163, 2231, 450, 66, 6, 50, 25370, 123],
+        &[33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 47249, 222],
+        &[87, 27, 91, 437, 1659, 5239, 91, 29, 88],
+    ]);
+}
+
+#[test]
+fn cl100k_like_tiktoken() {
+    check("cl100k_base", "cl100k_base", &[
+        &[9906, 1917, 0],
+        &[220, 264, 198, 256],
+        &[4513, 1774, 40122, 13575, 27006, 123],
+        &[9080, 22656, 45918, 252, 16144, 57933, 62903, 71634, 76460, 222],
+        &[87, 27, 91, 8862, 728, 428, 91, 29, 88],
+    ]);
+}
+
+#[test]
+fn o200k_like_tiktoken() {
+    check("o200k_base", "o200k_base", &[
+        &[13225, 2375, 0],
+        &[220, 261, 198, 256],
+        &[7633, 2548, 75094, 31233, 20757, 123],
+        &[9048, 40909, 3385, 16056, 18368, 38236, 84083],
+        &[87, 27, 91, 419, 1440, 919, 91, 29, 88],
+    ]);
+}
+
+#[test]
+fn special_token_policies() {
+    let Some(enc) = load("cl100k_base", "cl100k_base") else { return };
+    let text = "x<|endoftext|>y";
+    let err = enc.encode(text, &SpecialTokens::none(), &SpecialTokens::All).unwrap_err().to_string();
+    // tiktoken's message, verbatim.
+    assert_eq!(err, "Encountered text corresponding to disallowed special token '<|endoftext|>'.\nIf you want this text to be encoded as a special token, pass it to `allowed_special`, e.g. `allowed_special={'<|endoftext|>', ...}`.\nIf you want this text to be encoded as normal text, disable the check for this token by passing `disallowed_special=(enc.special_tokens_set - {'<|endoftext|>'})`.\nTo disable this check for all special tokens, pass `disallowed_special=()`.\n");
+    assert_eq!(enc.encode(text, &SpecialTokens::All, &SpecialTokens::All).unwrap(), vec![87, 100257, 88]);
+    assert_eq!(enc.encode(text, &SpecialTokens::of(["<|endoftext|>"]), &SpecialTokens::All).unwrap(), vec![87, 100257, 88]);
+    assert_eq!(
+        enc.encode(text, &SpecialTokens::none(), &SpecialTokens::none()).unwrap(),
+        vec![87, 27, 91, 8862, 728, 428, 91, 29, 88]
+    );
+    // Allowed one, another one disallowed by default.
+    assert!(enc.encode("<|fim_prefix|><|endoftext|>", &SpecialTokens::of(["<|endoftext|>"]), &SpecialTokens::All).is_err());
+    assert_eq!(enc.count(text, &SpecialTokens::All, &SpecialTokens::All).unwrap(), 3);
+    assert_eq!(enc.eot_token(), Some(100257));
+    assert_eq!(enc.n_vocab(), 100277);
+    assert_eq!(enc.special_tokens_set().len(), 5);
+    assert_eq!(enc.encode_single_token(b"<|endofprompt|>").unwrap(), 100276);
+    assert_eq!(enc.encode_single_token(b"Hello").unwrap(), 9906);
+    assert!(enc.encode_single_token(b"Hello world").is_err());
+}
+
+#[test]
+fn decoding() {
+    let Some(enc) = load("cl100k_base", "cl100k_base") else { return };
+    let ids = enc.encode_ordinary("héllo 日本").unwrap();
+    // tiktoken: ('héllo 日本', [0, 1, 3, 5, 7])
+    assert_eq!(enc.decode_with_offsets(&ids).unwrap(), ("héllo 日本".to_owned(), vec![0, 1, 3, 5, 7]));
+    assert_eq!(enc.decode_single_token_bytes(9906).unwrap(), b"Hello");
+    assert!(matches!(enc.decode_bytes(&[100256]), Err(Error::IdOutOfRange { id: 100256, .. })));
+    assert!(enc.decode(&[u32::MAX]).is_err());
+    // A lone first byte of a 3-byte char: lossy gives U+FFFD, strict fails.
+    let half = enc.encode_ordinary("𒀀").unwrap();
+    assert_eq!(half, vec![172, 240, 222, 222]);
+    assert_eq!(enc.decode(&half[..1]).unwrap(), "\u{FFFD}");
+    assert!(enc.decode_strict(&half[..1]).is_err());
+}
+
+#[test]
+fn harmony_and_p50k_edit_specials() {
+    if let Some(enc) = load("o200k_harmony", "o200k_base") {
+        assert_eq!(enc.n_vocab(), 201088);
+        assert_eq!(enc.special_tokens()["<|reserved_200018|>"], 200018);
+        // tiktoken 0.14: both encode to 200018, which decodes to <|endofprompt|>.
+        assert_eq!(enc.special_tokens()["<|endofprompt|>"], 200018);
+        assert_eq!(enc.decode_single_token_bytes(200018).unwrap(), b"<|endofprompt|>");
+        let ids = enc.encode("<|endofprompt|><|reserved_200018|>", &SpecialTokens::All, &SpecialTokens::All).unwrap();
+        assert_eq!(ids, vec![200018, 200018]);
+        assert_eq!(enc.special_tokens_set().len(), 1091);
+    }
+    if let Some(enc) = load("p50k_edit", "p50k_base") {
+        assert_eq!(enc.n_vocab(), 50284);
+    }
+}
+
+#[test]
+fn unknown_encoding_is_an_error() {
+    let err = Encoding::get("cl200k").unwrap_err().to_string();
+    assert!(err.contains("unknown tiktoken encoding \"cl200k\""), "{err}");
+}
