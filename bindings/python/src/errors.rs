@@ -8,7 +8,11 @@ use pyo3::PyErr;
 /// A library error as a Python `Exception` carrying the library's message (HF raises plain
 /// `Exception` for pipeline errors too).
 pub fn tk_err(e: tokenkit::Error) -> PyErr {
-    PyException::new_err(e.to_string())
+    match e {
+        // tiktoken raises ValueError for a disallowed special token.
+        tokenkit::Error::DisallowedSpecialToken(msg) => PyValueError::new_err(msg),
+        e => PyException::new_err(e.to_string()),
+    }
 }
 
 /// A `ValueError` (bad argument value).

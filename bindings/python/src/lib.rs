@@ -19,6 +19,7 @@ mod encoding;
 mod errors;
 mod numpy;
 mod pool;
+mod tiktoken;
 mod tokenizer;
 mod train;
 
@@ -35,6 +36,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decode_stream::PyDecodeStream>()?;
     m.add_class::<component::PyComponent>()?;
     m.add_class::<chat::PyChatTemplate>()?;
+    m.add_class::<tiktoken::PyTiktokenCore>()?;
     m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;
     m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
     Ok(())

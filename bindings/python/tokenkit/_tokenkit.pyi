@@ -1,5 +1,5 @@
 """The compiled extension module (internal). Public names are re-exported by :mod:`tokenkit`."""
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import AddedToken as AddedToken
 from . import Encoding as Encoding
@@ -56,3 +56,56 @@ def template_processing_json(single: Any, pair: Any, special_tokens_json: str) -
 
 def byte_level_alphabet() -> List[str]:
     """The 256 characters ByteLevel maps bytes to."""
+
+class ChatTemplate:
+    """A compiled Jinja chat template, rendered as transformers' ``apply_chat_template``."""
+
+    def __init__(self, source: str) -> None: ...
+    @property
+    def source(self) -> str:
+        """The template text."""
+    def render(
+        self,
+        messages_json: str,
+        add_generation_prompt: bool = False,
+        continue_final_message: Optional[str] = None,
+        tools_json: Optional[str] = None,
+        documents_json: Optional[str] = None,
+        kwargs_json: Optional[str] = None,
+    ) -> str:
+        """Renders one conversation (JSON text in, prompt text out)."""
+
+class TiktokenCore:
+    """The Rust side of :class:`tokenkit.tiktoken.Encoding` (tiktoken's ``CoreBPE``)."""
+
+    def __init__(
+        self,
+        name: str,
+        pat_str: str,
+        mergeable_ranks: Dict[bytes, int],
+        special_tokens: Dict[str, int],
+        explicit_n_vocab: Optional[int] = None,
+    ) -> None: ...
+    @staticmethod
+    def get(name: str) -> "TiktokenCore":
+        """A named encoding read from the rank-file data directories."""
+    @staticmethod
+    def from_file(path: str, name: Optional[str] = None) -> "TiktokenCore":
+        """A rank file with the pattern and special tokens of a named encoding."""
+    name: str
+    pat_str: str
+    n_vocab: int
+    max_token_value: int
+    special_tokens: Dict[str, int]
+    def encode_ordinary(self, text: str) -> List[int]: ...
+    def encode(self, text: str, allowed_special: Any, disallowed_special: Any) -> List[int]: ...
+    def encode_to_numpy(self, text: str, allowed_special: Any, disallowed_special: Any) -> Any: ...
+    def count(self, text: str, allowed_special: Any, disallowed_special: Any) -> int: ...
+    def encode_ordinary_batch(self, texts: List[str]) -> List[List[int]]: ...
+    def encode_batch(self, texts: List[str], allowed_special: Any, disallowed_special: Any) -> List[List[int]]: ...
+    def encode_single_token(self, token: bytes) -> int: ...
+    def decode_bytes(self, tokens: List[int]) -> bytes: ...
+    def decode_bytes_batch(self, batch: List[List[int]]) -> List[bytes]: ...
+    def decode_single_token_bytes(self, token: int) -> bytes: ...
+    def token_byte_values(self) -> List[bytes]: ...
+    def is_special_token(self, token: int) -> bool: ...

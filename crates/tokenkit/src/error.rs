@@ -27,6 +27,10 @@ pub enum Error {
     /// A token the model needs (unk, pad, ...) is missing from the vocabulary.
     #[error("{0}")]
     MissingToken(String),
+    /// The text holds a special token that the caller did not allow (tiktoken's
+    /// `disallowed_special`); the message is tiktoken's.
+    #[error("{0}")]
+    DisallowedSpecialToken(String),
 }
 
 /// `Result` with tokenkit's [`Error`].

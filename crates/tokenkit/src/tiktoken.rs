@@ -58,7 +58,7 @@ pub struct Encoding {
 
 /// tiktoken's error for a disallowed special token found in the text.
 pub fn disallowed_special_error(token: &str) -> Error {
-    Error::invalid(format!(
+    Error::DisallowedSpecialToken(format!(
         "Encountered text corresponding to disallowed special token {t}.\n\
          If you want this text to be encoded as a special token, pass it to `allowed_special`, e.g. `allowed_special={{{t}, ...}}`.\n\
          If you want this text to be encoded as normal text, disable the check for this token by passing `disallowed_special=(enc.special_tokens_set - {{{t}}})`.\n\

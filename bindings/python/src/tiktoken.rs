@@ -1,0 +1,197 @@
+//! `tokenkit._tokenkit.TiktokenCore`: the Rust side of `tokenkit.tiktoken.Encoding` (the
+//! counterpart of tiktoken's `CoreBPE`). The special-token policy is applied here, in one pass
+//! over the text; decoding to `str` with Python's error modes happens on the Python side.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use tokenkit::tiktoken::{Encoding, SpecialTokens};
+
+use crate::errors::{catch, guard, panic_err, tk_err};
+use crate::{numpy, pool};
+
+/// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
+#[pyclass(module = "tokenkit", name = "TiktokenCore", frozen)]
+pub struct PyTiktokenCore {
+    enc: Arc<Encoding>,
+}
+
+/// `"all"` or a collection of special-token strings.
+fn special_set(o: &Bound<'_, PyAny>, what: &str) -> PyResult<SpecialTokens> {
+    if let Ok(s) = o.downcast::<PyString>() {
+        if s.to_cow()? == "all" {
+            return Ok(SpecialTokens::All);
+        }
+        return Err(PyTypeError::new_err(format!("{what} must be \"all\" or a collection of str, got a str")));
+    }
+    let mut set = std::collections::BTreeSet::new();
+    for item in o.try_iter().map_err(|_| PyTypeError::new_err(format!("{what} must be \"all\" or a collection of str")))? {
+        set.insert(item?.extract::<String>()?);
+    }
+    Ok(SpecialTokens::Set(set))
+}
+
+/// Runs `f` with the GIL released on this process's pool; errors become Python exceptions.
+fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
+    py.allow_threads(|| catch(|| pool::run(f))).map_err(panic_err)?.map_err(tk_err)
+}
+
+/// tiktoken's KeyError for an id with no token.
+fn decode_err(e: tokenkit::Error) -> PyErr {
+    match e {
+        tokenkit::Error::IdOutOfRange { id, .. } => PyKeyError::new_err(format!("Invalid token for decoding: {id}")),
+        e => tk_err(e),
+    }
+}
+
+#[pymethods]
+impl PyTiktokenCore {
+    /// An encoding from its parts, as tiktoken's `Encoding(name, pat_str=, mergeable_ranks=,
+    /// special_tokens=, explicit_n_vocab=)`.
+    #[new]
+    #[pyo3(signature = (name, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab = None))]
+    fn new(py: Python<'_>, name: &str, pat_str: &str, mergeable_ranks: HashMap<Vec<u8>, u32>, special_tokens: HashMap<String, u32>, explicit_n_vocab: Option<u32>) -> PyResult<Self> {
+        let n = mergeable_ranks.values().max().map_or(0, |&m| m as usize + 1);
+        let mut ranks: Vec<Option<Vec<u8>>> = vec![None; n];
+        for (token, rank) in mergeable_ranks {
+            ranks[rank as usize] = Some(token);
+        }
+        let mut specials: Vec<(String, u32)> = special_tokens.into_iter().collect();
+        specials.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        let (name, pat_str) = (name.to_owned(), pat_str.to_owned());
+        let enc = py.allow_threads(|| guard(|| Encoding::new(&name, &pat_str, ranks, &specials, explicit_n_vocab)))?;
+        Ok(Self { enc: Arc::new(enc) })
+    }
+
+    /// A named encoding (`cl100k_base`, ...) read from the rank-file data directories.
+    #[staticmethod]
+    fn get(py: Python<'_>, name: &str) -> PyResult<Self> {
+        let name = name.to_owned();
+        let enc = py.allow_threads(|| guard(|| Encoding::get(&name)))?;
+        Ok(Self { enc: Arc::new(enc) })
+    }
+
+    /// A rank file read with the pattern and special tokens of encoding `name` (or of the
+    /// encoding its file name stands for).
+    #[staticmethod]
+    #[pyo3(signature = (path, name = None))]
+    fn from_file(py: Python<'_>, path: std::path::PathBuf, name: Option<String>) -> PyResult<Self> {
+        let enc = py.allow_threads(|| guard(|| Encoding::from_file(&path, name.as_deref())))?;
+        Ok(Self { enc: Arc::new(enc) })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        self.enc.name()
+    }
+    #[getter]
+    fn pat_str(&self) -> &str {
+        self.enc.pat_str()
+    }
+    #[getter]
+    fn n_vocab(&self) -> usize {
+        self.enc.n_vocab()
+    }
+    #[getter]
+    fn max_token_value(&self) -> u32 {
+        self.enc.max_token_value()
+    }
+    /// Special token → id.
+    #[getter]
+    fn special_tokens(&self) -> HashMap<String, u32> {
+        self.enc.special_tokens().iter().map(|(k, &v)| (k.clone(), v)).collect()
+    }
+
+    /// The ids of `text`; special tokens are ordinary text.
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        let enc = self.enc.clone();
+        run(py, || enc.encode_ordinary(text))
+    }
+
+    /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
+    fn encode(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let enc = self.enc.clone();
+        run(py, || enc.encode(text, &allowed, &disallowed))
+    }
+
+    /// `encode` as a 1-D `numpy.uint32` array.
+    fn encode_to_numpy(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let ids = self.encode(py, text, allowed_special, disallowed_special)?;
+        numpy::u32_array(py, &ids, &[ids.len()])
+    }
+
+    /// The number of tokens `encode` would give, without building the ids.
+    fn count(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let enc = self.enc.clone();
+        run(py, || enc.count(text, &allowed, &disallowed))
+    }
+
+    /// `encode_ordinary` of each text, in parallel.
+    fn encode_ordinary_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
+        let enc = self.enc.clone();
+        run(py, || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            enc.encode_ordinary_batch(&refs)
+        })
+    }
+
+    /// `encode` of each text, in parallel.
+    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u32>>> {
+        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let enc = self.enc.clone();
+        run(py, || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            enc.encode_batch(&refs, &allowed, &disallowed)
+        })
+    }
+
+    /// The id of the token with these bytes (KeyError when there is none).
+    fn encode_single_token(&self, py: Python<'_>, token: &[u8]) -> PyResult<u32> {
+        self.enc.encode_single_token(token).map_err(|_| PyKeyError::new_err(PyBytes::new(py, token).unbind()))
+    }
+
+    /// The concatenated bytes of the tokens (KeyError for an id with no token).
+    fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let enc = self.enc.clone();
+        let bytes = py.allow_threads(|| catch(|| enc.decode_bytes(&tokens))).map_err(panic_err)?.map_err(decode_err)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The bytes of each token list, in parallel.
+    fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<u32>>) -> PyResult<Bound<'py, PyList>> {
+        let enc = self.enc.clone();
+        let out = py
+            .allow_threads(|| {
+                catch(|| {
+                    pool::run(|| {
+                        use rayon::prelude::*;
+                        batch.par_iter().map(|ids| enc.decode_bytes(ids)).collect::<tokenkit::Result<Vec<_>>>()
+                    })
+                })
+            })
+            .map_err(panic_err)?
+            .map_err(decode_err)?;
+        PyList::new(py, out.iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    /// The bytes of one token (KeyError for an id with no token).
+    fn decode_single_token_bytes<'py>(&self, py: Python<'py>, token: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.enc.decode_single_token_bytes(token).map_err(|_| PyKeyError::new_err(token.to_string()))?;
+        Ok(PyBytes::new(py, bytes))
+    }
+
+    /// The bytes of every mergeable token, in rank order.
+    fn token_byte_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.enc.token_byte_values().into_iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    /// Whether `token` is a special token's id.
+    fn is_special_token(&self, token: u32) -> bool {
+        self.enc.is_special_token(token)
+    }
+}

@@ -1,0 +1,167 @@
+"""tokenkit.tiktoken against the tiktoken package on the four OpenAI encodings: ids of every
+encode call and special-token policy (errors included), batches, numpy, counts, decoding in
+every form, single tokens, vocabulary facts, pickling. Rank files come from .fixtures/tiktoken
+(set-up links them into tokenkit's data directory); tiktoken reads the same files."""
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+tiktoken = pytest.importorskip("tiktoken")
+
+FIXTURES = Path(__file__).resolve().parents[2] / ".fixtures"
+os.environ.setdefault("TOKENKIT_TIKTOKEN_DIR", str(FIXTURES / "tiktoken"))
+
+from tokenkit import tiktoken as tk  # noqa: E402
+
+NAMES = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+
+
+def reference(name):
+    import tiktoken.load
+    import tiktoken_ext.openai_public as op
+
+    path = FIXTURES / "tiktoken" / f"{name}.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    op.load_tiktoken_bpe = lambda *_a, **_k: tiktoken.load.load_tiktoken_bpe(str(path))
+    return tiktoken.Encoding(**getattr(op, name)())
+
+
+def texts():
+    out = ["", "hello world", "Hello, 世界! 🤖 ça va?", "  leading and   multiple   spaces \n\n\t tabs",
+           "<|endoftext|> in the middle <|endoftext|>", "don't I'LL we've 12345678 3.14159",
+           "a\ud800b lone surrogate", "x" * 5000, "<|fim_prefix|>def f():<|fim_suffix|>", "<|endofprompt|>"]
+    for rel in ("corpora/en/botchan.txt", "corpora/ja/wagahai.txt", "corpora/code/cpython-3.11-stdlib.py.txt",
+                "corpora/mixed/mixed_input.txt"):
+        p = FIXTURES / rel
+        if p.exists():
+            lines = p.read_text(encoding="utf-8").splitlines(keepends=True)
+            out += lines[:60] + ["".join(lines[i:i + 5]) for i in range(100, 400, 50)]
+    return out
+
+
+TEXTS = texts()
+POLICIES = [dict(), dict(allowed_special="all"), dict(disallowed_special=()), dict(allowed_special={"<|endoftext|>"}),
+            dict(allowed_special={"<|endoftext|>"}, disallowed_special=()),
+            dict(disallowed_special={"<|endoftext|>"}), dict(allowed_special="all", disallowed_special="all")]
+
+
+def outcome(f):
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001
+        return None, e
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def pair(request):
+    return reference(request.param), tk.get_encoding(request.param)
+
+
+def test_facts(pair):
+    ref, ours = pair
+    assert ours.name == ref.name and ours._pat_str == ref._pat_str
+    assert (ours.n_vocab, ours.max_token_value, ours.eot_token) == (ref.n_vocab, ref.max_token_value, ref.eot_token)
+    assert ours.special_tokens_set == ref.special_tokens_set and ours._special_tokens == ref._special_tokens
+    assert ours.token_byte_values() == ref.token_byte_values()
+    assert ours._mergeable_ranks == ref._mergeable_ranks
+    assert all(ours.is_special_token(i) == ref.is_special_token(i) for i in list(ref._special_tokens.values()) + [0, 5])
+
+
+def test_encode_every_policy(pair):
+    ref, ours = pair
+    same = 0
+    for text in TEXTS:
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text), text[:80]
+        for kw in POLICIES:
+            r, err = outcome(lambda: ref.encode(text, **kw))
+            if err is not None:
+                with pytest.raises(type(err)) as got:
+                    ours.encode(text, **kw)
+                assert str(got.value) == str(err), (text[:80], kw)
+                with pytest.raises(type(err)):
+                    ours.count(text, **kw)
+            else:
+                assert ours.encode(text, **kw) == r, (text[:80], kw)
+                assert ours.count(text, **kw) == len(r)
+            same += 1
+    assert same == len(TEXTS) * len(POLICIES)
+
+
+def test_batches_and_numpy(pair):
+    ref, ours = pair
+    batch = [t for t in TEXTS if "<|" not in t]
+    assert ours.encode_ordinary_batch(batch) == ref.encode_ordinary_batch(batch)
+    assert ours.encode_batch(TEXTS, allowed_special="all") == ref.encode_batch(TEXTS, allowed_special="all")
+    with pytest.raises(ValueError):
+        ours.encode_batch(TEXTS)
+    import numpy as np
+    for text in [t for t in TEXTS[:12] if "\ud800" not in t]:  # tiktoken's encode_to_numpy rejects surrogates
+        got = ours.encode_to_numpy(text, disallowed_special=())
+        assert got.dtype == np.uint32 and got.tolist() == ref.encode_to_numpy(text, disallowed_special=()).tolist()
+
+
+def test_decoding(pair):
+    ref, ours = pair
+    id_lists = [ref.encode(t, allowed_special="all") for t in TEXTS]
+    # Token boundaries inside chars: lossy and strict decoding of cut sequences.
+    id_lists += [ids[1:] for ids in id_lists if len(ids) > 1] + [[ref.encode_single_token("é".encode()[:1]) if False else 1, 2]]
+    for ids in id_lists:
+        assert ours.decode_bytes(ids) == ref.decode_bytes(ids)
+        assert ours.decode(ids) == ref.decode(ids)
+        assert ours.decode_tokens_bytes(ids) == ref.decode_tokens_bytes(ids)
+        r, err = outcome(lambda: ref.decode(ids, errors="strict"))
+        if err is None:
+            assert ours.decode(ids, errors="strict") == r
+            assert ours.decode_with_offsets(ids) == ref.decode_with_offsets(ids)
+        else:
+            with pytest.raises(UnicodeDecodeError):
+                ours.decode(ids, errors="strict")
+    assert ours.decode_batch(id_lists) == ref.decode_batch(id_lists)
+    assert ours.decode_bytes_batch(id_lists) == ref.decode_bytes_batch(id_lists)
+    for bad in ([ref.n_vocab + 5], [ref.n_vocab]):
+        with pytest.raises(KeyError):
+            ours.decode(bad)
+        with pytest.raises(KeyError):
+            ours.decode_bytes(bad)
+    with pytest.raises(KeyError):
+        ours.decode_single_token_bytes(ref.n_vocab + 5)
+
+
+def test_single_tokens(pair):
+    ref, ours = pair
+    for tok in ["hello", " world", "<|endoftext|>", b"\xe4\xb8", "!"]:
+        assert ours.encode_single_token(tok) == ref.encode_single_token(tok)
+    for i in list(range(0, 300)) + [ref.eot_token]:
+        assert ours.decode_single_token_bytes(i) == ref.decode_single_token_bytes(i)
+    with pytest.raises(KeyError):
+        ours.encode_single_token("qqqqqqqqqqqqqqqqqzzz")
+
+
+def test_pickle_and_custom_encoding(pair):
+    ref, ours = pair
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.encode(TEXTS[2]) == ref.encode(TEXTS[2])
+    custom = tk.Encoding(ours.name + "_im", pat_str=ref._pat_str, mergeable_ranks=ref._mergeable_ranks,
+                         special_tokens={**ref._special_tokens, "<|im_start|>": ref.n_vocab + 10})
+    theirs = tiktoken.Encoding(ref.name + "_im", pat_str=ref._pat_str, mergeable_ranks=ref._mergeable_ranks,
+                               special_tokens={**ref._special_tokens, "<|im_start|>": ref.n_vocab + 10})
+    text = "<|im_start|>user hi<|endoftext|>"
+    assert custom.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+    assert custom.n_vocab == theirs.n_vocab
+    assert pickle.loads(pickle.dumps(custom)).encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+
+
+def test_registry():
+    assert tk.encoding_name_for_model("gpt-4o-mini") == tiktoken.encoding_name_for_model("gpt-4o-mini") == "o200k_base"
+    assert tk.encoding_name_for_model("gpt-3.5-turbo") == "cl100k_base"
+    assert tk.encoding_name_for_model("text-davinci-003") == "p50k_base"
+    with pytest.raises(KeyError):
+        tk.encoding_name_for_model("no-such-model")
+    with pytest.raises(ValueError, match="Unknown encoding"):
+        tk.get_encoding("no_such_encoding")
+    assert "cl100k_base" in tk.list_encoding_names()
