@@ -5,6 +5,7 @@
 //! - GPT-2 `vocab.json` + `merges.txt`: [`gpt2_files::from_vocab_merges`], the GPT-2 pipeline.
 
 pub mod gpt2_files;
+pub mod sentencepiece;
 pub mod vocab_txt;
 
 use std::fmt::Write as _;
@@ -22,6 +23,8 @@ pub enum Format {
     VocabTxt(PathBuf),
     /// A GPT-2 vocab.json with its merges.txt.
     Gpt2 { vocab: PathBuf, merges: PathBuf },
+    /// A SentencePiece `.model` (protobuf).
+    SentencePiece(PathBuf),
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -50,6 +53,9 @@ pub fn detect(path: &Path) -> Result<Format> {
         buf.truncate(n);
         buf
     };
+    if sentencepiece::looks_like_model_proto(&head) {
+        return Ok(Format::SentencePiece(path.to_owned()));
+    }
     let text = String::from_utf8_lossy(&head);
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
@@ -82,6 +88,7 @@ pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
         Format::TokenizerJson(p) => Tokenizer::from_file(p),
         Format::VocabTxt(p) => vocab_txt::from_vocab_txt(&p),
         Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
+        Format::SentencePiece(p) => sentencepiece::from_model_file(&p),
     }
 }
 

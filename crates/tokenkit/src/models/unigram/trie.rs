@@ -60,6 +60,11 @@ impl Trie {
         Self { nodes, edges, root }
     }
 
+    /// Whether some piece starts with byte `b`.
+    pub fn has_child(&self, b: u8) -> bool {
+        self.root.get(b as usize).is_some_and(|&c| c != NONE)
+    }
+
     /// Calls `f(length, id)` for each piece that is a prefix of `bytes`, shortest first.
     #[inline]
     pub fn common_prefixes(&self, bytes: &[u8], mut f: impl FnMut(usize, u32)) {

@@ -1,0 +1,93 @@
+//! SentencePiece's Unigram Viterbi (`unigram_model.cc`, the optimized encoder), with its exact
+//! arithmetic: path scores are stored as `f32`, piece scores are added in `f64`, the unknown
+//! edge is added in `f32`, and on ties the first candidate found is kept.
+
+use std::cell::RefCell;
+
+use super::trie::Trie;
+
+/// "Not set".
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    score: f32,
+    start: u32,
+    id: u32,
+}
+
+thread_local! {
+    static BEST: RefCell<Vec<Node>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What the Viterbi needs to know about a SentencePiece vocabulary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpViterbi {
+    /// The normal, user-defined pieces (not unused ones: they never take part).
+    pub trie: Trie,
+    /// The score of each id as SentencePiece adds it: the piece score, or for a user-defined
+    /// piece `len_bytes * max_score - 0.1` (a bonus that makes it always win).
+    pub scores: Vec<f64>,
+    /// The id given to a char no single-char piece covers.
+    pub unk_id: u32,
+    /// `min_score - 10` in `f32`.
+    pub unk_score: f32,
+}
+
+impl SpViterbi {
+    /// The best segmentation of the UTF-8 `text`, as `(start, end, id)` byte ranges in order,
+    /// appended to `out` (cleared first). Unknown chars come out one per segment.
+    pub fn encode(&self, text: &[u8], out: &mut Vec<(u32, u32, u32)>) {
+        out.clear();
+        if text.is_empty() {
+            return;
+        }
+        BEST.with(|cell| {
+            let mut guard = cell.try_borrow_mut();
+            let mut local = Vec::new();
+            let best = match guard.as_deref_mut() {
+                Ok(b) => b,
+                Err(_) => &mut local,
+            };
+            self.fill(text, best);
+            let mut end = text.len();
+            while end > 0 {
+                let node = best[end];
+                out.push((node.start, end as u32, node.id));
+                end = node.start as usize;
+            }
+            out.reverse();
+            if best.len() > (1 << 20) {
+                *best = Vec::new();
+            }
+        });
+    }
+
+    fn fill(&self, text: &[u8], best: &mut Vec<Node>) {
+        let size = text.len();
+        best.clear();
+        best.resize(size + 1, Node { score: 0.0, start: NONE, id: NONE });
+        let mut start = 0;
+        while start < size {
+            let here = best[start].score;
+            let mblen = crate::formats::sentencepiece::normalizer::utf8_len(text[start]).min(size - start);
+            let mut has_single = false;
+            self.trie.common_prefixes(&text[start..], |len, id| {
+                let cand = self.scores[id as usize] + here as f64;
+                let target = &mut best[start + len];
+                if target.start == NONE || cand > target.score as f64 {
+                    *target = Node { score: cand as f32, start: start as u32, id };
+                }
+                has_single |= len == mblen;
+            });
+            if !has_single {
+                let cand = self.unk_score + here;
+                let target = &mut best[start + mblen];
+                if target.start == NONE || cand > target.score {
+                    *target = Node { score: cand, start: start as u32, id: self.unk_id };
+                }
+            }
+            start += mblen;
+        }
+    }
+}
