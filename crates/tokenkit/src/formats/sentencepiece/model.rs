@@ -165,7 +165,7 @@ impl SentencePiece {
                     .iter()
                     .zip(&scores)
                     .zip(&kinds)
-                    .map(|((p, &s), k)| if *k == PieceType::UserDefined { (p.len() as f32 * max) as f64 - 0.1 } else { s as f64 })
+                    .map(|((p, &s), k)| if *k == PieceType::UserDefined { ((p.len() as f32 * max) as f64 - 0.1) as f32 } else { s })
                     .collect();
                 let trie = Trie::new(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
                     matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32))

@@ -1,6 +1,6 @@
 //! SentencePiece's Unigram Viterbi (`unigram_model.cc`, the optimized encoder), with its exact
-//! arithmetic: path scores are stored as `f32`, piece scores are added in `f64`, the unknown
-//! edge is added in `f32`, and on ties the first candidate found is kept.
+//! arithmetic: scores and path sums are `f32` (the rounding decides between segmentations that
+//! tie on paper, e.g. `- --` against `-- -`), and on ties the first candidate found is kept.
 
 use std::cell::RefCell;
 
@@ -27,7 +27,7 @@ pub struct SpViterbi {
     pub trie: Trie,
     /// The score of each id as SentencePiece adds it: the piece score, or for a user-defined
     /// piece `len_bytes * max_score - 0.1` (a bonus that makes it always win).
-    pub scores: Vec<f64>,
+    pub scores: Vec<f32>,
     /// The id given to a char no single-char piece covers.
     pub unk_id: u32,
     /// `min_score - 10` in `f32`.
@@ -73,10 +73,10 @@ impl SpViterbi {
             let mblen = crate::formats::sentencepiece::normalizer::utf8_len(text[start]).min(size - start);
             let mut has_single = false;
             self.trie.common_prefixes(&text[start..], |len, id| {
-                let cand = self.scores[id as usize] + here as f64;
+                let cand = self.scores[id as usize] + here;
                 let target = &mut best[start + len];
-                if target.start == NONE || cand > target.score as f64 {
-                    *target = Node { score: cand as f32, start: start as u32, id };
+                if target.start == NONE || cand > target.score {
+                    *target = Node { score: cand, start: start as u32, id };
                 }
                 has_single |= len == mblen;
             });
