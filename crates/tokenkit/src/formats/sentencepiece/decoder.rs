@@ -68,16 +68,21 @@ impl SentencePieceDecoder {
         let mut text = String::new();
         let mut bytes = Vec::new();
         let n = pieces.len();
+        // Only the first piece that is not a control piece loses its `▁` (even when what
+        // comes before it decoded to nothing).
+        let mut first = true;
         for (i, piece) in pieces.iter().enumerate() {
             let piece = piece.as_ref();
             if let Some(b) = self.byte_of(piece) {
                 bytes.push(b);
+                first = false;
                 continue;
             }
             push_bytes(&mut text, &mut bytes);
             if self.control.contains(piece) {
                 continue;
             }
+            let at_start = std::mem::replace(&mut first, false);
             if piece == self.unk_piece {
                 text.push_str(&self.unk_surface);
                 continue;
@@ -88,7 +93,7 @@ impl SentencePieceDecoder {
                     if i + 1 == n {
                         p = p.strip_suffix(SPACE_SYMBOL).unwrap_or(p);
                     }
-                } else if text.is_empty() {
+                } else if at_start {
                     p = p.strip_prefix(SPACE_SYMBOL).unwrap_or(p);
                 }
             }

@@ -67,8 +67,14 @@ impl PartialEq for SentencePiece {
     }
 }
 
+/// A segment of normalized text: `(start, end, id)`, byte offsets.
+type Segment = (u32, u32, u32);
+
+/// The per-token callback of [`SentencePiece::encode_with`]: id, piece, original byte span.
+type Emit<'a> = dyn FnMut(u32, &str, (usize, usize)) + 'a;
+
 thread_local! {
-    static BUFFERS: RefCell<(Normalized, Vec<(u32, u32, u32)>)> = RefCell::new(Default::default());
+    static BUFFERS: RefCell<(Normalized, Vec<Segment>)> = RefCell::new(Default::default());
 }
 
 impl SentencePiece {
@@ -234,7 +240,7 @@ impl SentencePiece {
     }
 
     /// Segments normalized text into `(start, end, id)` byte ranges.
-    fn segment(&self, text: &[u8], out: &mut Vec<(u32, u32, u32)>) {
+    fn segment(&self, text: &[u8], out: &mut Vec<Segment>) {
         match &self.inner.algorithm {
             Algorithm::Unigram(v) => v.encode(text, out),
             Algorithm::Bpe => {
@@ -265,7 +271,7 @@ impl SentencePiece {
             let mut prev_unk = false;
             // A pending merged run of unknown pieces: (start in text, orig start, end in text).
             let mut pending: Option<(usize, usize, usize)> = None;
-            let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut dyn FnMut(u32, &str, (usize, usize))| {
+            let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut Emit| {
                 if let Some((s, os, e)) = pending.take() {
                     f(inner.unk_id, &text[s..e], (os, norm.to_orig[e] as usize));
                 }
