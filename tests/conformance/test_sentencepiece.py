@@ -169,3 +169,41 @@ def test_bad_charsmap(work_dir):
 
 def test_no_unknown_piece(work_dir):
     _expect_error(work_dir, "no_unk.model", _model([p for p in GOOD if p[2] != 2]), [r"unknown piece", r"unk"])
+
+
+# --------------------------------------------------------------------------------------------
+# Conversion: `tokenkit save -t X.model -o out.json` writes an HF tokenizer.json; HF loads it,
+# tokenkit encodes it exactly as HF does, and its ids are sentencepiece's.
+
+@pytest.fixture(scope="module")
+def converted(work_dir, processors):
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            path, sp = processors(name)
+            out = work_dir / f"converted_{name}.json"
+            h.run_cli(["save", "-t", str(path), "-o", str(out)], b"")
+            from tokenizers import Tokenizer
+            cache[name] = (out, Tokenizer.from_file(str(out)), sp)
+        return cache[name]
+    return get
+
+
+CONVERSION_CORPORA = [c for c in CORPORA if c.split("/")[0] in ("en", "ja", "mixed", "code")][:6] or CORPORA
+
+
+@pytest.mark.parametrize("corpus", CONVERSION_CORPORA)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_converted_tokenizer_json(name, corpus, converted):
+    if not h.corpus_files():
+        pytest.skip("no corpora in .fixtures (run scripts/fetch_fixtures.py)")
+    out, tok, sp = converted(name)
+    inputs = h.sample_lines(corpus, 150, allow_full=False) + h.sample_chunks(corpus, 30, allow_full=False)
+    # tokenkit on the converted file = HF on the converted file (ids, tokens, offsets).
+    h.check_encode("sentencepiece-converted", name, out, corpus, "lines+chunks vs HF", inputs, tok=tok,
+                   add_special=False, full=False)
+    # HF on the converted file = sentencepiece on the .model (ids).
+    got = [e.ids for e in tok.encode_batch(inputs, add_special_tokens=False)]
+    h.compare("sentencepiece-converted", name, corpus, "HF(converted) ids vs sentencepiece", inputs,
+              sp.encode(inputs), got)

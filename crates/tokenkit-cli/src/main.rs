@@ -112,7 +112,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Save { tokenizer, output, pretty } => {
-            let tok = load(&tokenizer)?;
+            let tok = tokenkit::formats::load_for_save(&tokenizer).map_err(|e| anyhow!(e))?;
             tok.save(&output, pretty).map_err(|e| anyhow!(e))
         }
     }

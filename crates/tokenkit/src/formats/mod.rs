@@ -92,6 +92,15 @@ pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
     }
 }
 
+/// Loads a tokenizer in the form `tokenkit save` writes: like [`load`], except that a
+/// SentencePiece `.model` is converted to HF's layout (as transformers' converters do).
+pub fn load_for_save(path: impl AsRef<Path>) -> Result<Tokenizer> {
+    match detect(path.as_ref())? {
+        Format::SentencePiece(p) => sentencepiece::convert::convert(&p),
+        _ => load(path),
+    }
+}
+
 /// Builds a tokenizer from a tokenizer.json document built in memory.
 pub(crate) fn from_value(value: serde_json::Value, context: &str) -> Result<Tokenizer> {
     serde_json::from_value(value).map_err(|e| Error::Json { context: context.to_owned(), message: e.to_string() })
