@@ -2,16 +2,20 @@
 //! (legacy: Prepend + Replace normalizer, no pre-tokenizer, BPE with merges generated from the
 //! piece scores as `generate_merges` does, unk/control/user-defined pieces as added tokens,
 //! Replace/ByteFallback/Fuse/Strip decoder); a model whose normalizer spec has a charsmap or
-//! removes extra whitespace gets `Precompiled`, `Strip` and `Replace(" {2,}", " ")` in front.
-//! Unigram models get the same layout with a Unigram model rather than T5/XLNet's
-//! `WhitespaceSplit + Metaspace` pre-tokenizer: without a pre-tokenizer the model sees the
-//! whole normalized text, as in sentencepiece, which avoids the conversion's known differences
-//! around whitespace (e.g. ALBERT's unknown chars).
+//! removes extra whitespace gets `Precompiled`, `Replace("\\A +| +\\z", "")` and
+//! `Replace(" {2,}", " ")` in front.
+//! Unigram models get the same layout with a Unigram model, rather than T5/XLNet's
+//! `WhitespaceSplit + Metaspace` pre-tokenizer, and their user-defined pieces stay in the
+//! vocabulary instead of becoming added tokens: the model then sees the whole normalized text,
+//! as in sentencepiece, which avoids the known differences of the transformers conversions
+//! (DATA.md: a trailing `\n` dropped with an `nfkc` charsmap; ALBERT's whitespace around
+//! unknown chars).
 //!
-//! Known differences with sentencepiece of such conversions (documented in DATA.md): a plain
-//! `nfkc` charsmap does not map `\n`, so WhitespaceSplit drops a trailing `\n` sentencepiece
-//! keeps; HF's Precompiled works per grapheme (shortest match) where sentencepiece is
-//! leftmost-longest; BPE merges pieces by merge rank per word, sentencepiece over the whole text.
+//! Remaining differences with sentencepiece: HF's Precompiled works per grapheme (shortest
+//! match) where sentencepiece is leftmost-longest; HF's Unigram adds scores in `f64` and takes
+//! the unknown score below the lowest score of any piece (sentencepiece: `f32`, normal pieces);
+//! control pieces are special added tokens, so `<s>` in the text becomes a token; decoding
+//! keeps the unknown surface but strips the space of a leading one.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -64,7 +68,9 @@ pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
                           "precompiled_charsmap": base64::engine::general_purpose::STANDARD.encode(charsmap)}));
     }
     if norm.remove_extra_whitespaces() {
-        norms.push(json!({"type": "Strip", "strip_left": true, "strip_right": true}));
+        // Spaces only (the Strip normalizer would also remove a `\n` that an nfkc charsmap
+        // keeps, and sentencepiece with it).
+        norms.push(json!({"type": "Replace", "pattern": {"Regex": "\\A +| +\\z"}, "content": ""}));
         norms.push(json!({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}));
     }
     if add_prefix {
