@@ -5,8 +5,9 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
-use super::model::SentencePiece;
-use super::normalizer::utf8_len;
+use super::model::{Segment, SentencePiece};
+use super::normalizer::{utf8_len, SPACE_SYMBOL};
+use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -45,8 +46,52 @@ impl Ord for Pair {
 }
 
 /// Encodes the normalized `text` into `(start, end, id)` byte ranges, in order.
-pub(crate) fn encode(model: &SentencePiece, text: &str, out: &mut Vec<(u32, u32, u32)>) {
+///
+/// When no piece has a `▁` after its first non-`▁` char (the usual `split_by_whitespace`
+/// training), no merge can cross the start of a word (`▁` after a non-`▁` char), so the words
+/// are encoded one by one, each result cached: the same ids, without a heap over the whole text.
+pub(crate) fn encode(model: &SentencePiece, text: &str, out: &mut Vec<Segment>) {
     out.clear();
+    let Some(cache) = model.bpe_word_cache() else {
+        encode_span(model, text, 0, out);
+        return;
+    };
+    let bytes = text.as_bytes();
+    let space = SPACE_SYMBOL.as_bytes();
+    let mut start = 0;
+    let mut prev_space = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(space) {
+            if i > start && !prev_space {
+                encode_word(cache, model, &text[start..i], start, out);
+                start = i;
+            }
+            prev_space = true;
+            i += space.len();
+        } else {
+            prev_space = false;
+            i += 1;
+        }
+    }
+    encode_word(cache, model, &text[start..], start, out);
+}
+
+fn encode_word(cache: &Cache<Box<[Segment]>>, model: &SentencePiece, word: &str, base: usize, out: &mut Vec<Segment>) {
+    let base32 = base as u32;
+    let cacheable = word.len() < MAX_CACHED_LENGTH;
+    if cacheable && cache.with(word, |segs| out.extend(segs.iter().map(|&(s, e, id)| (s + base32, e + base32, id)))).is_some() {
+        return;
+    }
+    let before = out.len();
+    encode_span(model, word, base, out);
+    if cacheable {
+        cache.insert(word, out[before..].iter().map(|&(s, e, id)| (s - base32, e - base32, id)).collect());
+    }
+}
+
+/// BPE over the whole of `text`, appending `(start + base, end + base, id)` to `out`.
+fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Segment>) {
     if text.is_empty() {
         return;
     }
@@ -112,7 +157,7 @@ pub(crate) fn encode(model: &SentencePiece, text: &str, out: &mut Vec<(u32, u32,
     let mut index = 0i32;
     while index >= 0 {
         let s = symbols[index as usize];
-        resegment(model, text, s.start as usize, s.end as usize, &rev_merge, out);
+        resegment(model, text, s.start as usize, s.end as usize, base, &rev_merge, out);
         index = s.next;
     }
 }
@@ -123,21 +168,23 @@ fn resegment(
     text: &str,
     start: usize,
     end: usize,
+    base: usize,
     rev_merge: &HashMap<&str, (&str, &str)>,
-    out: &mut Vec<(u32, u32, u32)>,
+    out: &mut Vec<Segment>,
 ) {
     let piece = &text[start..end];
     let id = model.piece_to_id_or_unk(piece);
+    let span = ((base + start) as u32, (base + end) as u32, id);
     if !model.is_unused(id) {
-        out.push((start as u32, end as u32, id));
+        out.push(span);
         return;
     }
     match rev_merge.get(piece) {
         Some(&(left, _)) => {
             let mid = start + left.len();
-            resegment(model, text, start, mid, rev_merge, out);
-            resegment(model, text, mid, end, rev_merge, out);
+            resegment(model, text, start, mid, base, rev_merge, out);
+            resegment(model, text, mid, end, base, rev_merge, out);
         }
-        None => out.push((start as u32, end as u32, id)),
+        None => out.push(span),
     }
 }

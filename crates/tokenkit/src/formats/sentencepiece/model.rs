@@ -18,6 +18,7 @@ use serde::{Serialize, Serializer};
 
 use super::normalizer::{Normalized, SpNormalizer};
 use super::proto::{ModelProto, ModelType, PieceType};
+use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::spm::SpViterbi;
 use crate::models::unigram::trie::Trie;
 use crate::models::vocab::{to_std_map, VocabMap};
@@ -36,12 +37,22 @@ enum Algorithm {
 }
 
 /// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SentencePiece {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
+impl std::fmt::Debug for SentencePiece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentencePiece")
+            .field("vocab_size", &self.inner.pieces.len())
+            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe).then_some("BPE").unwrap_or("Unigram"))
+            .field("unk_id", &self.inner.unk_id)
+            .field("byte_fallback", &self.inner.byte_fallback)
+            .finish()
+    }
+}
+
 struct Inner {
     /// The file as read, kept for serialization and conversion.
     proto: ModelProto,
@@ -59,6 +70,8 @@ struct Inner {
     unk_id: u32,
     byte_fallback: bool,
     byte_ids: Box<[u32; 256]>,
+    /// BPE results per word, when words can be encoded one by one (see [`super::bpe::encode`]).
+    bpe_words: Option<Cache<Box<[Segment]>>>,
 }
 
 impl PartialEq for SentencePiece {
@@ -68,7 +81,7 @@ impl PartialEq for SentencePiece {
 }
 
 /// A segment of normalized text: `(start, end, id)`, byte offsets.
-type Segment = (u32, u32, u32);
+pub(crate) type Segment = (u32, u32, u32);
 
 /// The per-token callback of [`SentencePiece::encode_with`]: id, piece, original byte span.
 type Emit<'a> = dyn FnMut(u32, &str, (usize, usize)) + 'a;
@@ -181,6 +194,12 @@ impl SentencePiece {
             ModelType::Bpe => Algorithm::Bpe,
             other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
         };
+        // Words are independent for BPE when no piece has a `▁` after a non-`▁` char.
+        let words_independent = model_type == ModelType::Bpe
+            && norm_spec.escape_whitespaces()
+            && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
+            && mergeable.keys().all(|p| !p.trim_start_matches(super::normalizer::SPACE_SYMBOL).contains(super::normalizer::SPACE_SYMBOL));
+        let bpe_words = words_independent.then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
         Ok(Self {
             inner: Arc::new(Inner {
                 proto,
@@ -196,6 +215,7 @@ impl SentencePiece {
                 unk_id,
                 byte_fallback,
                 byte_ids,
+                bpe_words,
             }),
         })
     }
@@ -219,6 +239,10 @@ impl SentencePiece {
     /// The normalizer.
     pub fn normalizer(&self) -> &SpNormalizer {
         &self.inner.normalizer
+    }
+    /// The per-word BPE cache, when words are independent.
+    pub(crate) fn bpe_word_cache(&self) -> Option<&Cache<Box<[Segment]>>> {
+        self.inner.bpe_words.as_ref()
     }
     pub(crate) fn user_defined_trie(&self) -> Option<&Trie> {
         self.inner.user_defined.as_ref()
