@@ -277,7 +277,32 @@ impl SentencePiece {
 
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
     /// `input` (sentencepiece's `begin`/`end`).
-    pub fn encode_with(&self, input: &str, mut f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
+    pub fn encode_with(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
+        self.encode_segmented(input, |model, text, segs| model.segment(text, segs), f)
+    }
+
+    /// Subword regularisation (Unigram only): ids of a segmentation sampled with weight
+    /// `exp(alpha * score)` over all segmentations (sentencepiece's `enable_sampling=True,
+    /// nbest_size=-1`), reproducible for a given `seed`.
+    pub fn sample_encode_ids(&self, input: &str, alpha: f32, seed: u64) -> Result<Vec<u32>> {
+        use rand::SeedableRng as _;
+        let Algorithm::Unigram(viterbi) = &self.inner.algorithm else {
+            return Err(Error::invalid("SentencePiece: sampling with alpha needs a Unigram model"));
+        };
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut ids = Vec::new();
+        self.encode_segmented(input, |_, text, segs| viterbi.sample(text, alpha, &mut rng, segs), |id, _, _| ids.push(id))?;
+        Ok(ids)
+    }
+
+    /// Normalizes `input`, segments it with `segment`, then merges unknown runs or expands
+    /// them to bytes as sentencepiece does, calling `f` per token.
+    fn encode_segmented(
+        &self,
+        input: &str,
+        mut segment: impl FnMut(&Self, &[u8], &mut Vec<Segment>),
+        mut f: impl FnMut(u32, &str, (usize, usize)),
+    ) -> Result<()> {
         if u32::try_from(input.len()).is_err() {
             return Err(Error::invalid("SentencePiece: an input longer than 4 GiB cannot be encoded"));
         }
@@ -289,7 +314,7 @@ impl SentencePiece {
                 Err(_) => &mut local,
             };
             self.inner.normalizer.normalize(input, norm);
-            self.segment(&norm.text, segs);
+            segment(self, &norm.text, segs);
             let text = std::str::from_utf8(&norm.text).unwrap_or_default();
             let inner = &*self.inner;
             let mut prev_unk = false;

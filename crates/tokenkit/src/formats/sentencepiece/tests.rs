@@ -163,3 +163,24 @@ fn detects_model_proto() {
     assert!(!looks_like_model_proto(b"[PAD]\n[UNK]\n"));
     assert!(!looks_like_model_proto(b""));
 }
+
+#[test]
+fn sampling_is_seedable_and_valid() {
+    let m = load(&proto(&pieces(), 1)).unwrap();
+    let text = "ab ba ab abab";
+    let a = m.sample_encode_ids(text, 0.1, 7).unwrap();
+    assert_eq!(a, m.sample_encode_ids(text, 0.1, 7).unwrap());
+    let mut seen = std::collections::HashSet::new();
+    for seed in 0..200 {
+        let ids = m.sample_encode_ids(text, 0.1, seed).unwrap();
+        let joined: String = ids.iter().map(|&i| m.id_to_token(i).unwrap()).collect();
+        assert_eq!(joined, "▁ab▁ba▁ab▁abab");
+        seen.insert(ids);
+    }
+    assert!(seen.len() > 1, "a small alpha gives several segmentations");
+    // A large alpha concentrates on the best path (made unique: `▁ab` ties with `▁ ab` above).
+    let unique: Vec<_> = pieces().into_iter().map(|p| if p.0 == "▁ab" { ("▁ab", -2.5, 1) } else { p }).collect();
+    let m = load(&proto(&unique, 1)).unwrap();
+    assert_eq!(m.sample_encode_ids(text, 1000.0, 1).unwrap(), m.encode_ids(text).unwrap());
+    assert!(load(&proto(&pieces(), 2)).unwrap().sample_encode_ids(text, 0.1, 1).is_err());
+}
