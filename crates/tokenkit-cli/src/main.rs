@@ -256,7 +256,7 @@ fn run(cli: Cli) -> Result<()> {
                 (Some(p), name) if p.extension().is_some_and(|e| e == "tiktoken") => {
                     tokenkit::tiktoken::Encoding::from_file(p, name.as_deref())?.tokenizer().clone()
                 }
-                _ => load(&tokenizer.unwrap_or_default())?,
+                _ => tokenkit::formats::load_for_save(tokenizer.unwrap_or_default()).map_err(|e| anyhow!(e))?,
             };
             if output.extension().is_some_and(|e| e == "tiktoken") {
                 let ranks = tokenkit::formats::tiktoken::ranks_from_tokenizer(&tok)?;

@@ -56,6 +56,8 @@ pub enum DecoderWrapper {
     Strip(Strip),
     /// `{"type":"ByteFallback"}`
     ByteFallback(ByteFallback),
+    /// sentencepiece's own decoding (tokenkit extension, for `.model` files).
+    SentencePiece(crate::formats::sentencepiece::SentencePieceDecoder),
 }
 
 impl Decoder for DecoderWrapper {
@@ -71,6 +73,7 @@ impl Decoder for DecoderWrapper {
             Self::Fuse(d) => d.decode_chain(tokens),
             Self::Strip(d) => d.decode_chain(tokens),
             Self::ByteFallback(d) => d.decode_chain(tokens),
+            Self::SentencePiece(d) => d.decode_chain(tokens),
         }
     }
 }
@@ -94,7 +97,8 @@ impl_from!(
     Replace(Replace),
     Fuse(Fuse),
     Strip(Strip),
-    ByteFallback(ByteFallback)
+    ByteFallback(ByteFallback),
+    SentencePiece(crate::formats::sentencepiece::SentencePieceDecoder)
 );
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub mod gpt2_files;
 pub mod pretrained;
 pub mod tiktoken;
+pub mod sentencepiece;
 pub mod vocab_txt;
 
 use std::fmt::Write as _;
@@ -27,6 +28,8 @@ pub enum Format {
     Gpt2 { vocab: PathBuf, merges: PathBuf },
     /// A tiktoken rank file (`<encoding>.tiktoken`).
     Tiktoken(PathBuf),
+    /// A SentencePiece `.model` (protobuf).
+    SentencePiece(PathBuf),
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -58,6 +61,9 @@ pub fn detect(path: &Path) -> Result<Format> {
         buf.truncate(n);
         buf
     };
+    if sentencepiece::looks_like_model_proto(&head) {
+        return Ok(Format::SentencePiece(path.to_owned()));
+    }
     let text = String::from_utf8_lossy(&head);
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
@@ -91,6 +97,16 @@ pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
         Format::VocabTxt(p) => vocab_txt::from_vocab_txt(&p),
         Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
         Format::Tiktoken(p) => Ok(crate::tiktoken::Encoding::from_file(&p, None)?.tokenizer().clone()),
+        Format::SentencePiece(p) => sentencepiece::from_model_file(&p),
+    }
+}
+
+/// Loads a tokenizer in the form `tokenkit save` writes: like [`load`], except that a
+/// SentencePiece `.model` is converted to HF's layout (as transformers' converters do).
+pub fn load_for_save(path: impl AsRef<Path>) -> Result<Tokenizer> {
+    match detect(path.as_ref())? {
+        Format::SentencePiece(p) => sentencepiece::convert::convert(&p),
+        _ => load(path),
     }
 }
 

@@ -42,6 +42,8 @@ pub enum ModelWrapper {
     WordLevel(WordLevel),
     /// Unigram language model.
     Unigram(Unigram),
+    /// A SentencePiece `.model` (normalizes and segments as sentencepiece does).
+    SentencePiece(crate::formats::sentencepiece::SentencePiece),
 }
 
 macro_rules! dispatch {
@@ -51,6 +53,7 @@ macro_rules! dispatch {
             ModelWrapper::WordPiece($m) => $e,
             ModelWrapper::WordLevel($m) => $e,
             ModelWrapper::Unigram($m) => $e,
+            ModelWrapper::SentencePiece($m) => $e,
         }
     };
 }
@@ -65,6 +68,12 @@ macro_rules! impl_from {
     )*};
 }
 impl_from!(BPE, WordPiece, WordLevel, Unigram);
+
+impl From<crate::formats::sentencepiece::SentencePiece> for ModelWrapper {
+    fn from(m: crate::formats::sentencepiece::SentencePiece) -> Self {
+        ModelWrapper::SentencePiece(m)
+    }
+}
 
 impl ModelWrapper {
     /// Builds the model a tokenizer.json model object describes.

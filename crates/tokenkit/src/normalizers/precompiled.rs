@@ -157,6 +157,46 @@ impl Precompiled {
         None
     }
 
+    /// The longest key of the trie that is a prefix of `key` among the first 32 matches
+    /// (SentencePiece's `Normalizer::NormalizePrefix`, which keeps 32 results): its length in
+    /// bytes and its replacement. Unlike [`transform`](Self::transform), a NUL byte does not end
+    /// the key. A malformed trie gives `None`, not a panic.
+    pub fn longest_prefix(&self, key: &[u8]) -> Option<(usize, &str)> {
+        const MAX_RESULTS: usize = 32;
+        let mut pos = offset(*self.trie.first()?);
+        let mut found = None;
+        let mut n_results = 0;
+        for (i, &b) in key.iter().enumerate() {
+            pos ^= b as usize;
+            let Some(&unit) = self.trie.get(pos) else { break };
+            if label(unit) != b as u32 {
+                break;
+            }
+            pos ^= offset(unit);
+            if has_leaf(unit) {
+                if n_results < MAX_RESULTS {
+                    if let Some(&leaf) = self.trie.get(pos) {
+                        found = Some((i + 1, value(leaf)));
+                    }
+                }
+                n_results += 1;
+            }
+        }
+        let (len, start) = found?;
+        let start = start as usize;
+        let rest = self.normalized.as_bytes().get(start..)?;
+        let end = start + rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        Some((len, self.normalized.get(start..end)?))
+    }
+
+    /// Whether some key of the trie starts with byte `b` (when not, text starting with `b` is
+    /// left as is by [`longest_prefix`](Self::longest_prefix)).
+    pub fn has_key_starting_with(&self, b: u8) -> bool {
+        let Some(&root) = self.trie.first() else { return false };
+        let pos = offset(root) ^ b as usize;
+        self.trie.get(pos).is_some_and(|&unit| label(unit) == b as u32)
+    }
+
     /// The replacement of the shortest key that prefixes `chunk`, if any.
     pub fn transform(&self, chunk: &str) -> Option<&str> {
         let start = self.shortest_prefix_value(chunk.as_bytes())? as usize;

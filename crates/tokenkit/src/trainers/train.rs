@@ -242,6 +242,7 @@ fn model_kind(m: &ModelWrapper) -> &'static str {
         ModelWrapper::WordPiece(_) => "WordPiece",
         ModelWrapper::WordLevel(_) => "WordLevel",
         ModelWrapper::Unigram(_) => "Unigram",
+        ModelWrapper::SentencePiece(_) => "SentencePiece",
     }
 }
 

@@ -7,6 +7,7 @@
 //! UTF-8 bytes as `<0xNN>` tokens (each spanning the whole segment) when all exist.
 
 pub mod trainer;
+pub mod spm;
 pub mod trie;
 
 use std::cell::RefCell;

@@ -1,86 +1,164 @@
-//! A byte trie over the Unigram pieces, flattened into two arrays for cache-friendly prefix search.
+//! A byte trie over the Unigram pieces as a double array: the child of state `s` on byte `b`
+//! is `t = base[s] + b`, valid when `check[t] == s`, so each byte of a prefix search costs
+//! one array access (the Viterbi calls it at every char of every input).
 
-/// "No piece ends here".
+/// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
 
+/// One state of the double array: 12 bytes, read together.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Node {
-    /// Id of the piece ending at this node, or `NONE`.
+struct Unit {
+    /// Children of this state live at `base + byte`.
+    base: u32,
+    /// The parent state, or `NONE` for a free slot.
+    check: u32,
+    /// Id of the piece ending here, or `NONE`.
     id: u32,
-    /// This node's children are `edges[first..first + count]`, sorted by byte.
-    first: u32,
-    count: u32,
 }
 
+const FREE: Unit = Unit { base: 0, check: NONE, id: NONE };
+
 /// Pieces as a trie: finds every piece that is a prefix of a byte string.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Trie {
-    nodes: Vec<Node>,
-    edges: Vec<(u8, u32)>,
-    /// The root's child for each first byte (`NONE` for none): the root has the most
-    /// children, so its binary search would be the longest.
-    root: Vec<u32>,
+    units: Vec<Unit>,
+}
+
+impl Default for Trie {
+    fn default() -> Self {
+        Self::new(std::iter::empty())
+    }
+}
+
+/// Which slots of the double array are taken (a growable bitset).
+#[derive(Default)]
+struct UsedSlots(Vec<u64>);
+
+impl UsedSlots {
+    fn get(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+    fn set(&mut self, i: usize) {
+        if self.0.len() <= i / 64 {
+            self.0.resize(i / 64 + 1, 0);
+        }
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    /// The first free slot at or after `i`.
+    fn next_free(&self, i: usize) -> usize {
+        let mut w = i / 64;
+        let mut bits = match self.0.get(w) {
+            Some(&x) => !x & (u64::MAX << (i % 64)),
+            None => return i,
+        };
+        loop {
+            if bits != 0 {
+                return w * 64 + bits.trailing_zeros() as usize;
+            }
+            w += 1;
+            match self.0.get(w) {
+                Some(&x) => bits = !x,
+                None => return w * 64,
+            }
+        }
+    }
+}
+
+/// A node of the pointer trie the double array is built from.
+#[derive(Default)]
+struct BuildNode {
+    id: Option<u32>,
+    children: Vec<(u8, usize)>,
 }
 
 impl Trie {
     /// Builds the trie; a piece listed twice keeps its last id.
     pub fn new<'a>(pieces: impl IntoIterator<Item = (&'a str, u32)>) -> Self {
-        // Build with per-node child lists, then flatten.
-        let mut ids = vec![NONE];
-        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
+        let mut nodes = vec![BuildNode::default()];
         for (piece, id) in pieces {
             let mut node = 0usize;
             for &b in piece.as_bytes() {
-                node = match children[node].iter().find(|&&(c, _)| c == b) {
-                    Some(&(_, next)) => next as usize,
+                node = match nodes[node].children.iter().find(|&&(c, _)| c == b) {
+                    Some(&(_, next)) => next,
                     None => {
-                        let next = ids.len();
-                        ids.push(NONE);
-                        children.push(Vec::new());
-                        children[node].push((b, next as u32));
+                        let next = nodes.len();
+                        nodes.push(BuildNode::default());
+                        nodes[node].children.push((b, next));
                         next
                     }
                 };
             }
-            ids[node] = id;
+            nodes[node].id = Some(id);
         }
-        let mut nodes = Vec::with_capacity(ids.len());
-        let mut edges = Vec::with_capacity(ids.len());
-        for (id, mut kids) in ids.into_iter().zip(children) {
+        // Place states breadth first: each node's children get the first base where all
+        // their slots are free, found by walking the free slots (a bitset of used slots).
+        let mut units = vec![Unit { base: 0, check: 0, id: nodes[0].id.unwrap_or(NONE) }];
+        let mut used = UsedSlots::default();
+        used.set(0);
+        let mut state_of = vec![0u32; nodes.len()];
+        let mut queue = std::collections::VecDeque::from([0usize]);
+        let mut cursor = 1usize;
+        while let Some(n) = queue.pop_front() {
+            let mut kids = std::mem::take(&mut nodes[n].children);
+            if kids.is_empty() {
+                continue;
+            }
             kids.sort_unstable_by_key(|&(b, _)| b);
-            nodes.push(Node { id, first: edges.len() as u32, count: kids.len() as u32 });
-            edges.extend(kids);
-        }
-        let mut root = vec![NONE; 256];
-        if let Some(r) = nodes.first() {
-            for &(b, child) in &edges[r.first as usize..(r.first + r.count) as usize] {
-                root[b as usize] = child;
+            let first = kids[0].0 as usize;
+            cursor = used.next_free(cursor);
+            let mut slot = used.next_free(cursor.max(first + 1));
+            let base = loop {
+                let base = slot - first;
+                if kids.iter().all(|&(b, _)| !used.get(base + b as usize)) {
+                    break base;
+                }
+                slot = used.next_free(slot + 1);
+            };
+            let s = state_of[n];
+            units[s as usize].base = base as u32;
+            let last = base + kids.last().map_or(0, |&(b, _)| b as usize);
+            if units.len() <= last {
+                units.resize(last + 1, FREE);
+            }
+            for &(b, child) in kids.iter() {
+                let t = base + b as usize;
+                used.set(t);
+                units[t] = Unit { base: 0, check: s, id: nodes[child].id.unwrap_or(NONE) };
+                state_of[child] = t as u32;
+                queue.push_back(child);
             }
         }
-        Self { nodes, edges, root }
+        // Every lookup `base + b` with b < 256 stays in bounds.
+        let len = units.len() + 256;
+        units.resize(len, FREE);
+        Self { units }
+    }
+
+    /// Whether some piece starts with byte `b`.
+    pub fn has_child(&self, b: u8) -> bool {
+        let t = self.units[0].base as usize + b as usize;
+        self.units[0].base != 0 && self.units[t].check == 0
     }
 
     /// Calls `f(length, id)` for each piece that is a prefix of `bytes`, shortest first.
     #[inline]
     pub fn common_prefixes(&self, bytes: &[u8], mut f: impl FnMut(usize, u32)) {
-        let Some((&first, rest)) = bytes.split_first() else {
-            return;
-        };
-        let Some(&child) = self.root.get(first as usize).filter(|&&c| c != NONE) else {
-            return;
-        };
-        let mut node = &self.nodes[child as usize];
-        if node.id != NONE {
-            f(1, node.id);
-        }
-        for (i, b) in rest.iter().enumerate().map(|(i, b)| (i + 1, b)) {
-            let kids = &self.edges[node.first as usize..(node.first + node.count) as usize];
-            match kids.binary_search_by_key(b, |&(c, _)| c) {
-                Ok(k) => node = &self.nodes[kids[k].1 as usize],
-                Err(_) => return,
+        let units = &self.units[..];
+        let mut s = 0usize;
+        for (i, &b) in bytes.iter().enumerate() {
+            let base = units[s].base as usize;
+            if base == 0 {
+                return;
             }
-            if node.id != NONE {
-                f(i + 1, node.id);
+            let t = base + b as usize;
+            // In bounds: `base` was placed so that `base + 255 < units.len()`.
+            let u = units[t];
+            if u.check as usize != s {
+                return;
+            }
+            s = t;
+            if u.id != NONE {
+                f(i + 1, u.id);
             }
         }
     }
@@ -99,6 +177,37 @@ mod tests {
         found.clear();
         t.common_prefixes(b"x", |n, id| found.push((n, id)));
         assert!(found.is_empty());
+        assert!(t.has_child(b'a') && !t.has_child(b'x'));
         Trie::default().common_prefixes(b"a", |_, _| panic!());
+        assert!(!Trie::default().has_child(b'a'));
+    }
+
+    #[test]
+    fn matches_a_naive_search() {
+        let words: Vec<String> = (0..3000u32)
+            .map(|i| {
+                let n = 1 + (i * 7919 % 6) as usize;
+                (0..n).map(|k| char::from_u32(0x61 + (i * 31 + k as u32 * 17) % 5).unwrap_or('a')).collect::<String>()
+                    + if i % 7 == 0 { "é" } else { "" }
+            })
+            .collect();
+        let t = Trie::new(words.iter().enumerate().map(|(i, w)| (w.as_str(), i as u32)));
+        let mut last: std::collections::HashMap<&str, u32> = Default::default();
+        for (i, w) in words.iter().enumerate() {
+            last.insert(w, i as u32);
+        }
+        for text in ["abcdeabcde", "eeééa", "dcbaé", "bbbbbbbb", ""] {
+            for start in 0..text.len() {
+                let mut got = vec![];
+                t.common_prefixes(&text.as_bytes()[start..], |n, id| got.push((n, id)));
+                let want: Vec<_> = (1..=text.len() - start)
+                    .filter_map(|n| {
+                        let p = text.as_bytes().get(start..start + n)?;
+                        std::str::from_utf8(p).ok().and_then(|p| last.get(p)).map(|&id| (n, id))
+                    })
+                    .collect();
+                assert_eq!(got, want, "{text:?}[{start}..]");
+            }
+        }
     }
 }

@@ -1,0 +1,423 @@
+//! [`SentencePiece`]: a `.model` file as a tokenkit model that normalizes and encodes exactly
+//! as the `sentencepiece` library does.
+//!
+//! sentencepiece normalizes the whole input (with its own alignment), then runs Unigram or
+//! BPE over the whole normalized string, then merges runs of unknown pieces or expands them
+//! into bytes. Those semantics do not decompose into HF's normalizer / pre-tokenizer / model
+//! stages (the charsmap is applied leftmost-longest, not per grapheme; whitespace removal
+//! looks at normalized output), so this one model does all three, on the raw input, and
+//! reports offsets as sentencepiece does (bytes of the original input).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+use super::normalizer::{Normalized, SpNormalizer};
+use super::proto::{ModelProto, ModelType, PieceType};
+use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
+use crate::models::unigram::spm::SpViterbi;
+use crate::models::unigram::trie::Trie;
+use crate::models::vocab::{to_std_map, VocabMap};
+use crate::normalizers::Precompiled;
+use crate::tokenizer::{Model, Token};
+use crate::{Error, Result};
+
+/// Penalty of an unknown char below the lowest normal piece score (`kUnkPenalty`).
+const UNK_PENALTY: f32 = 10.0;
+
+/// Which algorithm segments the normalized text.
+#[derive(Debug, Clone)]
+enum Algorithm {
+    Unigram(SpViterbi),
+    Bpe,
+}
+
+/// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
+#[derive(Clone)]
+pub struct SentencePiece {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SentencePiece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentencePiece")
+            .field("vocab_size", &self.inner.pieces.len())
+            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe).then_some("BPE").unwrap_or("Unigram"))
+            .field("unk_id", &self.inner.unk_id)
+            .field("byte_fallback", &self.inner.byte_fallback)
+            .finish()
+    }
+}
+
+struct Inner {
+    /// The file as read, kept for serialization and conversion.
+    proto: ModelProto,
+    raw: Vec<u8>,
+    pieces: Vec<String>,
+    scores: Vec<f32>,
+    kinds: Vec<PieceType>,
+    /// Every piece.
+    piece_to_id: VocabMap,
+    /// Normal, user-defined and unused pieces: those text can turn into.
+    mergeable: VocabMap,
+    user_defined: Option<Trie>,
+    normalizer: SpNormalizer,
+    algorithm: Algorithm,
+    unk_id: u32,
+    byte_fallback: bool,
+    byte_ids: Box<[u32; 256]>,
+    /// BPE results per word, when words can be encoded one by one (see [`super::bpe::encode`]).
+    bpe_words: Option<Cache<Box<[Segment]>>>,
+}
+
+impl PartialEq for SentencePiece {
+    fn eq(&self, o: &Self) -> bool {
+        self.inner.raw == o.inner.raw
+    }
+}
+
+/// A segment of normalized text: `(start, end, id)`, byte offsets.
+pub(crate) type Segment = (u32, u32, u32);
+
+/// The per-token callback of [`SentencePiece::encode_with`]: id, piece, original byte span.
+type Emit<'a> = dyn FnMut(u32, &str, (usize, usize)) + 'a;
+
+thread_local! {
+    static BUFFERS: RefCell<(Normalized, Vec<Segment>)> = RefCell::new(Default::default());
+}
+
+impl SentencePiece {
+    /// Reads a model from the bytes of a `.model` file; `name` names it in errors.
+    pub fn from_bytes(raw: Vec<u8>, name: &str) -> Result<Self> {
+        use prost::Message as _;
+        let err = |msg: String| Error::invalid(format!("{name}: {msg}"));
+        let proto = ModelProto::decode(raw.as_slice())
+            .map_err(|e| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}")))?;
+        if proto.pieces.is_empty() {
+            return Err(err("the model has no pieces".into()));
+        }
+        let trainer = proto.trainer_spec.clone().unwrap_or_default();
+        let norm_spec = proto.normalizer_spec.clone().unwrap_or_default();
+        let byte_fallback = trainer.byte_fallback.unwrap_or(false);
+        let model_type = trainer.model_type.and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram);
+
+        let n = proto.pieces.len();
+        let mut pieces = Vec::with_capacity(n);
+        let mut scores = Vec::with_capacity(n);
+        let mut kinds = Vec::with_capacity(n);
+        let mut piece_to_id = VocabMap::with_capacity_and_hasher(n, Default::default());
+        let mut mergeable = VocabMap::with_capacity_and_hasher(n, Default::default());
+        let mut unk_id = None;
+        let mut user_defined = Vec::new();
+        let mut byte_ids = Box::new([u32::MAX; 256]);
+        let mut n_bytes = 0;
+        for (id, p) in proto.pieces.iter().enumerate() {
+            let piece = p.piece.clone().unwrap_or_default();
+            if piece.is_empty() {
+                return Err(err(format!("piece {id} is empty")));
+            }
+            let kind = p.kind();
+            if piece_to_id.insert(piece.clone(), id as u32).is_some() {
+                return Err(err(format!("piece {piece:?} is defined twice")));
+            }
+            match kind {
+                PieceType::Normal | PieceType::UserDefined | PieceType::Unused => {
+                    mergeable.insert(piece.clone(), id as u32);
+                }
+                PieceType::Unknown => {
+                    if unk_id.replace(id as u32).is_some() {
+                        return Err(err("the model has more than one unknown piece".into()));
+                    }
+                }
+                PieceType::Byte => {
+                    if !byte_fallback {
+                        return Err(err(format!("byte piece {piece:?} in a model without byte_fallback")));
+                    }
+                    let b = parse_byte_piece(&piece).ok_or_else(|| err(format!("byte piece {piece:?} is not <0xNN>")))?;
+                    byte_ids[b as usize] = id as u32;
+                    n_bytes += 1;
+                }
+                PieceType::Control => {}
+            }
+            if kind == PieceType::UserDefined {
+                user_defined.push(id);
+            }
+            pieces.push(piece);
+            scores.push(p.score.unwrap_or(0.0));
+            kinds.push(kind);
+        }
+        let unk_id = unk_id.ok_or_else(|| err("the model has no unknown piece (type UNKNOWN), which sentencepiece requires".into()))?;
+        if byte_fallback && n_bytes != 256 {
+            return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
+        }
+        let user_defined_strs: Vec<&str> = user_defined.iter().map(|&i| pieces[i].as_str()).collect();
+        let user_trie = (!user_defined.is_empty())
+            .then(|| Trie::new(user_defined.iter().map(|&i| (pieces[i].as_str(), i as u32))));
+        let charsmap = match norm_spec.precompiled_charsmap.as_deref() {
+            Some(bytes) if !bytes.is_empty() => {
+                Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?)
+            }
+            _ => None,
+        };
+        let normalizer = SpNormalizer::new(
+            charsmap,
+            &user_defined_strs,
+            norm_spec.add_dummy_prefix(),
+            norm_spec.remove_extra_whitespaces(),
+            norm_spec.escape_whitespaces(),
+            trainer.treat_whitespace_as_suffix.unwrap_or(false),
+        );
+        let algorithm = match model_type {
+            ModelType::Unigram => {
+                let (mut min, mut max) = (f32::MAX, f32::MIN_POSITIVE);
+                for (k, s) in kinds.iter().zip(&scores) {
+                    if *k == PieceType::Normal {
+                        min = min.min(*s);
+                        max = max.max(*s);
+                    }
+                }
+                let viterbi_scores = pieces
+                    .iter()
+                    .zip(&scores)
+                    .zip(&kinds)
+                    .map(|((p, &s), k)| if *k == PieceType::UserDefined { ((p.len() as f32 * max) as f64 - 0.1) as f32 } else { s })
+                    .collect();
+                let trie = Trie::new(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
+                    matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32))
+                }));
+                Algorithm::Unigram(SpViterbi { trie, scores: viterbi_scores, unk_id, unk_score: min - UNK_PENALTY })
+            }
+            ModelType::Bpe => Algorithm::Bpe,
+            other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
+        };
+        // Words are independent for BPE when no piece has a `▁` after a non-`▁` char.
+        let words_independent = model_type == ModelType::Bpe
+            && norm_spec.escape_whitespaces()
+            && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
+            && mergeable.keys().all(|p| !p.trim_start_matches(super::normalizer::SPACE_SYMBOL).contains(super::normalizer::SPACE_SYMBOL));
+        let bpe_words = words_independent.then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
+        Ok(Self {
+            inner: Arc::new(Inner {
+                proto,
+                raw,
+                pieces,
+                scores,
+                kinds,
+                piece_to_id,
+                mergeable,
+                user_defined: user_trie,
+                normalizer,
+                algorithm,
+                unk_id,
+                byte_fallback,
+                byte_ids,
+                bpe_words,
+            }),
+        })
+    }
+
+    /// The parsed `ModelProto`.
+    pub fn proto(&self) -> &ModelProto {
+        &self.inner.proto
+    }
+    /// The type of piece `id`.
+    pub fn kind(&self, id: u32) -> Option<PieceType> {
+        self.inner.kinds.get(id as usize).copied()
+    }
+    /// The id of the unknown piece.
+    pub fn unk_id(&self) -> u32 {
+        self.inner.unk_id
+    }
+    /// Whether unknown chars become byte pieces.
+    pub fn byte_fallback(&self) -> bool {
+        self.inner.byte_fallback
+    }
+    /// The normalizer.
+    pub fn normalizer(&self) -> &SpNormalizer {
+        &self.inner.normalizer
+    }
+    /// The per-word BPE cache, when words are independent.
+    pub(crate) fn bpe_word_cache(&self) -> Option<&Cache<Box<[Segment]>>> {
+        self.inner.bpe_words.as_ref()
+    }
+    pub(crate) fn user_defined_trie(&self) -> Option<&Trie> {
+        self.inner.user_defined.as_ref()
+    }
+    /// The id of a normal, user-defined or unused piece (what BPE may merge into).
+    pub(crate) fn mergeable_id(&self, piece: &str) -> Option<u32> {
+        self.inner.mergeable.get(piece).copied()
+    }
+    /// The score of piece `id`.
+    pub(crate) fn score(&self, id: u32) -> f32 {
+        self.inner.scores[id as usize]
+    }
+    pub(crate) fn is_unused(&self, id: u32) -> bool {
+        self.inner.kinds.get(id as usize) == Some(&PieceType::Unused)
+    }
+    /// `PieceToId`: the id of any piece, or the unknown id.
+    pub(crate) fn piece_to_id_or_unk(&self, piece: &str) -> u32 {
+        self.inner.piece_to_id.get(piece).copied().unwrap_or(self.inner.unk_id)
+    }
+
+    /// Segments normalized text into `(start, end, id)` byte ranges.
+    fn segment(&self, text: &[u8], out: &mut Vec<Segment>) {
+        match &self.inner.algorithm {
+            Algorithm::Unigram(v) => v.encode(text, out),
+            Algorithm::Bpe => {
+                // The normalizer only writes whole UTF-8 sequences.
+                let text = std::str::from_utf8(text).unwrap_or_default();
+                super::bpe::encode(self, text, out)
+            }
+        }
+    }
+
+    /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
+    /// `input` (sentencepiece's `begin`/`end`).
+    pub fn encode_with(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
+        self.encode_segmented(input, |model, text, segs| model.segment(text, segs), f)
+    }
+
+    /// Subword regularisation (Unigram only): ids of a segmentation sampled with weight
+    /// `exp(alpha * score)` over all segmentations (sentencepiece's `enable_sampling=True,
+    /// nbest_size=-1`), reproducible for a given `seed`.
+    pub fn sample_encode_ids(&self, input: &str, alpha: f32, seed: u64) -> Result<Vec<u32>> {
+        use rand::SeedableRng as _;
+        let Algorithm::Unigram(viterbi) = &self.inner.algorithm else {
+            return Err(Error::invalid("SentencePiece: sampling with alpha needs a Unigram model"));
+        };
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut ids = Vec::new();
+        self.encode_segmented(input, |_, text, segs| viterbi.sample(text, alpha, &mut rng, segs), |id, _, _| ids.push(id))?;
+        Ok(ids)
+    }
+
+    /// Normalizes `input`, segments it with `segment`, then merges unknown runs or expands
+    /// them to bytes as sentencepiece does, calling `f` per token.
+    fn encode_segmented(
+        &self,
+        input: &str,
+        mut segment: impl FnMut(&Self, &[u8], &mut Vec<Segment>),
+        mut f: impl FnMut(u32, &str, (usize, usize)),
+    ) -> Result<()> {
+        if u32::try_from(input.len()).is_err() {
+            return Err(Error::invalid("SentencePiece: an input longer than 4 GiB cannot be encoded"));
+        }
+        BUFFERS.with(|cell| {
+            let mut guard = cell.try_borrow_mut();
+            let mut local = Default::default();
+            let (norm, segs) = match guard.as_deref_mut() {
+                Ok(b) => b,
+                Err(_) => &mut local,
+            };
+            self.inner.normalizer.normalize(input, norm);
+            segment(self, &norm.text, segs);
+            let text = std::str::from_utf8(&norm.text).unwrap_or_default();
+            let inner = &*self.inner;
+            let mut prev_unk = false;
+            // A pending merged run of unknown pieces: (start in text, orig start, end in text).
+            let mut pending: Option<(usize, usize, usize)> = None;
+            let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut Emit| {
+                if let Some((s, os, e)) = pending.take() {
+                    f(inner.unk_id, &text[s..e], (os, norm.to_orig[e] as usize));
+                }
+            };
+            for &(s, e, id) in segs.iter() {
+                let (s, e) = (s as usize, e as usize);
+                let is_unk = id == inner.unk_id;
+                let (ob, oe) = (norm.to_orig[s] as usize, norm.to_orig[e] as usize);
+                if is_unk && inner.byte_fallback {
+                    flush(&mut pending, &mut f);
+                    let w = &norm.text[s..e];
+                    for (i, &b) in w.iter().enumerate() {
+                        let bid = inner.byte_ids[b as usize];
+                        let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };
+                        f(bid, &inner.pieces[bid as usize], span);
+                    }
+                } else if is_unk && prev_unk {
+                    if let Some(p) = pending.as_mut() {
+                        p.2 = e;
+                    }
+                } else if is_unk {
+                    flush(&mut pending, &mut f);
+                    pending = Some((s, ob, e));
+                } else {
+                    flush(&mut pending, &mut f);
+                    f(id, &inner.pieces[id as usize], (ob, oe));
+                }
+                prev_unk = is_unk;
+            }
+            flush(&mut pending, &mut f);
+            Ok(())
+        })
+    }
+
+    /// Encodes `input` to ids.
+    pub fn encode_ids(&self, input: &str) -> Result<Vec<u32>> {
+        let mut ids = Vec::with_capacity(input.len() / 3 + 1);
+        self.encode_with(input, |id, _, _| ids.push(id))?;
+        Ok(ids)
+    }
+
+    /// Decodes ids as sentencepiece's `DecodeIds` does.
+    pub fn decode_ids(&self, ids: &[u32]) -> Result<String> {
+        let decoder = super::decoder::SentencePieceDecoder::from_model(self);
+        let mut pieces = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let p = self
+                .inner
+                .pieces
+                .get(id as usize)
+                .ok_or(Error::IdOutOfRange { id, vocab_size: self.inner.pieces.len() })?;
+            pieces.push(p.as_str());
+        }
+        Ok(decoder.decode_pieces(&pieces))
+    }
+}
+
+/// The byte of a `<0xNN>` piece.
+pub(crate) fn parse_byte_piece(piece: &str) -> Option<u8> {
+    let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() != 2 {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+impl Model for SentencePiece {
+    fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
+        let mut tokens = Vec::with_capacity(sequence.len() / 3 + 1);
+        self.encode_with(sequence, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)))?;
+        Ok(tokens)
+    }
+
+    fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.piece_to_id.get(token).copied()
+    }
+
+    fn id_to_token(&self, id: u32) -> Option<&str> {
+        self.inner.pieces.get(id as usize).map(String::as_str)
+    }
+
+    fn get_vocab(&self) -> HashMap<String, u32> {
+        to_std_map(&self.inner.piece_to_id)
+    }
+
+    fn get_vocab_size(&self) -> usize {
+        self.inner.pieces.len()
+    }
+}
+
+impl Serialize for SentencePiece {
+    /// `{"type":"SentencePiece","model_proto":"<base64 of the .model file>"}` (a tokenkit
+    /// extension; `tokenkit save` converts to HF's layout instead).
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_struct("SentencePiece", 2)?;
+        m.serialize_field("type", "SentencePiece")?;
+        m.serialize_field("model_proto", &base64::engine::general_purpose::STANDARD.encode(&self.inner.raw))?;
+        m.end()
+    }
+}

@@ -1,0 +1,139 @@
+//! The parts of SentencePiece's `ModelProto` (sentencepiece_model.proto) that tokenkit reads,
+//! as hand-written prost messages; every other field is skipped by prost when decoding.
+
+/// A whole `.model` file.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ModelProto {
+    /// The vocabulary, in id order.
+    #[prost(message, repeated, tag = "1")]
+    pub pieces: Vec<Piece>,
+    /// Training options, some of which drive encoding (model type, byte fallback, ids).
+    #[prost(message, optional, tag = "2")]
+    pub trainer_spec: Option<TrainerSpec>,
+    /// Normalization applied before encoding.
+    #[prost(message, optional, tag = "3")]
+    pub normalizer_spec: Option<NormalizerSpec>,
+    /// Normalization applied to decoded text (rarely present).
+    #[prost(message, optional, tag = "5")]
+    pub denormalizer_spec: Option<NormalizerSpec>,
+}
+
+/// The type of a vocabulary piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+#[repr(i32)]
+pub enum PieceType {
+    /// An ordinary piece.
+    Normal = 1,
+    /// The unknown piece (`<unk>`), exactly one per model.
+    Unknown = 2,
+    /// A control symbol (`<s>`, `</s>`): never produced from text, decoded to nothing.
+    Control = 3,
+    /// A user-defined symbol: always one piece, never split.
+    UserDefined = 4,
+    /// A piece kept in the vocabulary but never produced.
+    Unused = 5,
+    /// A byte piece `<0xNN>` (byte fallback).
+    Byte = 6,
+}
+
+/// One vocabulary piece.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Piece {
+    /// The piece text (whitespace shown as `▁`).
+    #[prost(string, optional, tag = "1")]
+    pub piece: Option<String>,
+    /// Its score: a log probability (Unigram) or minus the merge rank (BPE).
+    #[prost(float, optional, tag = "2")]
+    pub score: Option<f32>,
+    /// Its [`PieceType`]; normal when absent.
+    #[prost(enumeration = "PieceType", optional, tag = "3")]
+    pub r#type: Option<i32>,
+}
+
+/// The algorithm a model was trained with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+#[repr(i32)]
+pub enum ModelType {
+    /// Unigram language model (Viterbi).
+    Unigram = 1,
+    /// Byte-pair encoding merged by piece score.
+    Bpe = 2,
+    /// Whitespace-delimited words.
+    Word = 3,
+    /// Single characters.
+    Char = 4,
+}
+
+/// The training options that matter to encoding and decoding.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TrainerSpec {
+    /// The [`ModelType`]; Unigram when absent.
+    #[prost(enumeration = "ModelType", optional, tag = "3")]
+    pub model_type: Option<i32>,
+    /// Vocabulary size asked for at training time.
+    #[prost(int32, optional, tag = "4")]
+    pub vocab_size: Option<i32>,
+    /// Whitespace is attached to the end of pieces rather than their start.
+    #[prost(bool, optional, tag = "24")]
+    pub treat_whitespace_as_suffix: Option<bool>,
+    /// Digits were split into single pieces at training time.
+    #[prost(bool, optional, tag = "25")]
+    pub split_digits: Option<bool>,
+    /// Unknown chars become `<0xNN>` byte pieces.
+    #[prost(bool, optional, tag = "35")]
+    pub byte_fallback: Option<bool>,
+    /// Id of the unknown piece (default 0).
+    #[prost(int32, optional, tag = "40")]
+    pub unk_id: Option<i32>,
+    /// Id of the beginning-of-sentence piece (default 1, -1 for none).
+    #[prost(int32, optional, tag = "41")]
+    pub bos_id: Option<i32>,
+    /// Id of the end-of-sentence piece (default 2, -1 for none).
+    #[prost(int32, optional, tag = "42")]
+    pub eos_id: Option<i32>,
+    /// Id of the padding piece (default -1: none).
+    #[prost(int32, optional, tag = "43")]
+    pub pad_id: Option<i32>,
+    /// Text an unknown piece decodes to (default `" ⁇ "`).
+    #[prost(string, optional, tag = "44")]
+    pub unk_surface: Option<String>,
+    /// Surface of the unknown piece (default `<unk>`).
+    #[prost(string, optional, tag = "45")]
+    pub unk_piece: Option<String>,
+    /// Surface of the bos piece (default `<s>`).
+    #[prost(string, optional, tag = "46")]
+    pub bos_piece: Option<String>,
+    /// Surface of the eos piece (default `</s>`).
+    #[prost(string, optional, tag = "47")]
+    pub eos_piece: Option<String>,
+    /// Surface of the pad piece (default `<pad>`).
+    #[prost(string, optional, tag = "48")]
+    pub pad_piece: Option<String>,
+}
+
+/// Normalization options.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NormalizerSpec {
+    /// Name of the rule set the charsmap was compiled from (`nmt_nfkc`, `identity`, ...).
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+    /// The compiled rules (see [`crate::normalizers::Precompiled`]); empty for identity.
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub precompiled_charsmap: Option<Vec<u8>>,
+    /// Prepend a space (`▁`) to the text (default true).
+    #[prost(bool, optional, tag = "3", default = "true")]
+    pub add_dummy_prefix: Option<bool>,
+    /// Drop leading and trailing spaces and squeeze runs of spaces (default true).
+    #[prost(bool, optional, tag = "4", default = "true")]
+    pub remove_extra_whitespaces: Option<bool>,
+    /// Replace spaces with `▁` (default true).
+    #[prost(bool, optional, tag = "5", default = "true")]
+    pub escape_whitespaces: Option<bool>,
+}
+
+impl Piece {
+    /// The piece type; an unknown enum value reads as normal, as protobuf does.
+    pub fn kind(&self) -> PieceType {
+        self.r#type.and_then(|t| PieceType::try_from(t).ok()).unwrap_or(PieceType::Normal)
+    }
+}

@@ -1,0 +1,186 @@
+use prost::Message as _;
+
+use super::proto::{ModelProto, NormalizerSpec, Piece, TrainerSpec};
+use super::*;
+use crate::tokenizer::Model;
+
+/// A small model: unk, two controls, normal pieces, a user-defined `<sep>` and an unused `ba`.
+fn pieces() -> Vec<(&'static str, f32, i32)> {
+    vec![
+        ("<unk>", 0.0, 2),
+        ("<s>", 0.0, 3),
+        ("</s>", 0.0, 3),
+        ("▁", -1.0, 1),
+        ("a", -2.0, 1),
+        ("b", -2.5, 1),
+        ("▁ab", -3.0, 1),
+        ("ab", -2.0, 1),
+        ("<sep>", 0.0, 4),
+        ("ba", -9.0, 5),
+    ]
+}
+
+fn proto(pieces: &[(&str, f32, i32)], model_type: i32) -> ModelProto {
+    ModelProto {
+        pieces: pieces
+            .iter()
+            .map(|&(p, s, t)| Piece { piece: Some(p.into()), score: Some(s), r#type: Some(t) })
+            .collect(),
+        trainer_spec: Some(TrainerSpec { model_type: Some(model_type), ..Default::default() }),
+        normalizer_spec: None,
+        denormalizer_spec: None,
+    }
+}
+
+fn load(p: &ModelProto) -> Result<SentencePiece> {
+    SentencePiece::from_bytes(p.encode_to_vec(), "test.model")
+}
+
+fn pieces_of(m: &SentencePiece, text: &str) -> (Vec<u32>, Vec<String>) {
+    let toks = m.tokenize(text).unwrap();
+    (toks.iter().map(|t| t.id).collect(), toks.into_iter().map(|t| t.value).collect())
+}
+
+#[test]
+fn unigram_and_bpe_match_sentencepiece() {
+    // sentencepiece 0.2.3's output for the same model, Unigram (1) and BPE (2) alike.
+    let cases: &[(&str, &[u32], &[&str], &str)] = &[
+        ("ab ba", &[6, 3, 5, 4], &["▁ab", "▁", "b", "a"], "ab ba"),
+        ("  a<sep>b  ", &[3, 4, 8, 5], &["▁", "a", "<sep>", "b"], "a<sep>b"),
+        ("", &[], &[], ""),
+        ("abc ab", &[6, 0, 6], &["▁ab", "c", "▁ab"], "ab ⁇  ab"),
+        ("cc d", &[3, 0, 3, 0], &["▁", "cc", "▁", "d"], " ⁇   ⁇ "),
+        ("ba<s>", &[3, 5, 4, 0], &["▁", "b", "a", "<s>"], "ba ⁇ "),
+    ];
+    for model_type in [1, 2] {
+        let m = load(&proto(&pieces(), model_type)).unwrap();
+        for &(text, ids, toks, decoded) in cases {
+            let (got_ids, got_toks) = pieces_of(&m, text);
+            assert_eq!(got_ids, ids, "type {model_type} {text:?}");
+            assert_eq!(got_toks, toks, "type {model_type} {text:?}");
+            assert_eq!(m.decode_ids(ids).unwrap(), decoded, "type {model_type} {text:?}");
+        }
+    }
+}
+
+#[test]
+fn offsets_are_original_bytes() {
+    let m = load(&proto(&pieces(), 1)).unwrap();
+    let toks = m.tokenize("  ab  ccé").unwrap();
+    let got: Vec<_> = toks.iter().map(|t| (t.value.as_str(), t.offsets)).collect();
+    // The dummy prefix points at the first kept char; the merged unk run spans "ccé".
+    assert_eq!(got, vec![("▁ab", (2, 4)), ("▁", (4, 6)), ("ccé", (6, 10))]);
+}
+
+#[test]
+fn decoder_rules() {
+    // sentencepiece 0.2.3 on llama2.model: ['▁','▁t'] → " t", ['<s>','▁t'] → "t",
+    // ['<0x41>','▁t'] → "A t", ['<unk>','▁t'] → " ⁇  t", ['▁▁','▁t'] → "  t".
+    let d = SentencePieceDecoder {
+        unk_piece: "<unk>".into(),
+        unk_surface: " \u{2047} ".into(),
+        control: ["<s>".to_string(), "</s>".to_string()].into_iter().collect(),
+        byte_fallback: true,
+        strip_leading_space: true,
+        treat_whitespace_as_suffix: false,
+    };
+    let cases: &[(&[&str], &str)] = &[
+        (&["▁", "▁t"], " t"),
+        (&["<s>", "▁t"], "t"),
+        (&["<s>", "▁", "▁t"], " t"),
+        (&["<0x41>", "▁t"], "A t"),
+        (&["<unk>", "▁t"], " \u{2047}  t"),
+        (&["▁▁", "▁t"], "  t"),
+        (&["<0xE2>", "<0xE2>", "<0x41>"], "\u{FFFD}\u{FFFD}A"),
+        (&["<0xE9>", "<0xA5>", "<0x85>"], "饅"),
+        (&[], ""),
+    ];
+    for &(pieces, want) in cases {
+        assert_eq!(d.decode_pieces(pieces), want, "{pieces:?}");
+    }
+}
+
+#[test]
+fn byte_fallback_splits_unknown_chars() {
+    let mut p = pieces();
+    let bytes: Vec<String> = (0..=255u8).map(|b| format!("<0x{b:02X}>")).collect();
+    p.extend(bytes.iter().map(|b| (b.as_str(), 0.0, 6)));
+    let mut m = proto(&p, 1);
+    m.trainer_spec.as_mut().unwrap().byte_fallback = Some(true);
+    let m = load(&m).unwrap();
+    let toks = m.tokenize("aé").unwrap();
+    let got: Vec<_> = toks.iter().map(|t| (t.value.as_str(), t.offsets)).collect();
+    assert_eq!(got, vec![("▁", (0, 0)), ("a", (0, 1)), ("<0xC3>", (1, 1)), ("<0xA9>", (1, 3))]);
+    let ids: Vec<u32> = toks.iter().map(|t| t.id).collect();
+    assert_eq!(m.decode_ids(&ids).unwrap(), "aé");
+}
+
+#[test]
+fn whitespace_options() {
+    let mut m = proto(&pieces(), 1);
+    m.normalizer_spec = Some(NormalizerSpec {
+        add_dummy_prefix: Some(false),
+        remove_extra_whitespaces: Some(false),
+        ..Default::default()
+    });
+    let m = load(&m).unwrap();
+    let (_, toks) = pieces_of(&m, " a  b ");
+    assert_eq!(toks, vec!["▁", "a", "▁", "▁", "b", "▁"]);
+}
+
+#[test]
+fn bad_models_are_errors() {
+    let good = proto(&pieces(), 1).encode_to_vec();
+    let err = SentencePiece::from_bytes(good[..good.len() / 2].to_vec(), "half.model").unwrap_err().to_string();
+    assert!(err.contains("half.model") && err.contains("protobuf"), "{err}");
+
+    let no_unk: Vec<_> = pieces().into_iter().filter(|p| p.2 != 2).collect();
+    let err = load(&proto(&no_unk, 1)).unwrap_err().to_string();
+    assert!(err.contains("no unknown piece"), "{err}");
+
+    let mut bad_map = proto(&pieces(), 1);
+    bad_map.normalizer_spec =
+        Some(NormalizerSpec { precompiled_charsmap: Some(vec![0xff, 0xff, 0, 0, 1, 2]), ..Default::default() });
+    let err = load(&bad_map).unwrap_err().to_string();
+    assert!(err.contains("charsmap"), "{err}");
+
+    let mut dup = pieces();
+    dup.push(("a", -1.0, 1));
+    assert!(load(&proto(&dup, 1)).unwrap_err().to_string().contains("twice"));
+
+    let mut stray_byte = pieces();
+    stray_byte.push(("<0x41>", 0.0, 6));
+    assert!(load(&proto(&stray_byte, 1)).unwrap_err().to_string().contains("byte_fallback"));
+
+    assert!(load(&proto(&pieces(), 3)).unwrap_err().to_string().contains("not supported"));
+    assert!(SentencePiece::from_bytes(Vec::new(), "empty.model").is_err());
+}
+
+#[test]
+fn detects_model_proto() {
+    assert!(looks_like_model_proto(&proto(&pieces(), 1).encode_to_vec()));
+    assert!(!looks_like_model_proto(b"{\"model\": {}}"));
+    assert!(!looks_like_model_proto(b"[PAD]\n[UNK]\n"));
+    assert!(!looks_like_model_proto(b""));
+}
+
+#[test]
+fn sampling_is_seedable_and_valid() {
+    let m = load(&proto(&pieces(), 1)).unwrap();
+    let text = "ab ba ab abab";
+    let a = m.sample_encode_ids(text, 0.1, 7).unwrap();
+    assert_eq!(a, m.sample_encode_ids(text, 0.1, 7).unwrap());
+    let mut seen = std::collections::HashSet::new();
+    for seed in 0..200 {
+        let ids = m.sample_encode_ids(text, 0.1, seed).unwrap();
+        let joined: String = ids.iter().map(|&i| m.id_to_token(i).unwrap()).collect();
+        assert_eq!(joined, "▁ab▁ba▁ab▁abab");
+        seen.insert(ids);
+    }
+    assert!(seen.len() > 1, "a small alpha gives several segmentations");
+    // A large alpha concentrates on the best path (made unique: `▁ab` ties with `▁ ab` above).
+    let unique: Vec<_> = pieces().into_iter().map(|p| if p.0 == "▁ab" { ("▁ab", -2.5, 1) } else { p }).collect();
+    let m = load(&proto(&unique, 1)).unwrap();
+    assert_eq!(m.sample_encode_ids(text, 1000.0, 1).unwrap(), m.encode_ids(text).unwrap());
+    assert!(load(&proto(&pieces(), 2)).unwrap().sample_encode_ids(text, 0.1, 1).is_err());
+}
