@@ -82,6 +82,7 @@ impl ModelWrapper {
             "BPE" => BPE::from_fields(fields)?.into(),
             "WordPiece" => WordPiece::from_fields(fields)?.into(),
             "WordLevel" => WordLevel::from_fields(fields)?.into(),
+            "SentencePiece" => crate::formats::sentencepiece::SentencePiece::from_fields(fields)?.into(),
             _ => Unigram::from_fields(fields)?.into(),
         })
     }

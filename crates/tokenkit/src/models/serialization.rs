@@ -13,7 +13,7 @@ use super::vocab::VocabMap;
 use crate::{Error, Result};
 
 /// The model names tokenizer.json uses in `type`.
-pub const MODEL_TYPES: [&str; 4] = ["BPE", "WordPiece", "WordLevel", "Unigram"];
+pub const MODEL_TYPES: [&str; 5] = ["BPE", "WordPiece", "WordLevel", "Unigram", "SentencePiece"];
 
 /// A `vocab` field: an object `{token: id}` (BPE, WordPiece, WordLevel) or a list
 /// `[[piece, score], ...]` (Unigram).
@@ -53,6 +53,8 @@ pub struct ModelFields {
     pub max_input_chars_per_word: Option<Option<usize>>,
     /// `unk_id` (Unigram).
     pub unk_id: Option<Option<usize>>,
+    /// `model_proto` (SentencePiece, a tokenkit extension): base64 of the `.model` file.
+    pub model_proto: Option<String>,
 }
 
 impl ModelFields {
@@ -165,6 +167,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
                 "ignore_merges" => m.ignore_merges = Some(map.next_value()?),
                 "max_input_chars_per_word" => m.max_input_chars_per_word = Some(map.next_value()?),
                 "unk_id" => m.unk_id = Some(map.next_value()?),
+                "model_proto" => m.model_proto = Some(map.next_value()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

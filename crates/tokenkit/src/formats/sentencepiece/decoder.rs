@@ -2,7 +2,7 @@
 //! becomes `unk_surface`, runs of `<0xNN>` byte pieces are fused into UTF-8 (each invalid
 //! byte becomes U+FFFD), `▁` becomes a space and the first piece loses its leading `▁`.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +22,7 @@ pub struct SentencePieceDecoder {
     /// What the unknown piece decodes to.
     pub unk_surface: String,
     /// Control pieces (decode to nothing).
-    pub control: HashSet<String>,
+    pub control: BTreeSet<String>,
     /// `<0xNN>` pieces are bytes.
     pub byte_fallback: bool,
     /// Drop the `▁` that starts the text (the model adds a dummy prefix or removes extra

@@ -91,6 +91,17 @@ thread_local! {
 }
 
 impl SentencePiece {
+    /// Reads the model back from its tokenizer.json form (`model_proto`: base64 of the
+    /// `.model` file, as [`Serialize`] writes it).
+    pub(crate) fn from_fields(f: crate::models::serialization::ModelFields) -> Result<Self> {
+        use base64::Engine as _;
+        let b64 = f.model_proto.ok_or_else(|| crate::models::serialization::missing("SentencePiece", "model_proto"))?;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_bytes())
+            .map_err(|e| Error::invalid(format!("SentencePiece model: `model_proto` is not valid base64: {e}")))?;
+        Self::from_bytes(raw, "SentencePiece model_proto")
+    }
+
     /// Reads a model from the bytes of a `.model` file; `name` names it in errors.
     pub fn from_bytes(raw: Vec<u8>, name: &str) -> Result<Self> {
         use prost::Message as _;

@@ -184,3 +184,27 @@ fn sampling_is_seedable_and_valid() {
     assert_eq!(m.sample_encode_ids(text, 1000.0, 1).unwrap(), m.encode_ids(text).unwrap());
     assert!(load(&proto(&pieces(), 2)).unwrap().sample_encode_ids(text, 0.1, 1).is_err());
 }
+
+#[test]
+fn tokenizer_json_round_trip() {
+    // A tokenizer loaded from a .model saves as tokenkit's `SentencePiece` model/decoder JSON
+    // and loads back with the same behaviour (pickling and `to_str` in Python rely on it).
+    for model_type in [1, 2] {
+        let m = load(&proto(&pieces(), model_type)).unwrap();
+        let decoder = SentencePieceDecoder::from_model(&m);
+        let mut tok = Tokenizer::new(m);
+        tok.with_decoder(Some(decoder.into()));
+        let json = tok.to_json(false).unwrap();
+        let again = Tokenizer::from_json(&json).unwrap();
+        assert_eq!(again.to_json(false).unwrap(), json);
+        for text in ["ab ba", "  a<sep>b  ", "abc ab", ""] {
+            let (a, b) = (tok.encode(text, true).unwrap(), again.encode(text, true).unwrap());
+            assert_eq!((a.get_ids(), a.get_tokens(), a.get_offsets()), (b.get_ids(), b.get_tokens(), b.get_offsets()));
+            assert_eq!(tok.decode(a.get_ids(), true).unwrap(), again.decode(b.get_ids(), true).unwrap());
+        }
+    }
+    let bad = r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,"pre_tokenizer":null,
+        "post_processor":null,"decoder":null,"model":{"type":"SentencePiece","model_proto":"not base64!"}}"#;
+    let err = Tokenizer::from_json(bad).unwrap_err().to_string();
+    assert!(err.contains("model_proto"), "{err}");
+}
