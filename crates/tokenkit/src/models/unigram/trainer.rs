@@ -111,8 +111,8 @@ fn chunk_size(words: usize) -> usize {
 impl UnigramTrainer {
     /// Trains a Unigram model on word counts (see the module documentation for the steps).
     ///
-    /// Errors: `vocab_size` 0 or below the special tokens, a `shrinking_factor` outside
-    /// (0, 1), no words.
+    /// Errors: `vocab_size` 0, below the special tokens or below the number of distinct chars
+    /// (HF's rule), a `shrinking_factor` outside (0, 1), no words.
     pub fn train_model(&self, counts: &WordCounts, progress: &dyn Progress) -> Result<Unigram> {
         if self.vocab_size == 0 {
             return Err(Error::invalid("Unigram training: vocab_size must be at least 1"));
@@ -139,9 +139,18 @@ impl UnigramTrainer {
         }
         words.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
 
+        let required = self.required_chars(&words);
+        if required.len() > self.vocab_size as usize {
+            // HF's check (special tokens not counted); without it pruning would never end.
+            return Err(Error::invalid(format!(
+                "Unigram training: the vocabulary is not large enough to contain all chars \
+                 ({} distinct chars, vocab_size {})",
+                required.len(),
+                self.vocab_size
+            )));
+        }
         let mut pieces: Vec<Piece> = vec![(TRAIN_UNK.to_owned(), f64::NAN)];
         pieces.extend(self.seed_pieces(&words)?);
-        let required = self.required_chars(&words);
 
         let desired = self.vocab_size as usize * 11 / 10;
         let expected_rounds =
@@ -159,7 +168,12 @@ impl UnigramTrainer {
             if pieces.len() <= desired {
                 break;
             }
-            pieces = self.prune(&model, &pieces, &words);
+            let pruned = self.prune(&model, &pieces, &words);
+            if pruned.len() >= pieces.len() {
+                // Cannot happen once all chars fit (checked above); a guard against a hang.
+                break;
+            }
+            pieces = pruned;
             model = TrainModel::new(&pieces);
         }
         progress.finish(Stage::Unigram);

@@ -173,3 +173,27 @@ fn same_output_on_any_thread_count() {
     assert_eq!(one, run(3));
     assert_eq!(one.pieces().len(), 60);
 }
+
+#[test]
+fn vocab_must_hold_all_chars() {
+    // HF 0.23.3, Whitespace pre-tokenizer on ["abcdefghij klmnop", "abc def"] (16 chars):
+    // vocab_size 15 fails; 16 gives 18 pieces (the chars fill the budget, and HF's test for it
+    // being reached is an equality, so every remaining piece is kept); 30 gives the same 18.
+    let w = counts(&[("abcdefghij", 1), ("klmnop", 1), ("abc", 1), ("def", 1)]);
+    let e = UnigramTrainer { vocab_size: 15, ..quiet() }.train_model(&w, &NoProgress).unwrap_err();
+    assert!(e.to_string().contains("not large enough to contain all chars"), "{e}");
+    let mut hf: Vec<&str> = "def abc d b a f e h o c i k p m n g l j".split(' ').collect();
+    hf.sort_unstable();
+    for (v, specials, unk, extra) in [(16, vec![], None, 0), (30, vec![], None, 0), (17, vec!["<s>"], Some("<unk>"), 2)] {
+        let t = UnigramTrainer {
+            vocab_size: v,
+            special_tokens: specials.iter().map(|s| AddedToken::from(*s, true)).collect(),
+            unk_token: unk.map(str::to_owned),
+            ..quiet()
+        };
+        let m = t.train_model(&w, &NoProgress).unwrap();
+        let mut got: Vec<&str> = m.pieces()[extra..].iter().map(|(p, _)| p.as_str()).collect();
+        got.sort_unstable();
+        assert_eq!(got, hf, "vocab_size {v}");
+    }
+}
