@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Training benchmark: byte-level BPE with tokenkit (CLI) and HF `tokenizers` (Python), and
-`rustbpe` / sentencepiece when installed, on the same corpus in the same run.
+`rustbpe` / sentencepiece when installed, on the same corpus in the same run; then Unigram
+(Metaspace pre-tokenizer) with tokenkit, HF `UnigramTrainer` and sentencepiece's unigram.
 
 Each trainer runs in its own process; wall time and peak RSS (ru_maxrss of that process) are
 reported, with the ratio to HF.
 
     .venv/bin/python benches/train_bench.py                      # 4 MB subset and all corpora (~40 MB)
     .venv/bin/python benches/train_bench.py --sizes 4 --vocab 32000
+    .venv/bin/python benches/train_bench.py --models unigram --sizes 4 all
     TOKENKIT_BIN=/path/to/tokenkit .venv/bin/python benches/train_bench.py
 """
 from __future__ import annotations
@@ -30,6 +32,18 @@ tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
 tok.decoder = decoders.ByteLevel()
 tr = trainers.BpeTrainer(vocab_size=int(sys.argv[2]), special_tokens=["<|endoftext|>"],
                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+tok.train([sys.argv[1]], tr)
+tok.save(sys.argv[3])
+"""
+
+HF_UNIGRAM_SCRIPT = r"""
+import sys
+from tokenizers import Tokenizer, models, trainers, pre_tokenizers, decoders
+tok = Tokenizer(models.Unigram())
+tok.pre_tokenizer = pre_tokenizers.Metaspace()
+tok.decoder = decoders.Metaspace()
+tr = trainers.UnigramTrainer(vocab_size=int(sys.argv[2]), special_tokens=["<unk>"], unk_token="<unk>",
+                             show_progress=False)
 tok.train([sys.argv[1]], tr)
 tok.save(sys.argv[3])
 """
@@ -96,6 +110,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", default=["4", "all"], help="MB of corpus, or 'all'")
     ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--models", nargs="*", default=["bpe", "unigram"], choices=["bpe", "unigram"])
+    ap.add_argument("--unigram-vocab", type=int, default=None,
+                    help="Unigram vocabulary (default 8000, HF's, and 16000 for 'all': it must hold every "
+                         "char of the corpus, 10.6k on all corpora; sentencepiece cannot reach 32000 "
+                         "pieces on the 4 MB subset)")
     args = ap.parse_args()
     tk = tokenkit_bin()
     if not tk.exists():
@@ -109,6 +128,10 @@ def main() -> None:
             corpus = d / f"corpus_{size}.txt"
             n = make_corpus(None if size == "all" else float(size), corpus)
             label = f"{n / 1e6:.1f} MB"
+            if "unigram" in args.models:
+                unigram_rows(tk, corpus, label, args.unigram_vocab or (16000 if size == "all" else 8000), d)
+            if "bpe" not in args.models:
+                continue
             rows = []
             rows.append(("tokenkit", run([str(tk), "train", "-q", "-p", "byte-level", "-v", str(args.vocab),
                                           "--special-tokens", "<|endoftext|>", "-o", str(d / "tk.json"), str(corpus)])))
@@ -130,6 +153,29 @@ def main() -> None:
                 import json
                 same = json.loads((d / "tk.json").read_text()) == json.loads((d / "hf.json").read_text())
                 print(f"|  | tokenizer.json tokenkit == HF: {same} | | | | |")
+
+
+def unigram_rows(tk: Path, corpus: Path, label: str, vocab: int, d: Path) -> None:
+    """Unigram: tokenkit, HF UnigramTrainer, sentencepiece (unigram, 2 threads), vocabulary `vocab`."""
+    rows = [
+        ("tokenkit unigram", run([str(tk), "train", "-q", "-m", "unigram", "-p", "metaspace", "-v", str(vocab),
+                                  "--special-tokens", "<unk>", "--unk-token", "<unk>", "-o", str(d / "tku.json"),
+                                  str(corpus)])),
+        ("HF UnigramTrainer", run([sys.executable, "-c", HF_UNIGRAM_SCRIPT, str(corpus), str(vocab),
+                                   str(d / "hfu.json")])),
+    ]
+    if has_module("sentencepiece"):
+        rows.append(("sentencepiece-unigram", run([sys.executable, "-c", "import os\n" + SPM_SCRIPT, str(corpus),
+                                                   str(vocab), str(d / "spmu"), "unigram"])))
+    hf_wall, hf_mem = rows[1][1][0], rows[1][1][1]
+    for name, (wall, mem, code) in rows:
+        flag = "" if code == 0 else " (failed)"
+        print(f"| {label} | {name}{flag} | {wall:.2f} | {mem:.0f} | {hf_wall / wall:.2f}x | {mem / hf_mem:.2f} |")
+    if (d / "tku.json").exists() and (d / "hfu.json").exists():
+        import json
+        a = {p for p, _ in json.loads((d / "tku.json").read_text())["model"]["vocab"]}
+        b = {p for p, _ in json.loads((d / "hfu.json").read_text())["model"]["vocab"]}
+        print(f"|  | Unigram vocabulary overlap tokenkit/HF: {len(a & b) / max(1, len(b)):.2%} | | | | |")
 
 
 if __name__ == "__main__":

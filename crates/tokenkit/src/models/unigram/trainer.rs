@@ -1,13 +1,49 @@
-//! The Unigram trainer (HF `trainers.UnigramTrainer`): options and JSON form.
+//! The Unigram trainer (HF `trainers.UnigramTrainer`): learns a Unigram language model
+//! (SentencePiece's) from word counts.
+//!
+//! The steps are HF's, which are SentencePiece's applied to words:
+//! 1. seeds: every char (scored by its count) and the most frequent repeated substrings of
+//!    the words, from a suffix array (scored by occurrences × length; at most
+//!    `max_piece_length` chars, none spanning two words), up to `seed_size` pieces;
+//! 2. EM rounds: `n_sub_iterations` times, the E step takes the expected count of each piece
+//!    over all segmentations of each word (forward-backward over the lattice) and the M step
+//!    turns counts into log probabilities with the digamma ("Bayesianified" EM) update,
+//!    dropping pieces expected less than half a time; then pruning keeps the pieces whose
+//!    removal would cost the most likelihood, shrinking the vocabulary by
+//!    `shrinking_factor`, until it is within 110% of `vocab_size`;
+//! 3. the final vocabulary: the special tokens (and the unk token) first, then every char of
+//!    the corpus and `initial_alphabet`, then the best pieces up to `vocab_size`, sorted by
+//!    decreasing score.
+//!
+//! What differs from HF, on purpose: counts are `u64`; the words are taken in sorted order and
+//! the E step sums fixed chunks of words in a fixed order, so that the output does not depend
+//! on the thread count or on hash seeds (HF's does, in the last bits of the scores); chars
+//! that the model lost are added in char order (HF: hash order). HF has no byte fallback in
+//! its trainer; the trained model has `byte_fallback: false`, as HF's.
 
-use std::collections::HashSet;
+mod lattice;
+mod suffix;
+#[cfg(test)]
+mod tests;
 
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashSet};
+
+use ahash::{AHashMap, AHashSet};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use self::lattice::{min_score, Lattice, TrainModel};
 use crate::models::unigram::Unigram;
 use crate::tokenizer::AddedToken;
-use crate::trainers::{Progress, WordCounts};
+use crate::trainers::{Progress, Stage, WordCounts};
 use crate::{Error, Result};
+
+/// A piece and its score (a log probability).
+type Piece = (String, f64);
+
+/// The unk piece used while training (dropped from the final vocabulary).
+const TRAIN_UNK: &str = "<UNK>";
 
 /// Options of the Unigram trainer, with HF's names, defaults and JSON form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,11 +87,33 @@ impl Default for UnigramTrainer {
     }
 }
 
+/// `ψ(x)`, the digamma function, for `x > 0`: the recurrence up to 7, then the asymptotic
+/// series (as SentencePiece and HF compute it).
+fn digamma(mut x: f64) -> f64 {
+    let mut result = 0.0;
+    while x < 7.0 {
+        result -= 1.0 / x;
+        x += 1.0;
+    }
+    x -= 0.5;
+    let inv = 1.0 / x;
+    let inv2 = inv * inv;
+    let inv4 = inv2 * inv2;
+    result + x.ln() + inv2 / 24.0 - 7.0 / 960.0 * inv4 + 31.0 / 8064.0 * inv4 * inv2 - 127.0 / 30720.0 * inv4 * inv4
+}
+
+/// Number of words in one E-step chunk: fixed by the number of words only, so that the sums
+/// are the same on any thread count.
+fn chunk_size(words: usize) -> usize {
+    words.div_ceil(64).max(256)
+}
+
 impl UnigramTrainer {
-    /// Trains a Unigram model on word counts.
+    /// Trains a Unigram model on word counts (see the module documentation for the steps).
     ///
-    /// Not implemented yet: returns an error after checking the options.
-    pub fn train_model(&self, _counts: &WordCounts, _progress: &dyn Progress) -> Result<Unigram> {
+    /// Errors: `vocab_size` 0, below the special tokens or below the number of distinct chars
+    /// (HF's rule), a `shrinking_factor` outside (0, 1), no words.
+    pub fn train_model(&self, counts: &WordCounts, progress: &dyn Progress) -> Result<Unigram> {
         if self.vocab_size == 0 {
             return Err(Error::invalid("Unigram training: vocab_size must be at least 1"));
         }
@@ -65,6 +123,317 @@ impl UnigramTrainer {
                 self.shrinking_factor
             )));
         }
-        Err(Error::invalid("Unigram training is not implemented yet in tokenkit"))
+        let reserved = self.special_tokens.len() + usize::from(self.needs_unk_added());
+        if (self.vocab_size as usize) < reserved {
+            return Err(Error::invalid(format!(
+                "Unigram training: vocab_size {} is smaller than the {} special tokens{}",
+                self.vocab_size,
+                self.special_tokens.len(),
+                if self.needs_unk_added() { " plus the unk token" } else { "" }
+            )));
+        }
+        let mut words: Vec<(&str, u64)> =
+            counts.iter().filter(|(w, &n)| !w.is_empty() && n > 0).map(|(w, &n)| (w.as_str(), n)).collect();
+        if words.is_empty() {
+            return Err(Error::invalid("Unigram training: the corpus has no words"));
+        }
+        words.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
+
+        let required = self.required_chars(&words);
+        if required.len() > self.vocab_size as usize {
+            // HF's check (special tokens not counted); without it pruning would never end.
+            return Err(Error::invalid(format!(
+                "Unigram training: the vocabulary is not large enough to contain all chars \
+                 ({} distinct chars, vocab_size {})",
+                required.len(),
+                self.vocab_size
+            )));
+        }
+        let mut pieces: Vec<Piece> = vec![(TRAIN_UNK.to_owned(), f64::NAN)];
+        pieces.extend(self.seed_pieces(&words)?);
+
+        let desired = self.vocab_size as usize * 11 / 10;
+        let expected_rounds =
+            ((desired as f64).ln() - (pieces.len() as f64).ln()) / self.shrinking_factor.ln();
+        let expected_updates = (expected_rounds.max(0.0) as u64 + 1) * u64::from(self.n_sub_iterations);
+        progress.start(Stage::Unigram, Some(expected_updates));
+        let mut model = TrainModel::new(&pieces);
+        loop {
+            for _ in 0..self.n_sub_iterations {
+                let expected = e_step(&model, &words)?;
+                pieces = m_step(&pieces, &expected);
+                model = TrainModel::new(&pieces);
+                progress.inc(1);
+            }
+            if pieces.len() <= desired {
+                break;
+            }
+            let pruned = self.prune(&model, &pieces, &words);
+            if pruned.len() >= pieces.len() {
+                // Cannot happen once all chars fit (checked above); a guard against a hang.
+                break;
+            }
+            pieces = pruned;
+            model = TrainModel::new(&pieces);
+        }
+        progress.finish(Stage::Unigram);
+        self.finalize(&pieces, required)
     }
+
+    /// Whether the unk token is set and is not among the special tokens (it then gets id 0).
+    fn needs_unk_added(&self) -> bool {
+        self.unk_token.as_ref().is_some_and(|u| !self.special_tokens.iter().any(|t| &t.content == u))
+    }
+
+    /// Every char of the words and of `initial_alphabet`, in char order.
+    fn required_chars(&self, words: &[(&str, u64)]) -> BTreeSet<char> {
+        let mut seen: AHashSet<char> = self.initial_alphabet.iter().copied().collect();
+        for (w, _) in words {
+            seen.extend(w.chars());
+        }
+        seen.into_iter().collect()
+    }
+
+    /// The seed pieces with their log probabilities: the chars by decreasing count, then the
+    /// repeated substrings by decreasing occurrences × length (ties: the larger string first).
+    fn seed_pieces(&self, words: &[(&str, u64)]) -> Result<Vec<Piece>> {
+        let total: usize = words.iter().map(|(w, _)| w.len() + 1).sum();
+        let mut text: Vec<u32> = Vec::with_capacity(total);
+        let mut char_counts: AHashMap<char, u64> = AHashMap::new();
+        for &(w, n) in words {
+            for c in w.chars() {
+                text.push(c as u32);
+                if c != '\0' {
+                    *char_counts.entry(c).or_insert(0) += n;
+                }
+            }
+            text.push(0);
+        }
+        let mut chars: Vec<(u64, char)> = char_counts.into_iter().map(|(c, n)| (n, c)).collect();
+        chars.sort_unstable_by(|a, b| b.cmp(a));
+
+        let mut substrings: Vec<(u64, u32, u32)> = Vec::new();
+        suffix::for_each_repeat(&text, |r| {
+            let (start, len) = (r.offset as usize, r.len as usize);
+            if len <= 1 || len > self.max_piece_length || text[start..start + len].contains(&0) {
+                return;
+            }
+            substrings.push((u64::from(r.freq) * len as u64, r.offset, r.len));
+        })?;
+        let slice = |&(_, off, len): &(u64, u32, u32)| &text[off as usize..(off + len) as usize];
+        substrings.par_sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| slice(b).cmp(slice(a))));
+
+        let mut seeds: Vec<Piece> = chars.into_iter().map(|(n, c)| (c.to_string(), n as f64)).collect();
+        for s in &substrings {
+            let piece: String = slice(s).iter().filter_map(|&c| char::from_u32(c)).collect();
+            seeds.push((piece, s.0 as f64));
+            if seeds.len() >= self.seed_size {
+                break;
+            }
+        }
+        let log_sum = seeds.iter().map(|(_, v)| v).sum::<f64>().ln();
+        for (_, v) in &mut seeds {
+            *v = v.ln() - log_sum;
+        }
+        Ok(seeds)
+    }
+
+    /// Keeps the pieces whose removal would lose the most likelihood (SentencePiece's
+    /// approximation: a removed piece is replaced by its second-best segmentation), down to
+    /// `shrinking_factor` of the pieces but not below 110% of `vocab_size`.
+    fn prune(&self, model: &TrainModel, pieces: &[Piece], words: &[(&str, u64)]) -> Vec<Piece> {
+        // How each piece would be segmented without itself.
+        let alternatives: Vec<(bool, Vec<u32>)> = pieces
+            .par_iter()
+            .enumerate()
+            .map_init(Lattice::default, |lattice, (id, (piece, _))| {
+                if id == 0 {
+                    return (false, Vec::new());
+                }
+                lattice.build(model, piece);
+                let mut best = Vec::new();
+                lattice.viterbi(false, &mut best);
+                if best.len() >= 2 {
+                    return (false, Vec::new());
+                }
+                let mut alt = Vec::new();
+                lattice.viterbi(true, &mut alt);
+                (true, alt)
+            })
+            .collect();
+
+        // Viterbi counts of each piece over the corpus (integer sums: any order gives the same).
+        let n = pieces.len();
+        let freq: Vec<u64> = words
+            .par_chunks(chunk_size(words.len()))
+            .map_init(
+                || (Lattice::default(), Vec::new()),
+                |(lattice, path), chunk| {
+                    let mut freq = vec![0u64; n];
+                    for &(w, count) in chunk {
+                        lattice.build(model, w);
+                        lattice.viterbi(false, path);
+                        for &id in path.iter() {
+                            freq[id as usize] += count;
+                        }
+                    }
+                    freq
+                },
+            )
+            .reduce(
+                || vec![0u64; n],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let freq: Vec<f64> = freq.into_iter().map(|f| f as f64).collect();
+        let vsum: f64 = words.iter().map(|&(_, c)| c as f64).sum();
+        let sum: f64 = freq.iter().sum();
+        let log_sum = sum.ln();
+
+        let mut kept: Vec<Piece> = vec![pieces[0].clone()];
+        let mut candidates: Vec<(usize, f64)> = Vec::new();
+        for (id, ((piece, score), (always_keep, alt))) in pieces.iter().zip(&alternatives).enumerate().skip(1) {
+            let f = freq[id];
+            if f == 0.0 && !always_keep {
+                // Never on a best path: safe to remove.
+                continue;
+            }
+            if alt.is_empty() {
+                kept.push((piece.clone(), *score));
+                continue;
+            }
+            if f == 0.0 {
+                continue;
+            }
+            let logprob = f.ln() - log_sum;
+            // HF scales by the number of pieces here (SentencePiece by the number of
+            // alternatives); kept for parity.
+            let log_sum_alt = (sum + f * (pieces.len() - 1) as f64).ln();
+            let logprob_alt: f64 = alt.iter().map(|&a| (freq[a as usize] + f).ln() - log_sum_alt).sum();
+            let loss = f / vsum * (logprob - logprob_alt);
+            candidates.push((id, loss));
+        }
+        let desired = self.vocab_size as usize * 11 / 10;
+        let target = desired.max((pieces.len() as f64 * self.shrinking_factor) as usize);
+        // Stable: equal losses keep the piece order.
+        candidates.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal));
+        for (id, _) in candidates {
+            if kept.len() == target {
+                break;
+            }
+            kept.push(pieces[id].clone());
+        }
+        kept
+    }
+
+    /// The final model: special tokens (and the unk token) first, then the required chars
+    /// and the best pieces by decreasing score.
+    fn finalize(&self, pieces: &[Piece], required: BTreeSet<char>) -> Result<Unigram> {
+        let scores: Vec<f64> = pieces.iter().map(|(_, s)| *s).collect();
+        let min = min_score(&scores);
+        let existing: AHashMap<&str, f64> = pieces.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+        let mut inserted: AHashSet<String> = AHashSet::new();
+        inserted.insert(TRAIN_UNK.to_owned());
+        let mut out: Vec<Piece> = Vec::with_capacity(self.vocab_size as usize);
+        let mut penalty = 0.0;
+        for c in required {
+            let c = c.to_string();
+            let score = match existing.get(c.as_str()) {
+                Some(&s) => s,
+                None => {
+                    let s = min + penalty;
+                    penalty += 0.0001;
+                    s
+                }
+            };
+            inserted.insert(c.clone());
+            out.push((c, score));
+        }
+        let add_unk = self.needs_unk_added();
+        let budget = self.vocab_size as usize - self.special_tokens.len() - usize::from(add_unk);
+        for (piece, score) in pieces {
+            if inserted.contains(piece) {
+                continue;
+            }
+            inserted.insert(piece.clone());
+            out.push((piece.clone(), if score.is_nan() { 0.0 } else { *score }));
+            // HF's test: with more required chars than the budget, every piece is kept.
+            if out.len() == budget {
+                break;
+            }
+        }
+        out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal));
+
+        let mut vocab: Vec<Piece> = Vec::with_capacity(out.len() + self.special_tokens.len() + 1);
+        let unk_id = match &self.unk_token {
+            Some(unk) if add_unk => {
+                vocab.push((unk.clone(), 0.0));
+                Some(0)
+            }
+            Some(unk) => self.special_tokens.iter().position(|t| &t.content == unk),
+            None => None,
+        };
+        vocab.extend(self.special_tokens.iter().map(|t| (t.content.clone(), 0.0)));
+        vocab.extend(out);
+        Unigram::new(vocab, unk_id, false)
+    }
+}
+
+/// Expected count of each piece over all segmentations of all words. The words are cut into
+/// fixed chunks summed in order, so the floats do not depend on the thread count.
+fn e_step(model: &TrainModel, words: &[(&str, u64)]) -> Result<Vec<f64>> {
+    let n = model.scores.len();
+    let mut expected = vec![0.0; n];
+    let chunks: Vec<&[(&str, u64)]> = words.chunks(chunk_size(words.len())).collect();
+    let wave = rayon::current_num_threads().max(1);
+    for group in chunks.chunks(wave) {
+        let partial: Vec<Result<Vec<f64>>> = group
+            .par_iter()
+            .map(|chunk| {
+                let mut lattice = Lattice::default();
+                let mut e = vec![0.0; n];
+                for &(w, count) in chunk.iter() {
+                    lattice.build(model, w);
+                    let z = lattice.add_marginals(count as f64, &mut e);
+                    if z.is_nan() {
+                        return Err(Error::invalid(format!(
+                            "Unigram training: the likelihood of the word {w:?} is NaN"
+                        )));
+                    }
+                }
+                Ok(e)
+            })
+            .collect();
+        for p in partial {
+            expected.iter_mut().zip(p?).for_each(|(x, y)| *x += y);
+        }
+    }
+    Ok(expected)
+}
+
+/// New log probabilities from expected counts (the digamma update of SentencePiece's
+/// Bayesian EM); pieces expected less than half a time are dropped, the unk piece kept.
+fn m_step(pieces: &[Piece], expected: &[f64]) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
+    let mut sum = 0.0;
+    for (i, ((piece, _), &f)) in pieces.iter().zip(expected).enumerate() {
+        if i == 0 {
+            out.push((piece.clone(), f64::NAN));
+            continue;
+        }
+        if f < 0.5 {
+            continue;
+        }
+        out.push((piece.clone(), f));
+        sum += f;
+    }
+    let log_sum = digamma(sum);
+    for (i, (_, v)) in out.iter_mut().enumerate() {
+        if i > 0 {
+            *v = digamma(*v) - log_sum;
+        }
+    }
+    out
 }
