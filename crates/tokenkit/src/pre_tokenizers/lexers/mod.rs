@@ -5,10 +5,15 @@
 pub mod class_table;
 pub mod cl100k;
 pub mod classes;
+pub mod deepseek;
 pub mod gpt2;
 pub mod o200k;
 
 pub use cl100k::{Cl100kLexer, DigitRun};
+pub use deepseek::{
+    deepseek_pieces, CjkRuns, DeepSeekLexer, DigitGroups, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
+    DEEPSEEK_MAIN_PATTERN,
+};
 pub use gpt2::Gpt2Lexer;
 pub use o200k::{O200kLexer, O200K_PATTERN};
 
