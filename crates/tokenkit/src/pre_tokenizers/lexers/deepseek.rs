@@ -17,6 +17,7 @@
 //! Unlike the GPT-2 family, the third regex does not match every char: a control char or a
 //! format char (U+200D, U+FEFF, ...) not followed by a letter is left in a gap.
 
+use super::isolated_pieces as isolated;
 use super::classes::{char_at, char_class_at, class_at, class_of, run_while, whitespace_match, Class, L, M, N, P, S, WS};
 
 /// DeepSeek's first split regex: digits, by groups of at most three.
@@ -222,23 +223,6 @@ impl Iterator for DeepSeekLexer<'_> {
             }
         }
         None
-    }
-}
-
-/// The pieces an `Isolated` split makes of `len` bytes given its `matches`: each match, and
-/// each non-empty gap between them, in order.
-#[inline]
-fn isolated(len: usize, matches: impl Iterator<Item = (usize, usize)>, mut piece: impl FnMut(usize, usize)) {
-    let mut last = 0;
-    for (s, e) in matches {
-        if s > last {
-            piece(last, s);
-        }
-        piece(s, e);
-        last = e;
-    }
-    if last < len {
-        piece(last, len);
     }
 }
 

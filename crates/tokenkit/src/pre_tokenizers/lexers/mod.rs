@@ -17,6 +17,24 @@ pub use deepseek::{
 pub use gpt2::Gpt2Lexer;
 pub use o200k::{O200kLexer, O200K_PATTERN};
 
+/// The pieces an `Isolated` split makes of a text of `len` bytes given its regex's `matches`
+/// (in order, not overlapping): each match, and each non-empty gap between them, passed to
+/// `piece` as byte ranges in order.
+#[inline]
+pub fn isolated_pieces(len: usize, matches: impl Iterator<Item = (usize, usize)>, mut piece: impl FnMut(usize, usize)) {
+    let mut last = 0;
+    for (s, e) in matches {
+        if s > last {
+            piece(last, s);
+        }
+        piece(s, e);
+        last = e;
+    }
+    if last < len {
+        piece(last, len);
+    }
+}
+
 /// Deterministic random strings (0 to 11 chars) over `alphabet`, for the lexer tests.
 #[cfg(test)]
 pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Vec<String> {
