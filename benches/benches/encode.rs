@@ -26,7 +26,7 @@ fn tokenizer_files() -> Vec<(String, PathBuf)> {
     for name in ["gpt2", "bert_base_cased", "llama2", "mistral03", "xlnet_base_cased"] {
         out.push((name.to_owned(), dir.join(format!("hub/{name}.json"))));
     }
-    for name in ["bert_uncased", "llama3", "mistral01"] {
+    for name in ["bert_uncased", "llama3", "mistral01", "qwen3", "deepseek_v3"] {
         out.push((name.to_owned(), dir.join(format!("registry/{name}/tokenizer.json"))));
     }
     out.retain(|(_, p)| p.is_file());

@@ -57,6 +57,8 @@ FILE_TOKENIZERS = {
     "bert_uncased": "registry/bert_uncased/tokenizer.json",
     "llama3": "registry/llama3/tokenizer.json",
     "mistral01": "registry/mistral01/tokenizer.json",
+    "qwen3": "registry/qwen3/tokenizer.json",
+    "deepseek_v3": "registry/deepseek_v3/tokenizer.json",
 }
 # name -> (builder, required fixture files); built with the `tokenizers` Python API from the
 # original vocabulary files, then saved as tokenizer.json for both sides.

@@ -15,16 +15,18 @@ const CLASSES: &[(&str, &str)] = &[
     ("M", r"\p{M}"),
     ("N", r"\p{N}"),
     ("WS", r"\s"),
+    ("P", r"\p{P}"),
+    ("S", r"\p{S}"),
 ];
 
 fn main() {
     let regexes: Vec<Regex> = CLASSES.iter().map(|(_, p)| Regex::new(&format!(r"\A{p}\z")).unwrap()).collect();
-    let mut ranges: Vec<(u32, u32, u8)> = Vec::new();
+    let mut ranges: Vec<(u32, u32, u16)> = Vec::new();
     let mut buf = [0u8; 4];
     for cp in 0u32..0x110000 {
         let Some(c) = char::from_u32(cp) else { continue };
         let s = c.encode_utf8(&mut buf);
-        let mut mask = 0u8;
+        let mut mask = 0u16;
         for (i, r) in regexes.iter().enumerate() {
             if r.is_match(s) {
                 mask |= 1 << i;
@@ -42,11 +44,11 @@ fn main() {
     println!();
     for (i, (name, pat)) in CLASSES.iter().enumerate() {
         println!("/// `{pat}`");
-        println!("pub const {name}: u8 = 1 << {i};");
+        println!("pub const {name}: u16 = 1 << {i};");
     }
     println!();
     println!("/// Sorted, disjoint `(first, last, classes)` code point ranges; code points not listed have no class.");
-    println!("pub static RANGES: [(u32, u32, u8); {}] = [", ranges.len());
+    println!("pub static RANGES: [(u32, u32, u16); {}] = [", ranges.len());
     for (a, b, m) in &ranges {
         println!("    (0x{a:X}, 0x{b:X}, {m}),");
     }

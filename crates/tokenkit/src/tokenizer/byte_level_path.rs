@@ -1,32 +1,71 @@
-//! A direct path for the byte-level BPE family (GPT-2, Llama-3, Qwen, tiktoken-style files):
-//! no normalizer, a regex split then the byte-level mapping, and BPE. It gives exactly what
+//! A direct path for the byte-level BPE family (GPT-2, Llama-3, Qwen, DeepSeek, tiktoken-style
+//! files): no normalizer (or an empty sequence), a regex split (or DeepSeek's chain of three)
+//! then the byte-level mapping, and BPE. It gives exactly what
 //! the general pipeline gives (same pieces, same word indices, same byte offsets) without
 //! building a `NormalizedString` per piece.
 
 use crate::models::ModelWrapper;
-use crate::pre_tokenizers::byte_level::GPT2_REGEX;
-use crate::pre_tokenizers::PreTokenizerWrapper;
+use crate::normalizers::NormalizerWrapper;
+use crate::pre_tokenizers::byte_level::{ByteLevel, GPT2_REGEX};
+use crate::pre_tokenizers::lexers::{
+    deepseek_pieces, isolated_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
+};
+use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::tokenizer::normalized::BytesToCharOffsetConverter;
 use crate::tokenizer::{Encoding, Model, OffsetType, SplitDelimiterBehavior, Tokenizer};
 use crate::utils::byte_level::BYTES_CHAR;
 use crate::utils::regex::SysRegex;
 use crate::Result;
 
-/// The regex that cuts the text, when the tokenizer is of the byte-level BPE family.
-pub(crate) fn plan(tok: &Tokenizer) -> Option<&SysRegex> {
-    if tok.normalizer.is_some() || !matches!(tok.model, ModelWrapper::BPE(_)) {
+/// How the direct path cuts the text into pieces.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Cutter<'a> {
+    /// One `Isolated` regex split: the matches and the gaps between them.
+    Regex(&'a SysRegex),
+    /// DeepSeek's `Sequence` of three `Isolated` splits (digits, CJK, main regex).
+    DeepSeek,
+}
+
+impl Cutter<'_> {
+    /// Appends the pieces of `text`, as byte ranges in order, to `out`.
+    fn pieces(self, text: &str, out: &mut Vec<(usize, usize)>) {
+        match self {
+            Cutter::Regex(re) => isolated_pieces(text.len(), re.find_iter(text), |s, e| out.push((s, e))),
+            Cutter::DeepSeek => deepseek_pieces(text, out),
+        }
+    }
+}
+
+/// The regex of an `Isolated`, non-inverted regex split.
+fn isolated_regex(p: &PreTokenizerWrapper) -> Option<&SysRegex> {
+    match p {
+        PreTokenizerWrapper::Split(s @ Split { behavior: SplitDelimiterBehavior::Isolated, invert: false, .. }) => s.regex(),
+        _ => None,
+    }
+}
+
+/// A ByteLevel that only maps bytes (no regex, no prefix space).
+fn maps_only(b: &ByteLevel) -> bool {
+    !b.add_prefix_space && !b.use_regex
+}
+
+/// How the text is cut, when the tokenizer is of the byte-level BPE family.
+pub(crate) fn plan(tok: &Tokenizer) -> Option<Cutter<'_>> {
+    let no_normalizer = match &tok.normalizer {
+        None => true,
+        Some(NormalizerWrapper::Sequence(s)) => s.get_normalizers().is_empty(),
+        Some(_) => false,
+    };
+    if !no_normalizer || !matches!(tok.model, ModelWrapper::BPE(_)) {
         return None;
     }
     match tok.pre_tokenizer.as_ref()? {
-        PreTokenizerWrapper::ByteLevel(b) if !b.add_prefix_space && b.use_regex => Some(&GPT2_REGEX),
+        PreTokenizerWrapper::ByteLevel(b) if !b.add_prefix_space && b.use_regex => Some(Cutter::Regex(&GPT2_REGEX)),
         PreTokenizerWrapper::Sequence(seq) => match seq.pretokenizers.as_slice() {
-            [PreTokenizerWrapper::Split(split), PreTokenizerWrapper::ByteLevel(b)]
-                if split.behavior == SplitDelimiterBehavior::Isolated
-                    && !split.invert
-                    && !b.add_prefix_space
-                    && !b.use_regex =>
-            {
-                split.regex()
+            [split, PreTokenizerWrapper::ByteLevel(b)] if maps_only(b) => isolated_regex(split).map(Cutter::Regex),
+            [a, b, c, PreTokenizerWrapper::ByteLevel(bl)] if maps_only(bl) => {
+                let patterns = [isolated_regex(a)?, isolated_regex(b)?, isolated_regex(c)?].map(SysRegex::as_str);
+                (patterns == [DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_CJK_PATTERN, DEEPSEEK_MAIN_PATTERN]).then_some(Cutter::DeepSeek)
             }
             _ => None,
         },
@@ -38,7 +77,7 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<&SysRegex> {
 /// input), as in the general pipeline.
 pub(crate) fn encode(
     tok: &Tokenizer,
-    regex: &SysRegex,
+    cutter: Cutter<'_>,
     text: &str,
     word_idx: Option<u32>,
     type_id: u32,
@@ -58,13 +97,16 @@ pub(crate) fn encode(
     // `origin[k]`: the original byte range of the char that mapped byte `k` of `buf` comes from.
     let mut buf = String::new();
     let mut origin: Vec<(usize, usize)> = Vec::new();
+    let mut pieces = Vec::new();
     for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
         if let Some(id) = id {
             enc.push_token(id, text[s..e].to_owned(), convert((s, e)), Some(word_idx.unwrap_or(word)), type_id);
             word += 1;
             continue;
         }
-        for (ms, me) in regex.find_iter(&text[s..e]) {
+        pieces.clear();
+        cutter.pieces(&text[s..e], &mut pieces);
+        for &(ms, me) in &pieces {
             let (ps, pe) = (s + ms, s + me);
             buf.clear();
             origin.clear();
@@ -106,7 +148,7 @@ fn utf8_len(b: u8) -> usize {
 
 /// The BPE model and the split regex of a tokenizer on the direct path, for id-only encoding.
 pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&crate::models::bpe::BPE, &SysRegex)> {
-    let regex = plan(tok)?;
+    let Cutter::Regex(regex) = plan(tok)? else { return None };
     match &tok.model {
         ModelWrapper::BPE(bpe) => Some((bpe, regex)),
         _ => None,

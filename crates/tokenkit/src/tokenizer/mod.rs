@@ -405,8 +405,8 @@ impl Tokenizer {
     fn encode_single_sequence(&self, sequence: InputSequence, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
         let direct = byte_level_path::plan(self);
         let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
-            if let Some(regex) = direct {
-                return byte_level_path::encode(self, regex, s, word_idx, type_id, offset_type);
+            if let Some(cutter) = direct {
+                return byte_level_path::encode(self, cutter, s, word_idx, type_id, offset_type);
             }
             let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
             if let Some(pt) = self.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {

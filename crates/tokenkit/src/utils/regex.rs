@@ -6,13 +6,18 @@
 use onig::Regex;
 
 use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, R50K_PATTERN, CL100K_PATTERN as TIKTOKEN_CL100K_PATTERN};
-use crate::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer, O200kLexer, O200K_PATTERN};
+use crate::pre_tokenizers::lexers::{
+    CjkRuns, Cl100kLexer, DeepSeekLexer, DigitGroups, DigitRun, Gpt2Lexer, O200kLexer, DEEPSEEK_CJK_PATTERN,
+    DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN, O200K_PATTERN,
+};
 use crate::{Error, Result};
 
 /// The GPT-2 pattern (HF ByteLevel's default).
 pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 /// The Llama-3 pattern (cl100k with `\p{N}{1,3}`).
 pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// The Qwen2 pattern (also Qwen2.5 and Qwen3): cl100k with a single `\p{N}`.
+pub const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// The cl100k pattern as tiktoken writes it (`\p{N}{1,3}+`).
 pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
@@ -23,6 +28,12 @@ enum Fast {
     /// `\s*[\r\n]`).
     Cl100k(DigitRun, bool),
     O200k,
+    /// `\p{N}{1,3}` (DeepSeek's first split).
+    DigitGroups,
+    /// DeepSeek's CJK runs (its second split).
+    Cjk,
+    /// DeepSeek's third split.
+    DeepSeek,
 }
 
 fn recognise(pattern: &str) -> Option<Fast> {
@@ -36,6 +47,10 @@ fn recognise(pattern: &str) -> Option<Fast> {
         // tiktoken's exact cl100k string, read by Oniguruma (digits unbounded).
         TIKTOKEN_CL100K_PATTERN => Some(Fast::Cl100k(DigitRun::Unbounded, true)),
         O200K_PATTERN => Some(Fast::O200k),
+        QWEN2_PATTERN => Some(Fast::Cl100k(DigitRun::One, false)),
+        DEEPSEEK_DIGITS_PATTERN => Some(Fast::DigitGroups),
+        DEEPSEEK_CJK_PATTERN => Some(Fast::Cjk),
+        DEEPSEEK_MAIN_PATTERN => Some(Fast::DeepSeek),
         _ => None,
     }
 }
@@ -98,6 +113,9 @@ impl SysRegex {
             Some(Fast::Cl100k(d, false)) => Matches::Cl100k(Cl100kLexer::new(inside, d)),
             Some(Fast::Cl100k(d, true)) => Matches::Cl100k(Cl100kLexer::new(inside, d).whitespace_run_to_end()),
             Some(Fast::O200k) => Matches::O200k(O200kLexer::new(inside)),
+            Some(Fast::DigitGroups) => Matches::DigitGroups(DigitGroups::new(inside)),
+            Some(Fast::Cjk) => Matches::Cjk(CjkRuns::new(inside)),
+            Some(Fast::DeepSeek) => Matches::DeepSeek(DeepSeekLexer::new(inside)),
             None => Matches::Onig(self.regex.find_iter(inside)),
         }
     }
@@ -108,6 +126,9 @@ pub enum Matches<'r, 't> {
     Gpt2(Gpt2Lexer<'t>),
     Cl100k(Cl100kLexer<'t>),
     O200k(O200kLexer<'t>),
+    DigitGroups(DigitGroups<'t>),
+    Cjk(CjkRuns<'t>),
+    DeepSeek(DeepSeekLexer<'t>),
     Onig(onig::FindMatches<'r, 't>),
 }
 
@@ -120,6 +141,9 @@ impl Iterator for Matches<'_, '_> {
             Matches::Gpt2(l) => l.next(),
             Matches::Cl100k(l) => l.next(),
             Matches::O200k(l) => l.next(),
+            Matches::DigitGroups(l) => l.next(),
+            Matches::Cjk(l) => l.next(),
+            Matches::DeepSeek(l) => l.next(),
             Matches::Onig(m) => m.next(),
         }
     }

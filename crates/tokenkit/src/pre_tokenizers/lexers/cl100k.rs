@@ -1,16 +1,19 @@
-//! The cl100k / Llama-3 pattern:
+//! The cl100k / Llama-3 / Qwen2 pattern:
 //! `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 //!
 //! The digit group is `\p{N}{1,3}` in Llama-3's tokenizer.json and `\p{N}{1,3}+` in
 //! tiktoken's cl100k; the possessive reading (tiktoken) gives the same matches as `{1,3}`,
 //! while Oniguruma reads `{1,3}+` as `(?:\p{N}{1,3})+`, i.e. any number of digits.
+//! Qwen2 (also Qwen2.5 and Qwen3) writes a single `\p{N}`, one digit per match.
 //! [`DigitRun`] selects which reading to reproduce.
 
-use super::classes::{char_at, class_of, L, N, WS};
+use super::classes::{char_class_at, run_while, whitespace_match, Class, L, N, WS};
 
 /// How many digits one match takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DigitRun {
+    /// Exactly one (`\p{N}`, Qwen2).
+    One,
     /// At most three (`\p{N}{1,3}`, or tiktoken's possessive `{1,3}+`).
     UpToThree,
     /// Any number (Oniguruma's reading of `\p{N}{1,3}+`).
@@ -26,7 +29,7 @@ pub struct Cl100kLexer<'a> {
 }
 
 #[inline]
-fn is_other(k: u8) -> bool {
+fn is_other(k: Class) -> bool {
     k & (L | N | WS) == 0
 }
 
@@ -55,21 +58,13 @@ impl<'a> Cl100kLexer<'a> {
     }
 
     #[inline]
-    fn at(&self, i: usize) -> (char, u8, usize) {
-        let (c, len) = char_at(self.text, i);
-        (c, class_of(c), len)
+    fn at(&self, i: usize) -> (char, Class, usize) {
+        char_class_at(self.text, i)
     }
 
     #[inline]
-    fn run(&self, mut i: usize, pred: impl Fn(char, u8) -> bool) -> usize {
-        while i < self.text.len() {
-            let (c, k, len) = self.at(i);
-            if !pred(c, k) {
-                break;
-            }
-            i += len;
-        }
-        i
+    fn run(&self, i: usize, pred: impl Fn(char, Class) -> bool) -> usize {
+        run_while(self.text, i, pred)
     }
 
     fn contraction(&self, i: usize) -> Option<usize> {
@@ -121,7 +116,12 @@ impl Iterator for Cl100kLexer<'_> {
             if k0 & N != 0 {
                 let mut i = start + len0;
                 let mut n = 1;
-                while i < t.len() && (self.digits == DigitRun::Unbounded || n < 3) {
+                let max = match self.digits {
+                    DigitRun::One => 1,
+                    DigitRun::UpToThree => 3,
+                    DigitRun::Unbounded => usize::MAX,
+                };
+                while i < t.len() && n < max {
                     let (_, k, len) = self.at(i);
                     if k & N == 0 {
                         break;
@@ -140,34 +140,12 @@ impl Iterator for Cl100kLexer<'_> {
                     break 'm self.run(e, |c, _| is_crlf(c));
                 }
             }
-            // Whitespace from here on.
-            let mut last_crlf_end = None;
-            let mut last_start = start;
-            let mut i = start;
-            while i < t.len() {
-                let (c, k, len) = self.at(i);
-                if k & WS == 0 {
-                    break;
-                }
-                last_start = i;
-                i += len;
-                if is_crlf(c) {
-                    last_crlf_end = Some(i);
-                }
-            }
-            // \s++$ (tiktoken's cl100k)
-            if self.ws_run_to_end && i == t.len() {
-                break 'm i;
-            }
-            // \s*[\r\n]+
-            if let Some(e) = last_crlf_end {
-                break 'm e;
-            }
-            // \s+(?!\S) then \s+
-            if i < t.len() && last_start > start {
-                last_start
+            // Whitespace from here on; \s++$ (tiktoken's cl100k) takes a run reaching the end.
+            let (e, run_end) = whitespace_match(t, start);
+            if self.ws_run_to_end && run_end == t.len() {
+                run_end
             } else {
-                i
+                e
             }
         };
         self.pos = end;

@@ -1,7 +1,7 @@
 //! The GPT-2 pattern, also the default of HF's ByteLevel pre-tokenizer:
 //! `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
-use super::classes::{char_at, class_of, L, N, WS};
+use super::classes::{char_at, class_of, Class, L, N, WS};
 
 /// Yields the `(start, end)` byte ranges of the pattern's matches in `text`, in order. The
 /// pattern matches every char, so the ranges cover the whole text.
@@ -17,14 +17,14 @@ impl<'a> Gpt2Lexer<'a> {
     }
 
     #[inline]
-    fn class_at(&self, i: usize) -> (u8, usize) {
+    fn class_at(&self, i: usize) -> (Class, usize) {
         let (c, len) = char_at(self.text, i);
         (class_of(c), len)
     }
 
     /// End of the run of chars from `i` whose class satisfies `pred`.
     #[inline]
-    fn run(&self, mut i: usize, pred: impl Fn(u8) -> bool) -> usize {
+    fn run(&self, mut i: usize, pred: impl Fn(Class) -> bool) -> usize {
         while i < self.text.len() {
             let (k, len) = self.class_at(i);
             if !pred(k) {
@@ -49,7 +49,7 @@ impl<'a> Gpt2Lexer<'a> {
 }
 
 #[inline]
-fn is_other(k: u8) -> bool {
+fn is_other(k: Class) -> bool {
     k & (L | N | WS) == 0
 }
 

@@ -5,12 +5,35 @@
 pub mod class_table;
 pub mod cl100k;
 pub mod classes;
+pub mod deepseek;
 pub mod gpt2;
 pub mod o200k;
 
 pub use cl100k::{Cl100kLexer, DigitRun};
+pub use deepseek::{
+    deepseek_pieces, CjkRuns, DeepSeekLexer, DigitGroups, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
+    DEEPSEEK_MAIN_PATTERN,
+};
 pub use gpt2::Gpt2Lexer;
 pub use o200k::{O200kLexer, O200K_PATTERN};
+
+/// The pieces an `Isolated` split makes of a text of `len` bytes given its regex's `matches`
+/// (in order, not overlapping): each match, and each non-empty gap between them, passed to
+/// `piece` as byte ranges in order.
+#[inline]
+pub fn isolated_pieces(len: usize, matches: impl Iterator<Item = (usize, usize)>, mut piece: impl FnMut(usize, usize)) {
+    let mut last = 0;
+    for (s, e) in matches {
+        if s > last {
+            piece(last, s);
+        }
+        piece(s, e);
+        last = e;
+    }
+    if last < len {
+        piece(last, len);
+    }
+}
 
 /// Deterministic random strings (0 to 11 chars) over `alphabet`, for the lexer tests.
 #[cfg(test)]

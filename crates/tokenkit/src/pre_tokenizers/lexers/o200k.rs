@@ -12,7 +12,7 @@
 //! branch with and without it; within the first branch `U*` gives back chars until a `W`
 //! follows. The lexer reproduces exactly that order.
 
-use super::classes::{char_at, class_of, L, LL, LM, LO, LT, LU, M, N, WS};
+use super::classes::{char_class_at, class_at, run_while, whitespace_match, Class, L, LL, LM, LO, LT, LU, M, N, WS};
 
 /// The o200k pattern, as tiktoken writes it.
 pub const O200K_PATTERN: &str = concat!(
@@ -25,8 +25,8 @@ pub const O200K_PATTERN: &str = concat!(
     r"\s+"
 );
 
-const UPPER: u8 = LU | LT | LM | LO | M;
-const LOWER: u8 = LL | LM | LO | M;
+const UPPER: Class = LU | LT | LM | LO | M;
+const LOWER: Class = LL | LM | LO | M;
 
 /// Yields the `(start, end)` byte ranges of the o200k pattern's matches, covering the text.
 pub struct O200kLexer<'a> {
@@ -35,7 +35,7 @@ pub struct O200kLexer<'a> {
 }
 
 #[inline]
-fn is_other(k: u8) -> bool {
+fn is_other(k: Class) -> bool {
     k & (L | N | WS) == 0
 }
 
@@ -51,31 +51,19 @@ impl<'a> O200kLexer<'a> {
     }
 
     #[inline]
-    fn at(&self, i: usize) -> (char, u8, usize) {
-        let (c, len) = char_at(self.text, i);
-        (c, class_of(c), len)
+    fn at(&self, i: usize) -> (char, Class, usize) {
+        char_class_at(self.text, i)
     }
 
     /// The class of the char at `i` (0 past the end).
     #[inline]
-    fn class(&self, i: usize) -> u8 {
-        if i < self.text.len() {
-            self.at(i).1
-        } else {
-            0
-        }
+    fn class(&self, i: usize) -> Class {
+        class_at(self.text, i)
     }
 
     #[inline]
-    fn run(&self, mut i: usize, pred: impl Fn(char, u8) -> bool) -> usize {
-        while i < self.text.len() {
-            let (c, k, len) = self.at(i);
-            if !pred(c, k) {
-                break;
-            }
-            i += len;
-        }
-        i
+    fn run(&self, i: usize, pred: impl Fn(char, Class) -> bool) -> usize {
+        run_while(self.text, i, pred)
     }
 
     /// `U*W+` from `j`: the end of the `W` run after the last point where a `W` can start.
@@ -178,28 +166,7 @@ impl Iterator for O200kLexer<'_> {
                 break 'm self.run(e, |c, _| is_crlf(c) || c == '/');
             }
             // Whitespace: \s*[\r\n]+, then \s+(?!\S), then \s+.
-            let mut last_crlf_end = None;
-            let mut last_start = start;
-            let mut i = start;
-            while i < t.len() {
-                let (c, k, len) = self.at(i);
-                if k & WS == 0 {
-                    break;
-                }
-                last_start = i;
-                i += len;
-                if is_crlf(c) {
-                    last_crlf_end = Some(i);
-                }
-            }
-            if let Some(e) = last_crlf_end {
-                break 'm e;
-            }
-            if i < t.len() && last_start > start {
-                last_start
-            } else {
-                i.max(start + len0)
-            }
+            whitespace_match(t, start).0.max(start + len0)
         };
         self.pos = end;
         Some((start, end))

@@ -2,18 +2,26 @@
 //! (fancy-regex) with the exact tiktoken pattern for the .tiktoken encodings, and Oniguruma
 //! for the patterns found in tokenizer.json, on every shared corpus and on random strings
 //! drawn to hit the corners. `TOKENKIT_LEXER_STRINGS` sets how many random strings (default
-//! 20,000 per lexer; the ignored test runs 1,000,000).
+//! 20,000 per lexer; the ignored test runs 1,000,000). DeepSeek's split chain is also checked
+//! whole: the fused pieces against the three Oniguruma regexes applied one after the other.
 
 use std::path::PathBuf;
 
 use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN};
-use crate::utils::regex::{SysRegex, CL100K_PATTERN as HF_CL100K_PATTERN, GPT2_PATTERN, LLAMA3_PATTERN};
+use crate::pre_tokenizers::lexers::{deepseek_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN};
+use crate::utils::regex::{
+    SysRegex, CL100K_PATTERN as HF_CL100K_PATTERN, GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN,
+};
 
 /// Corner-case alphabet: whitespace runs and newlines, apostrophes and contraction letters in
 /// both cases (and 'ſ'), digits of several scripts, marks, emoji, CJK, upper/lower/title/
-/// modifier letters, slashes and punctuation.
-const ALPHABET: &str =
-    " \t\n\r\u{b}\u{c}'aZséßſ日本ア😀👍🏽1٣३_-./,!?\u{301}\u{300}\u{3000}\u{a0}\u{85}\u{2028}rRvVlLmMdDtTeEsSǅʰ\u{93f}क한Ω";
+/// modifier letters, slashes and punctuation, non-ASCII punctuation and symbols, control and
+/// format chars, the edges of DeepSeek's CJK class (U+4E00, U+9FA5, U+9FA6, U+3040, U+30FF,
+/// U+31F0).
+const ALPHABET: &str = concat!(
+    " \t\n\r\u{b}\u{c}'aZséßſ日本ア😀👍🏽1٣३_-./,!?\u{301}\u{300}\u{3000}\u{a0}\u{85}\u{2028}rRvVlLmMdDtTeEsSǅʰ\u{93f}क한Ω",
+    "$`~«»。€©\u{0}\u{1b}\u{200d}\u{feff}\u{4e00}\u{9fa5}\u{9fa6}\u{3040}\u{30ff}\u{31f0}²𝐀",
+);
 
 fn fancy_matches(re: &fancy_regex::Regex, text: &str) -> Vec<(usize, usize)> {
     re.find_iter(text).map(|m| m.map(|m| (m.start(), m.end())).unwrap()).collect()
@@ -28,8 +36,43 @@ const TIKTOKEN_READINGS: &[(&str, &str, &str)] = &[
 ];
 
 /// Patterns whose lexer must split as Oniguruma does.
-const ONIG_READINGS: &[&str] =
-    &[GPT2_PATTERN, LLAMA3_PATTERN, HF_CL100K_PATTERN, CL100K_PATTERN, CL100K_ONIG_PATTERN, O200K_PATTERN, R50K_PATTERN];
+const ONIG_READINGS: &[&str] = &[
+    GPT2_PATTERN,
+    LLAMA3_PATTERN,
+    HF_CL100K_PATTERN,
+    CL100K_PATTERN,
+    CL100K_ONIG_PATTERN,
+    O200K_PATTERN,
+    R50K_PATTERN,
+    QWEN2_PATTERN,
+    DEEPSEEK_DIGITS_PATTERN,
+    DEEPSEEK_CJK_PATTERN,
+    DEEPSEEK_MAIN_PATTERN,
+];
+
+/// The pieces of a chain of `Isolated` splits on `text`, each regex run by Oniguruma on each
+/// piece the previous ones made (HF's `Sequence` of `Split`s).
+fn onig_chain(regexes: &[SysRegex], text: &str) -> Vec<(usize, usize)> {
+    let mut pieces = vec![(0, text.len())];
+    for re in regexes {
+        let mut next = Vec::new();
+        for (ps, pe) in pieces {
+            let mut last = ps;
+            for (s, e) in re.find_iter(&text[ps..pe]) {
+                if ps + s > last {
+                    next.push((last, ps + s));
+                }
+                next.push((ps + s, ps + e));
+                last = ps + e;
+            }
+            if last < pe {
+                next.push((last, pe));
+            }
+        }
+        pieces = next;
+    }
+    pieces
+}
 
 fn corpus_texts() -> Vec<String> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.fixtures/corpora");
@@ -70,6 +113,16 @@ fn check_all(texts: &[String]) {
             let want: Vec<_> = onig.find_iter(t).collect();
             assert_eq!(got, want, "{pattern} vs Oniguruma on {:?}", t.chars().take(60).collect::<String>());
         }
+    }
+    let chain: Vec<SysRegex> = [DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_CJK_PATTERN, DEEPSEEK_MAIN_PATTERN]
+        .iter()
+        .map(|p| SysRegex::onig_only(p).unwrap())
+        .collect();
+    let mut got = Vec::new();
+    for t in texts {
+        got.clear();
+        deepseek_pieces(t, &mut got);
+        assert_eq!(got, onig_chain(&chain, t), "DeepSeek chain vs Oniguruma on {:?}", t.chars().take(60).collect::<String>());
     }
 }
 
