@@ -30,6 +30,8 @@
 //! runs (the rank of each merge taken, and the first and last symbol after it) the way the
 //! merge loop would, and checks whether the pair across the edge would be taken first.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::chars::CharIds;
 use super::word::MergeMap;
 use crate::models::vocab::Vocab;
@@ -67,13 +69,11 @@ const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, l
 struct Trie {
     /// Child of the root for each first byte.
     root: Box<[u32; 256]>,
-    /// Token ending at each node, or [`NONE`].
-    token: Vec<u32>,
-    /// Edges of node `n`: `edge_start[n]..edge_start[n + 1]` in `edge_byte` / `edge_child`,
-    /// sorted by byte.
-    edge_start: Vec<u32>,
-    edge_byte: Vec<u8>,
-    edge_child: Vec<u32>,
+    /// Per node: `(first edge, number of edges, token ending here or [`NONE`])`, in one
+    /// place so a step reads one cache line for the node.
+    nodes: Vec<(u32, u32, u32)>,
+    /// Edges sorted by byte within each node: `child << 8 | byte`.
+    edges: Vec<u64>,
 }
 
 impl Trie {
@@ -111,34 +111,32 @@ impl Trie {
         for i in 1..=n {
             counts[i] += counts[i - 1];
         }
-        let edge_start = counts.clone();
+        let nodes = (0..n).map(|i| (counts[i], counts[i + 1] - counts[i], token[i])).collect();
         let mut fill = counts;
-        let mut edge_byte = vec![0u8; n - 1];
-        let mut edge_child = vec![0u32; n - 1];
+        let mut edges = vec![0u64; n - 1];
         let mut root = Box::new([NONE; 256]);
         for (child, &(p, b)) in parent_byte.iter().enumerate().skip(1) {
             let at = fill[p as usize] as usize;
             fill[p as usize] += 1;
-            edge_byte[at] = b;
-            edge_child[at] = child as u32;
+            edges[at] = (child as u64) << 8 | u64::from(b);
             if p == 0 {
                 root[b as usize] = child as u32;
             }
         }
-        Self { root, token, edge_start, edge_byte, edge_child }
+        Self { root, nodes, edges }
     }
 
-    /// The child of `node` by `byte`, or [`NONE`].
+    /// The child by `byte` of the node whose edges start at `start` and number `len`, or
+    /// [`NONE`].
     #[inline]
-    fn child(&self, node: u32, byte: u8) -> u32 {
-        let (s, e) = (self.edge_start[node as usize] as usize, self.edge_start[node as usize + 1] as usize);
-        let labels = &self.edge_byte[s..e];
-        let found = if labels.len() <= 8 {
-            labels.iter().position(|&l| l == byte)
+    fn child(&self, start: u32, len: u32, byte: u8) -> u32 {
+        let edges = &self.edges[start as usize..(start + len) as usize];
+        let found = if edges.len() <= 8 {
+            edges.iter().position(|&e| e as u8 == byte)
         } else {
-            labels.binary_search(&byte).ok()
+            edges.binary_search_by_key(&byte, |&e| e as u8).ok()
         };
-        found.map_or(NONE, |i| self.edge_child[s + i])
+        found.map_or(NONE, |i| (edges[i] >> 8) as u32)
     }
 
     /// The longest token that `text` starts with, or [`NONE`].
@@ -151,23 +149,31 @@ impl Trie {
         let mut best = NONE;
         let mut i = 1;
         while node != NONE {
-            let t = self.token[node as usize];
+            let (start, len, t) = self.nodes[node as usize];
             if t != NONE {
                 best = t;
             }
             let Some(&b) = text.get(i) else {
                 break;
             };
-            node = self.child(node, b);
+            node = self.child(start, len, b);
             i += 1;
         }
         best
     }
 }
 
+/// Source of [`Backtracker::serial`] numbers.
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// Entries of the per-thread memo of pair validity; a power of two.
+const MEMO: usize = 1 << 14;
+
 /// The linear-time encoder of a BPE model's long words (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Backtracker {
+    /// Unique per encoder, so a scratch memo filled by another encoder is never read.
+    serial: u64,
     trie: Trie,
     info: Vec<TokenInfo>,
     steps: Vec<Step>,
@@ -179,6 +185,10 @@ pub struct Backtracker {
 pub struct BacktrackScratch {
     /// Bit `p` set: position `p` may still lead to the end.
     alive: Vec<u64>,
+    /// The encoder whose results `memo` holds.
+    owner: u64,
+    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b, valid)`.
+    memo: Vec<(u64, bool)>,
 }
 
 impl Backtracker {
@@ -225,7 +235,7 @@ impl Backtracker {
             let bytes = token.as_bytes();
             info[id as usize].shorter = trie.longest_prefix(&bytes[..bytes.len() - 1]);
         }
-        Some(Self { trie, info, steps, merges: merges.clone() })
+        Some(Self { serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1, trie, info, steps, merges: merges.clone() })
     }
 
     #[inline]
@@ -289,6 +299,20 @@ impl Backtracker {
         let text = text.as_bytes();
         let n = text.len();
         let base = out.len();
+        if scratch.owner != self.serial {
+            scratch.owner = self.serial;
+            scratch.memo.clear();
+            scratch.memo.resize(MEMO, (u64::MAX, false));
+        }
+        let memo = &mut scratch.memo;
+        let mut valid = |a: u32, b: u32| {
+            let key = (u64::from(a) << 32) | u64::from(b);
+            let slot = &mut memo[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
+            if slot.0 != key {
+                *slot = (key, self.is_valid_pair(a, b));
+            }
+            slot.1
+        };
         let alive = &mut scratch.alive;
         alive.clear();
         alive.resize(n / 64 + 1, u64::MAX);
@@ -299,7 +323,7 @@ impl Backtracker {
             let mut t = next;
             while t != NONE {
                 let end = pos + self.info[t as usize].len as usize;
-                if is_alive(alive, end) && (out.len() == base || self.is_valid_pair(out[out.len() - 1], t)) {
+                if is_alive(alive, end) && (out.len() == base || valid(out[out.len() - 1], t)) {
                     break;
                 }
                 t = self.info[t as usize].shorter;
