@@ -6,18 +6,20 @@
 //! then [`word::Word::merge_all`] applies the merges on ids. Results of pieces shorter than
 //! 256 bytes are cached per model.
 
-pub mod trainer;
+pub mod backtrack;
 pub mod chars;
+pub mod trainer;
 pub mod word;
 
 use std::cell::RefCell;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
+use backtrack::{BacktrackScratch, Backtracker};
 use chars::{for_each_part, safe_cut_char, CharIds};
 pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
@@ -200,6 +202,8 @@ impl BpeBuilder {
             prefixed_chars,
             cut,
             scan_exact: merges.rank_follows_result(),
+            affixes: prefix.is_some() || suffix.is_some(),
+            backtracker: OnceLock::new(),
             merges,
             dropout: self.dropout,
             unk_token: self.unk_token,
@@ -231,12 +235,17 @@ const SCRATCH_KEEP: usize = 1 << 16;
 /// Words of at most this many symbols are merged by scanning ([`Word::merge_small`]).
 const SMALL_WORD: usize = 48;
 
+/// Words longer than this many bytes are encoded by the [`Backtracker`] when it applies.
+const LONG_WORD: usize = 64;
+
 /// Buffers for merging one word.
 #[derive(Default)]
 struct Scratch {
     word: Word,
     queue: MergeQueue,
     pairs: Vec<u64>,
+    ids: Vec<u32>,
+    backtrack: BacktrackScratch,
 }
 
 /// The BPE model (HF `models.BPE`).
@@ -251,6 +260,11 @@ pub struct BPE {
     /// Whether merges making the same token have the same rank (always so when no two merges
     /// make the same token), so short words may be merged by scanning.
     scan_exact: bool,
+    /// Whether there is a `continuing_subword_prefix` or an `end_of_word_suffix`.
+    affixes: bool,
+    /// The linear-time encoder of long words, built on first use (`None`: the merges do not
+    /// allow it).
+    backtracker: OnceLock<Option<Arc<Backtracker>>>,
     merges: MergeMap,
     dropout: Option<f32>,
     unk_token: Option<String>,
@@ -281,6 +295,8 @@ impl Clone for BPE {
             prefixed_chars: self.prefixed_chars.clone(),
             cut: self.cut,
             scan_exact: self.scan_exact,
+            affixes: self.affixes,
+            backtracker: self.backtracker.clone(),
             merges: self.merges.clone(),
             dropout: self.dropout,
             unk_token: self.unk_token.clone(),
@@ -484,6 +500,33 @@ impl BPE {
         Ok(())
     }
 
+    /// The linear-time encoder of long words (built on first call), when the merges allow
+    /// one (see [`Backtracker::new`]).
+    pub fn backtracker(&self) -> Option<&Backtracker> {
+        self.backtracker
+            .get_or_init(|| Backtracker::new(&self.vocab, &self.merges, &self.chars).map(Arc::new))
+            .as_deref()
+    }
+
+    /// The ids of the word `w` by the merge loop alone (no cache, no cut into parts, no
+    /// backtracking, no dropout): the reference the fast paths are tested against.
+    pub fn merge_loop_ids(&self, w: &str) -> Result<Vec<u32>> {
+        let mut word = Word::default();
+        self.fill_word(w, &mut word)?;
+        word.merge_all::<StdRng>(&self.merges, &mut MergeQueue::new(), None);
+        Ok(word.ids().collect())
+    }
+
+    /// The linear-time encoder, when `w` is long enough to need it and it gives the merge
+    /// loop's result: no dropout or affixes, and every char of `w` a token.
+    fn long_word_encoder(&self, w: &str) -> Option<&Backtracker> {
+        if w.len() <= LONG_WORD || self.affixes || self.active_dropout().is_some() {
+            return None;
+        }
+        let bt = self.backtracker()?;
+        w.chars().all(|c| self.chars.get(c).is_some()).then_some(bt)
+    }
+
     /// The dropout probability when it is active (`Some(p)` with `p > 0`).
     fn active_dropout(&self) -> Option<f32> {
         self.dropout.filter(|&p| p > 0.0)
@@ -494,11 +537,26 @@ impl BPE {
         SCRATCH.with(|scratch| {
             let mut guard = scratch.try_borrow_mut();
             let mut local = Scratch::default();
-            let Scratch { word, queue, pairs } = match guard.as_deref_mut() {
+            let Scratch { word, queue, pairs, ids, backtrack } = match guard.as_deref_mut() {
                 Ok(s) => s,
                 Err(_) => &mut local,
             };
             word.clear();
+            if let Some(bt) = self.long_word_encoder(w) {
+                ids.clear();
+                if bt.encode(w, ids, backtrack) {
+                    for &id in ids.iter() {
+                        word.add(id, bt.token_len(id));
+                    }
+                    let out = f(word);
+                    if word.capacity() > SCRATCH_KEEP {
+                        *word = Word::default();
+                        *ids = Vec::new();
+                        *backtrack = BacktrackScratch::default();
+                    }
+                    return Ok(out);
+                }
+            }
             self.fill_word(w, word)?;
             match self.active_dropout() {
                 None if self.scan_exact && word.len() <= SMALL_WORD => word.merge_small(&self.merges, pairs),

@@ -1,0 +1,369 @@
+//! An exact BPE encoder for long words in time linear in the word's length: a depth-first
+//! search, longest token first, over tokenizations whose adjacent tokens are all "valid
+//! pairs", with a bit per position that marks dead ends (the idea of the `bpe` crate by
+//! GitHub; this is an independent implementation with its own validity test).
+//!
+//! Why it gives exactly what the merge loop gives ([`super::Word::merge_all`]: lowest rank
+//! first, leftmost on ties) on words whose symbols are their chars (no unk, byte fallback or
+//! affixes; then a queued pair is stale exactly when its span changed, so no merge table
+//! property is needed):
+//!
+//! * A token is *reachable* when the merge loop on its own chars gives that token; only
+//!   reachable tokens can appear in an output. A pair `(a, b)` is *valid* when the merge loop
+//!   on the chars of `a` then `b` gives `[a, b]`.
+//! * The output of the merge loop is made of reachable tokens, and each two adjacent output
+//!   tokens form a valid pair: no merge ever crosses the outer edges of their span, so the
+//!   merges inside it are taken in the same order as when the span is merged alone.
+//! * Conversely, a tokenization into reachable tokens whose adjacent pairs are all valid *is*
+//!   the merge loop's output: until the first merge across a token edge, every token's span
+//!   evolves as when merged alone, and the first such merge would, by the same argument, also
+//!   be taken (or preceded by another crossing merge) when only the two tokens around that
+//!   edge are merged, contradicting the validity of that pair. So the valid tokenization of
+//!   any text is unique.
+//! * Hence the search, which only extends valid prefixes, reaches every position with the
+//!   same prefix tokenization (the unique valid one of the text before it): a position from
+//!   which it found no way to the end is dead for good and never tried again. Each position
+//!   is entered at most once, so the work is linear (times the number of prefix tokens at a
+//!   position and the cost of a validity test).
+//!
+//! The validity test does not merge strings: it interleaves the two tokens' recorded merge
+//! runs (the rank of each merge taken, and the first and last symbol after it) the way the
+//! merge loop would, and checks whether the pair across the edge would be taken first.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::chars::CharIds;
+use super::word::MergeMap;
+use crate::models::vocab::Vocab;
+
+/// "None" for ids and trie nodes.
+const NONE: u32 = u32::MAX;
+
+/// One merge of a token's own merge run: its rank, then the first and last symbol after it.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    rank: u32,
+    first: u32,
+    last: u32,
+}
+
+/// What the encoder knows of a token id; `len == 0` for ids that are not reachable.
+#[derive(Debug, Clone, Copy)]
+struct TokenInfo {
+    /// Length of the token's string, in bytes.
+    len: u32,
+    /// The longest reachable token that is a proper prefix of this one, or [`NONE`].
+    shorter: u32,
+    /// Id of the first and of the last char of the token.
+    first: u32,
+    last: u32,
+    /// The token's merge run: `steps[run_start..run_start + run_len]`.
+    run_start: u32,
+    run_len: u32,
+}
+
+const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, last: NONE, run_start: 0, run_len: 0 };
+
+/// Trie over the UTF-8 bytes of the reachable tokens, in compressed-row form.
+#[derive(Debug, Clone)]
+struct Trie {
+    /// Child of the root for each first byte.
+    root: Box<[u32; 256]>,
+    /// Per node: `(first edge, number of edges, token ending here or [`NONE`])`, in one
+    /// place so a step reads one cache line for the node.
+    nodes: Vec<(u32, u32, u32)>,
+    /// Edges sorted by byte within each node: `child << 8 | byte`.
+    edges: Vec<u64>,
+}
+
+impl Trie {
+    /// Builds the trie of `tokens` (string, id).
+    fn new<'a>(tokens: impl Iterator<Item = (&'a str, u32)>) -> Self {
+        // Build with sorted insertion: sorting the tokens makes each node's children
+        // contiguous and ordered, so the rows can be written in one pass.
+        let mut sorted: Vec<(&[u8], u32)> = tokens.map(|(s, id)| (s.as_bytes(), id)).collect();
+        sorted.sort_unstable();
+        // Nodes in creation order with (parent, byte); children are created in byte order per
+        // parent because the tokens are sorted.
+        let mut parent_byte: Vec<(u32, u8)> = vec![(NONE, 0)];
+        let mut token = vec![NONE];
+        // Path of nodes of the previous token, to find the shared prefix.
+        let mut path: Vec<u32> = vec![0];
+        let mut prev: &[u8] = &[];
+        for &(bytes, id) in &sorted {
+            let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            path.truncate(common + 1);
+            for &b in &bytes[common..] {
+                let node = parent_byte.len() as u32;
+                parent_byte.push((path[path.len() - 1], b));
+                token.push(NONE);
+                path.push(node);
+            }
+            token[path[bytes.len()] as usize] = id;
+            prev = bytes;
+        }
+        let n = parent_byte.len();
+        // Children per parent, in creation (= byte) order.
+        let mut counts = vec![0u32; n + 1];
+        for &(p, _) in &parent_byte[1..] {
+            counts[p as usize + 1] += 1;
+        }
+        for i in 1..=n {
+            counts[i] += counts[i - 1];
+        }
+        let nodes = (0..n).map(|i| (counts[i], counts[i + 1] - counts[i], token[i])).collect();
+        let mut fill = counts;
+        let mut edges = vec![0u64; n - 1];
+        let mut root = Box::new([NONE; 256]);
+        for (child, &(p, b)) in parent_byte.iter().enumerate().skip(1) {
+            let at = fill[p as usize] as usize;
+            fill[p as usize] += 1;
+            edges[at] = (child as u64) << 8 | u64::from(b);
+            if p == 0 {
+                root[b as usize] = child as u32;
+            }
+        }
+        Self { root, nodes, edges }
+    }
+
+    /// The child by `byte` of the node whose edges start at `start` and number `len`, or
+    /// [`NONE`].
+    #[inline]
+    fn child(&self, start: u32, len: u32, byte: u8) -> u32 {
+        let edges = &self.edges[start as usize..(start + len) as usize];
+        let found = if edges.len() <= 8 {
+            edges.iter().position(|&e| e as u8 == byte)
+        } else {
+            edges.binary_search_by_key(&byte, |&e| e as u8).ok()
+        };
+        found.map_or(NONE, |i| (edges[i] >> 8) as u32)
+    }
+
+    /// The longest token that `text` starts with, or [`NONE`].
+    #[inline]
+    fn longest_prefix(&self, text: &[u8]) -> u32 {
+        let Some(&b0) = text.first() else {
+            return NONE;
+        };
+        let mut node = self.root[b0 as usize];
+        let mut best = NONE;
+        let mut i = 1;
+        while node != NONE {
+            let (start, len, t) = self.nodes[node as usize];
+            if t != NONE {
+                best = t;
+            }
+            let Some(&b) = text.get(i) else {
+                break;
+            };
+            node = self.child(start, len, b);
+            i += 1;
+        }
+        best
+    }
+}
+
+/// Source of [`Backtracker::serial`] numbers.
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// Entries of the per-thread memo of pair validity; a power of two.
+const MEMO: usize = 1 << 14;
+
+/// The linear-time encoder of a BPE model's long words (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Backtracker {
+    /// Unique per encoder, so a scratch memo filled by another encoder is never read.
+    serial: u64,
+    trie: Trie,
+    info: Vec<TokenInfo>,
+    steps: Vec<Step>,
+    merges: MergeMap,
+}
+
+/// Scratch space of one [`Backtracker::encode`] call, reused between calls.
+#[derive(Debug, Default)]
+pub struct BacktrackScratch {
+    /// Bit `p` set: position `p` may still lead to the end.
+    alive: Vec<u64>,
+    /// The encoder whose results `memo` holds.
+    owner: u64,
+    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b, valid)`.
+    memo: Vec<(u64, bool)>,
+}
+
+impl Backtracker {
+    /// Builds the encoder of a BPE model's words made of chars that are tokens (`chars`:
+    /// their ids): every token whose own chars merge into it goes into the trie with its
+    /// merge run. `None` when the vocabulary's ids are too sparse to index.
+    pub fn new(vocab: &Vocab, merges: &MergeMap, chars: &CharIds) -> Option<Self> {
+        let max_id = vocab.map().values().copied().max().unwrap_or(0) as usize;
+        // Ids index a table: leave sparse vocabularies with huge ids to the merge loop.
+        if max_id > (vocab.len() * 4).max(1 << 20) {
+            return None;
+        }
+        let mut info = vec![UNREACHABLE; max_id + 1];
+        let mut steps = Vec::new();
+        let mut ids = Vec::new();
+        let mut reachable: Vec<(&str, u32)> = Vec::new();
+        for (token, &id) in vocab.map() {
+            ids.clear();
+            if token.is_empty() || id == NONE {
+                continue;
+            }
+            let Some(()) = token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i))) else {
+                continue;
+            };
+            let (first, last) = (ids[0], ids[ids.len() - 1]);
+            let run_start = steps.len();
+            record_run(&mut ids, merges, &mut steps);
+            if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
+                steps.truncate(run_start);
+                continue;
+            }
+            info[id as usize] = TokenInfo {
+                len: token.len() as u32,
+                shorter: NONE,
+                first,
+                last,
+                run_start: run_start as u32,
+                run_len: (steps.len() - run_start) as u32,
+            };
+            reachable.push((token, id));
+        }
+        let trie = Trie::new(reachable.iter().copied());
+        for &(token, id) in &reachable {
+            let bytes = token.as_bytes();
+            info[id as usize].shorter = trie.longest_prefix(&bytes[..bytes.len() - 1]);
+        }
+        Some(Self { serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1, trie, info, steps, merges: merges.clone() })
+    }
+
+    #[inline]
+    fn run(&self, t: u32) -> &[Step] {
+        let i = &self.info[t as usize];
+        &self.steps[i.run_start as usize..(i.run_start + i.run_len) as usize]
+    }
+
+    /// The rank of the merge of `(a, b)`, or `u64::MAX`.
+    #[inline]
+    fn rank(&self, a: u32, b: u32) -> u64 {
+        self.merges.get(&(a, b)).map_or(u64::MAX, |&(r, _)| u64::from(r))
+    }
+
+    /// Whether the merge loop on the chars of `a` then `b` gives `[a, b]`: the two merge runs
+    /// are interleaved as the loop takes them (lowest rank first; on a tie the left token's
+    /// merge, then the pair across the edge, then the right token's merge), and the pair
+    /// across the edge must never be the one taken.
+    pub fn is_valid_pair(&self, a: u32, b: u32) -> bool {
+        let (ra, rb) = (self.run(a), self.run(b));
+        let (mut i, mut j) = (0, 0);
+        let (mut x, mut y) = (self.info[a as usize].last, self.info[b as usize].first);
+        let mut cross = self.rank(x, y);
+        loop {
+            let next_a = ra.get(i).map_or(u64::MAX, |s| u64::from(s.rank));
+            let next_b = rb.get(j).map_or(u64::MAX, |s| u64::from(s.rank));
+            // `cross < u64::MAX` also catches the final `(a, b)` merge when both runs are done.
+            if cross < next_a && cross <= next_b {
+                return false;
+            }
+            if next_a == u64::MAX && next_b == u64::MAX {
+                return true;
+            }
+            if next_a <= next_b {
+                let nx = ra[i].last;
+                i += 1;
+                if nx != x {
+                    x = nx;
+                    cross = self.rank(x, y);
+                }
+            } else {
+                let ny = rb[j].first;
+                j += 1;
+                if ny != y {
+                    y = ny;
+                    cross = self.rank(x, y);
+                }
+            }
+        }
+    }
+
+    /// Byte length of token `t` in the model's strings (0 when `t` is not reachable).
+    #[inline]
+    pub fn token_len(&self, t: u32) -> u32 {
+        self.info.get(t as usize).map_or(0, |i| i.len)
+    }
+
+    /// Encodes `text` (a word in the model's chars), appending its token ids to `out`; returns
+    /// false, with `out` as it was, when some char of `text` is not a token.
+    pub fn encode(&self, text: &str, out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
+        let text = text.as_bytes();
+        let n = text.len();
+        let base = out.len();
+        if scratch.owner != self.serial {
+            scratch.owner = self.serial;
+            scratch.memo.clear();
+            scratch.memo.resize(MEMO, (u64::MAX, false));
+        }
+        let memo = &mut scratch.memo;
+        let mut valid = |a: u32, b: u32| {
+            let key = (u64::from(a) << 32) | u64::from(b);
+            let slot = &mut memo[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
+            if slot.0 != key {
+                *slot = (key, self.is_valid_pair(a, b));
+            }
+            slot.1
+        };
+        let alive = &mut scratch.alive;
+        alive.clear();
+        alive.resize(n / 64 + 1, u64::MAX);
+        let is_alive = |alive: &[u64], p: usize| alive[p / 64] >> (p % 64) & 1 == 1;
+        let mut pos = 0;
+        let mut next = self.trie.longest_prefix(text);
+        while pos < n {
+            let mut t = next;
+            while t != NONE {
+                let end = pos + self.info[t as usize].len as usize;
+                if is_alive(alive, end) && (out.len() == base || valid(out[out.len() - 1], t)) {
+                    break;
+                }
+                t = self.info[t as usize].shorter;
+            }
+            if t != NONE {
+                out.push(t);
+                pos += self.info[t as usize].len as usize;
+                next = self.trie.longest_prefix(&text[pos..]);
+                continue;
+            }
+            // No way on from `pos`: it is dead; try the next shorter token before it.
+            alive[pos / 64] &= !(1 << (pos % 64));
+            if out.len() == base {
+                return false;
+            }
+            let Some(last) = out.pop() else { return false };
+            pos -= self.info[last as usize].len as usize;
+            next = self.info[last as usize].shorter;
+        }
+        true
+    }
+}
+
+/// The merge loop (lowest rank first, leftmost on ties) on `ids`, recording each merge's rank
+/// and the first and last symbol after it. Quadratic, for token strings only.
+fn record_run(ids: &mut Vec<u32>, merges: &MergeMap, steps: &mut Vec<Step>) {
+    loop {
+        let mut best: Option<(u32, usize, u32)> = None;
+        for (i, w) in ids.windows(2).enumerate() {
+            if let Some(&(rank, new_id)) = merges.get(&(w[0], w[1])) {
+                if best.is_none_or(|(r, _, _)| rank < r) {
+                    best = Some((rank, i, new_id));
+                }
+            }
+        }
+        let Some((rank, i, new_id)) = best else {
+            return;
+        };
+        ids[i] = new_id;
+        ids.remove(i + 1);
+        steps.push(Step { rank, first: ids[0], last: ids[ids.len() - 1] });
+    }
+}
