@@ -1,6 +1,7 @@
 //! The `tokenkit` command-line tool: a thin layer over the library.
 
 mod chat;
+mod spm;
 
 use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -47,6 +48,8 @@ enum Command {
         /// Lines per batch (padding to the longest applies within a batch).
         #[arg(long, default_value_t = 1000)]
         batch_size: usize,
+        #[command(flatten)]
+        sp: spm::SpArgs,
         /// Texts to encode (when not reading standard input).
         texts: Vec<String>,
     },
@@ -157,10 +160,10 @@ impl TiktokenArgs {
     }
 }
 
-fn tiktoken_encode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, jsonl: bool, texts: Vec<String>) -> Result<()> {
-    let (allowed, disallowed) =
-        (TiktokenArgs::special_set(&args.allowed_special), TiktokenArgs::special_set(&args.disallowed_special));
-    let texts: Vec<String> = if jsonl {
+/// Plain texts to encode: JSON strings per line with `jsonl`, else the arguments, else all of
+/// standard input as one text.
+fn read_texts(jsonl: bool, texts: Vec<String>) -> Result<Vec<String>> {
+    Ok(if jsonl {
         read_stdin_lines()?
             .iter()
             .enumerate()
@@ -173,7 +176,13 @@ fn tiktoken_encode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, json
         vec![s]
     } else {
         texts
-    };
+    })
+}
+
+fn tiktoken_encode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, jsonl: bool, texts: Vec<String>) -> Result<()> {
+    let (allowed, disallowed) =
+        (TiktokenArgs::special_set(&args.allowed_special), TiktokenArgs::special_set(&args.disallowed_special));
+    let texts = read_texts(jsonl, texts)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     for chunk in texts.chunks(1000) {
         let results: Vec<tokenkit::Result<serde_json::Value>> = {
@@ -230,11 +239,14 @@ fn tiktoken_decode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, json
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Encode { tokenizer, tiktoken, jsonl, no_special, full, pretokenized, batch_size, texts } => {
+        Command::Encode { tokenizer, tiktoken, jsonl, no_special, full, pretokenized, batch_size, sp, texts } => {
             if let Some(enc) = tiktoken.load(tokenizer.as_ref())? {
                 return tiktoken_encode(&enc, &tiktoken, jsonl, texts);
             }
             let tok = load(&tokenizer.unwrap_or_default())?;
+            if sp.active() {
+                return spm::encode(&tok, &sp, &read_texts(jsonl, texts)?);
+            }
             encode(&tok, jsonl, !no_special, full, pretokenized, batch_size.max(1), texts)
         }
         Command::Decode { tokenizer, tiktoken, jsonl, skip_special, stream, ids } => {
