@@ -336,3 +336,87 @@ def test_denormalizer_matches_sentencepiece(corpus, denorm_model):
 def test_denormalizer_edge_cases(denorm_model):
     path, sp = denorm_model
     _check("denorm_trained", path, sp, "-", "edge cases", EDGE_CASES + ["abc cab ab. 中文", "ＡＢ！　a", "aaa"])
+
+
+# --------------------------------------------------------------------------------------------
+# Sampling (subword regularisation). tokenkit's generator is not sentencepiece's, so samples
+# are compared as distributions: for short texts with few segmentations, the exact
+# probabilities come from the full n-best list (p ~ exp(alpha * score)); tokenkit's and
+# sentencepiece's empirical frequencies over many draws must both be close to them.
+
+SAMPLE_TEXTS = {"botchan_unigram": ["hello world", "the cat"], "kyoto_ja_unigram": ["日本の歴史", "東京都に行く"]}
+N_SAMPLES = 3000
+
+
+def _exact(sp, text, alpha, k):
+    nb = _sp_nbest(sp, text, 512)
+    assert len(nb) < 512, "too many segmentations for an exact distribution"
+    nb = nb[:k] if k > 0 else nb
+    import math
+    ws = [math.exp(alpha * e["score"]) for e in nb]
+    z = sum(ws)
+    return {tuple(e["ids"]): w / z for e, w in zip(nb, ws)}
+
+
+def _freq(samples):
+    from collections import Counter
+    c = Counter(tuple(s) for s in samples)
+    return {k: v / len(samples) for k, v in c.items()}
+
+
+def _tv(p, q):
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+def _cli_samples(path, text, n, alpha, k, seed=0):
+    r = h.run_cli(["encode", "-t", str(path), "--jsonl", "--sample-alpha", str(alpha), "--nbest-size", str(k),
+                   "--seed", str(seed)], h.to_jsonl([text] * n))
+    return [e["ids"] for e in h.parse_jsonl(r.stdout, n, "encode --sample-alpha")]
+
+
+@pytest.mark.parametrize("k", [-1, 4])
+@pytest.mark.parametrize("alpha", [0.1, 0.5])
+@pytest.mark.parametrize("name", list(SAMPLE_TEXTS))
+def test_sampling_distribution(name, alpha, k, processors):
+    path, sp = processors(name)
+    problems = []
+    for text in SAMPLE_TEXTS[name]:
+        exact = _exact(sp, text, alpha, k)
+        ours = _cli_samples(path, text, N_SAMPLES, alpha, k)
+        theirs = sp.encode([text] * N_SAMPLES, enable_sampling=True, alpha=alpha, nbest_size=k)
+        tv_ours, tv_theirs = _tv(_freq(ours), exact), _tv(_freq(theirs), exact)
+        print(f"{name} {text!r} alpha={alpha} nbest_size={k}: {len(exact)} segmentations, "
+              f"TV(tokenkit, exact)={tv_ours:.3f}, TV(sentencepiece, exact)={tv_theirs:.3f}")
+        # Every draw is a segmentation of the text (one of those with non-zero probability).
+        bad = [s for s in ours if tuple(s) not in exact]
+        if bad:
+            problems.append(f"{text!r}: {len(bad)} samples are not segmentations, e.g. {bad[0]}")
+        # 3000 draws over a handful of outcomes: sampling noise in TV is ~0.02.
+        if tv_ours > max(0.06, 2 * tv_theirs):
+            problems.append(f"{text!r}: TV(tokenkit, exact)={tv_ours:.3f} (sentencepiece {tv_theirs:.3f})")
+        # Reproducible for a seed, different for another.
+        if _cli_samples(path, text, 50, alpha, k, seed=7) != _cli_samples(path, text, 50, alpha, k, seed=7):
+            problems.append(f"{text!r}: same seed, different samples")
+    h.record("sentencepiece-sampling", name, "-", f"alpha={alpha} nbest_size={k}",
+             h.Outcome(identical=int(not problems), total=1))
+    assert not problems, "; ".join(problems)
+
+
+@pytest.mark.parametrize("name", UNIGRAM_MODELS)
+def test_sampling_is_valid_on_corpus(name, processors):
+    """Samples of corpus lines decode to what the line decodes to; a huge alpha gives the best path."""
+    path, sp = processors(name)
+    lines = [l for l in h.mixed_sample(3, 0) if l.strip()][:40] if h.corpus_files() else EDGE_CASES
+    r = h.run_cli(["encode", "-t", str(path), "--jsonl", "--sample-alpha", "0.2", "--seed", "3"], h.to_jsonl(lines))
+    ours = [e["ids"] for e in h.parse_jsonl(r.stdout, len(lines), "encode --sample-alpha")]
+    h.compare("sentencepiece-sampling", name, "mixed", "sampled ids decode to the input",
+              lines, [sp.decode(sp.encode(l)) for l in lines], sp.decode(ours))
+    r = h.run_cli(["encode", "-t", str(path), "--jsonl", "--sample-alpha", "1000"], h.to_jsonl(lines))
+    greedy = [e["ids"] for e in h.parse_jsonl(r.stdout, len(lines), "encode --sample-alpha 1000")]
+    # A best path: the Viterbi one, or one tied with it in score (drawn at random among ties).
+    best = []
+    for l, g in zip(lines, greedy):
+        nb = _sp_nbest(sp, l, 8)
+        tied = [e["ids"] for e in nb if e["score"] == nb[0]["score"]]
+        best.append(g if g in tied else sp.encode(l))
+    h.compare("sentencepiece-sampling", name, "mixed", "alpha=1000 gives a best path", lines, best, greedy)

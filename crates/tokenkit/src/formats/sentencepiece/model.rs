@@ -311,6 +311,19 @@ impl SentencePiece {
         self.encode_segmented(input, |model, text, segs| model.segment(text, segs), f)
     }
 
+    /// sentencepiece's limit on `nbest_size` (`kMaxNBestSize`; larger sizes are an error there).
+    pub const MAX_NBEST_SIZE: usize = 512;
+
+    fn check_nbest_size(n: usize) -> Result<()> {
+        if n > Self::MAX_NBEST_SIZE {
+            return Err(Error::invalid(format!(
+                "SentencePiece: nbest_size must be at most {} (as in sentencepiece), got {n}",
+                Self::MAX_NBEST_SIZE
+            )));
+        }
+        Ok(())
+    }
+
     fn unigram(&self, what: &str) -> Result<&SpViterbi> {
         match &self.inner.algorithm {
             Algorithm::Unigram(v) => Ok(v),
@@ -334,6 +347,7 @@ impl SentencePiece {
     pub fn sample_encode(&self, input: &str, nbest_size: i64, alpha: f32, seed: u64) -> Result<Vec<Token>> {
         use rand::SeedableRng as _;
         let viterbi = self.unigram("sampling")?;
+        Self::check_nbest_size(usize::try_from(nbest_size).unwrap_or(0))?;
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut tokens = Vec::new();
         let push = |id: u32, piece: &str, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets));
@@ -358,10 +372,11 @@ impl SentencePiece {
 
     /// The `n` best segmentations of `input` (Unigram only; sentencepiece's `NBestEncode`),
     /// best first, each as tokens (byte offsets into `input`) with its score, the sum of its
-    /// piece scores. `n` is clamped to `1..=1024`; with `n == 1` the result is the ordinary
-    /// encoding with score 0, as sentencepiece reports it.
+    /// piece scores. `n` above 512 is an error (as in sentencepiece), 0 counts as 1; with
+    /// `n == 1` the result is the ordinary encoding with score 0, as sentencepiece reports it.
     pub fn nbest_encode(&self, input: &str, n: usize) -> Result<Vec<(Vec<Token>, f32)>> {
         let viterbi = self.unigram("n-best encoding")?;
+        Self::check_nbest_size(n)?;
         self.with_normalized(input, |norm, _| {
             viterbi
                 .nbest(&norm.text, n)
