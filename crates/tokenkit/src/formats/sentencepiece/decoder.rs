@@ -110,8 +110,7 @@ impl Denormalizer {
     pub fn apply(&self, text: &str) -> String {
         let mut out = Normalized::default();
         self.normalizer.normalize(text, &mut out);
-        // The normalizer writes whole UTF-8 sequences only.
-        String::from_utf8(out.text).unwrap_or_default()
+        out.text
     }
 }
 

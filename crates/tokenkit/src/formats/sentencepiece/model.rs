@@ -34,7 +34,7 @@ const UNK_PENALTY: f32 = 10.0;
 #[derive(Debug, Clone)]
 enum Algorithm {
     Unigram(SpViterbi),
-    Bpe,
+    Bpe(Box<super::bpe::BpeTables>),
 }
 
 /// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
@@ -47,7 +47,7 @@ impl std::fmt::Debug for SentencePiece {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentencePiece")
             .field("vocab_size", &self.inner.pieces.len())
-            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe).then_some("BPE").unwrap_or("Unigram"))
+            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe(_)).then_some("BPE").unwrap_or("Unigram"))
             .field("unk_id", &self.inner.unk_id)
             .field("byte_fallback", &self.inner.byte_fallback)
             .finish()
@@ -198,14 +198,14 @@ impl SentencePiece {
                         max = max.max(*s);
                     }
                 }
-                let viterbi_scores = pieces
+                let viterbi_scores: Vec<f32> = pieces
                     .iter()
                     .zip(&scores)
                     .zip(&kinds)
                     .map(|((p, &s), k)| if *k == PieceType::UserDefined { ((p.len() as f32 * max) as f64 - 0.1) as f32 } else { s })
                     .collect();
-                let trie = Trie::new(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
-                    matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32))
+                let trie = Trie::with_scores(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
+                    matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
                 }));
                 let user_defined = kinds.iter().map(|k| *k == PieceType::UserDefined).collect();
                 Algorithm::Unigram(SpViterbi {
@@ -216,7 +216,7 @@ impl SentencePiece {
                     user_defined,
                 })
             }
-            ModelType::Bpe => Algorithm::Bpe,
+            ModelType::Bpe => Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &piece_to_id, &mergeable))),
             other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
         };
         // Words are independent for BPE when no piece has a `▁` after a non-`▁` char.
@@ -270,6 +270,14 @@ impl SentencePiece {
     pub fn denormalizer(&self) -> Option<&super::decoder::Denormalizer> {
         self.inner.denormalizer.as_ref()
     }
+    /// The BPE lookup tables (empty for a Unigram model).
+    pub(crate) fn bpe_tables(&self) -> &super::bpe::BpeTables {
+        static EMPTY: std::sync::OnceLock<super::bpe::BpeTables> = std::sync::OnceLock::new();
+        match &self.inner.algorithm {
+            Algorithm::Bpe(t) => t,
+            Algorithm::Unigram(_) => EMPTY.get_or_init(Default::default),
+        }
+    }
     /// The per-word BPE cache, when words are independent.
     pub(crate) fn bpe_word_cache(&self) -> Option<&Cache<Box<[Segment]>>> {
         self.inner.bpe_words.as_ref()
@@ -294,14 +302,10 @@ impl SentencePiece {
     }
 
     /// Segments normalized text into `(start, end, id)` byte ranges.
-    fn segment(&self, text: &[u8], out: &mut Vec<Segment>) {
+    fn segment(&self, text: &str, out: &mut Vec<Segment>) {
         match &self.inner.algorithm {
-            Algorithm::Unigram(v) => v.encode(text, out),
-            Algorithm::Bpe => {
-                // The normalizer only writes whole UTF-8 sequences.
-                let text = std::str::from_utf8(text).unwrap_or_default();
-                super::bpe::encode(self, text, out)
-            }
+            Algorithm::Unigram(v) => v.encode(text.as_bytes(), out),
+            Algorithm::Bpe(_) => super::bpe::encode(self, text, out),
         }
     }
 
@@ -327,7 +331,7 @@ impl SentencePiece {
     fn unigram(&self, what: &str) -> Result<&SpViterbi> {
         match &self.inner.algorithm {
             Algorithm::Unigram(v) => Ok(v),
-            Algorithm::Bpe => Err(Error::invalid(format!("SentencePiece: {what} needs a Unigram model (this one is BPE)"))),
+            Algorithm::Bpe(_) => Err(Error::invalid(format!("SentencePiece: {what} needs a Unigram model (this one is BPE)"))),
         }
     }
 
@@ -353,9 +357,9 @@ impl SentencePiece {
         let push = |id: u32, piece: &str, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets));
         self.with_normalized(input, |norm, segs| {
             match nbest_size {
-                0 | 1 => viterbi.encode(&norm.text, segs),
+                0 | 1 => viterbi.encode(norm.text.as_bytes(), segs),
                 n if n > 1 => {
-                    let nbests = viterbi.nbest(&norm.text, n as usize);
+                    let nbests = viterbi.nbest(norm.text.as_bytes(), n as usize);
                     let logp: Vec<f64> = nbests.iter().map(|(_, score)| alpha as f64 * *score as f64).collect();
                     let max = logp.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                     let weights: Vec<f64> = logp.iter().map(|l| (l - max).exp()).collect();
@@ -363,7 +367,7 @@ impl SentencePiece {
                     segs.clear();
                     segs.extend_from_slice(&nbests[pick].0);
                 }
-                _ => viterbi.sample(&norm.text, alpha, &mut rng, segs),
+                _ => viterbi.sample(norm.text.as_bytes(), alpha, &mut rng, segs),
             }
             self.emit(norm, segs, push)
         })?;
@@ -379,7 +383,7 @@ impl SentencePiece {
         Self::check_nbest_size(n)?;
         self.with_normalized(input, |norm, _| {
             viterbi
-                .nbest(&norm.text, n)
+                .nbest(norm.text.as_bytes(), n)
                 .into_iter()
                 .map(|(segs, score)| {
                     let mut tokens = Vec::with_capacity(segs.len());
@@ -417,7 +421,7 @@ impl SentencePiece {
     fn encode_segmented(
         &self,
         input: &str,
-        mut segment: impl FnMut(&Self, &[u8], &mut Vec<Segment>),
+        mut segment: impl FnMut(&Self, &str, &mut Vec<Segment>),
         f: impl FnMut(u32, &str, (usize, usize)),
     ) -> Result<()> {
         self.with_normalized(input, |norm, segs| {
@@ -430,7 +434,7 @@ impl SentencePiece {
     /// unknown pieces merged into one, or expanded to byte pieces with byte fallback; calls
     /// `f(id, piece, (start, end))` per token with byte offsets into the original input.
     fn emit(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, &str, (usize, usize))) {
-        let text = std::str::from_utf8(&norm.text).unwrap_or_default();
+        let text = norm.text.as_str();
         let inner = &*self.inner;
         let mut prev_unk = false;
         // A pending merged run of unknown pieces: (start in text, orig start, end in text).
@@ -446,7 +450,7 @@ impl SentencePiece {
             let (ob, oe) = (norm.to_orig[s] as usize, norm.to_orig[e] as usize);
             if is_unk && inner.byte_fallback {
                 flush(&mut pending, &mut f);
-                let w = &norm.text[s..e];
+                let w = &norm.text.as_bytes()[s..e];
                 for (i, &b) in w.iter().enumerate() {
                     let bid = inner.byte_ids[b as usize];
                     let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };

@@ -215,7 +215,8 @@ fn nbest_matches_sentencepiece() {
     // sentencepiece 0.2.3's nbest_encode (nbest_size=6) on the same model, ids and scores,
     // in its order (the four ties of "abc ab" included).
     let m = load(&proto(&pieces(), 1)).unwrap();
-    let cases: &[(&str, &[(&[u32], f32)])] = &[
+    type Case<'a> = (&'a str, &'a [(&'a [u32], f32)]);
+    let cases: &[Case] = &[
         ("ab ba", &[(&[6, 3, 5, 4], -8.5), (&[3, 7, 3, 5, 4], -8.5), (&[3, 4, 5, 3, 5, 4], -11.0)]),
         (
             "a<sep>ab",
@@ -283,4 +284,15 @@ fn denormalizer_applies_to_decoded_text() {
     let back: SentencePieceDecoder = serde_json::from_str(&json).unwrap();
     assert_eq!(back, d);
     assert_eq!(back.decode_pieces(&["▁a", "b", "c"]), "ABCC");
+}
+
+#[test]
+fn bpe_merges_chars_that_are_not_pieces() {
+    // "xa" is a piece but "x" is not: the merge is still found (sentencepiece 0.2.3's output).
+    let p = proto(&[("<unk>", 0.0, 2), ("▁", -1.0, 1), ("a", -2.0, 1), ("b", -2.5, 1), ("xa", -3.0, 1), ("▁b", -1.5, 1)], 2);
+    let m = load(&p).unwrap();
+    let cases: &[(&str, &[u32])] = &[("xa b", &[1, 4, 5]), ("bxa", &[5, 4]), ("xxa", &[1, 0, 4]), ("ax", &[1, 2, 0])];
+    for &(text, ids) in cases {
+        assert_eq!(m.encode_ids(text).unwrap(), ids, "{text:?}");
+    }
 }

@@ -75,8 +75,8 @@ impl SpViterbi {
             let here = best[start].score;
             let mblen = crate::formats::sentencepiece::normalizer::utf8_len(text[start]).min(size - start);
             let mut has_single = false;
-            self.trie.common_prefixes(&text[start..], |len, id| {
-                let cand = self.scores[id as usize] + here;
+            self.trie.common_prefixes_scored(&text[start..], |len, id, score| {
+                let cand = score + here;
                 let target = &mut best[start + len];
                 if target.start == NONE || cand > target.score {
                     *target = Node { score: cand, start: start as u32, id };
