@@ -2,6 +2,7 @@
 //! sentencepiece bench times it), document by document: a target for callgrind / perf.
 //!
 //! Run: `cargo run --release -p tokenkit --example sp_profile -- MODEL FILE [MAX_BYTES] [REPEAT]`
+//! (`SP_PROFILE_IDS=1`: time `encode_ids` instead, ids only).
 
 use std::time::Instant;
 
@@ -30,11 +31,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     docs.push(cur);
     let bytes: usize = docs.iter().map(String::len).sum();
+    let ids_only = std::env::var_os("SP_PROFILE_IDS").is_some();
     let start = Instant::now();
     let mut n = 0;
     for _ in 0..repeat {
         for d in &docs {
-            n += model.tokenize(d)?.len();
+            n += if ids_only { model.encode_ids(d)?.len() } else { model.tokenize(d)?.len() };
         }
     }
     let secs = start.elapsed().as_secs_f64();

@@ -21,6 +21,9 @@ pub struct SpNormalizer {
     /// own normalization: simple, or every rule starting with it is `b` alone mapped to `b`
     /// or continues with a non-ASCII byte (NFKC compositions such as `a` + U+0301).
     ascii_safe: [bool; 128],
+    /// Bit `c` set: the non-ASCII BMP char `c` is its own normalization whatever follows (no
+    /// rule or user-defined symbol starts with its bytes); 1024 words.
+    bmp_simple: Box<[u64]>,
     pub(crate) add_dummy_prefix: bool,
     pub(crate) remove_extra_whitespaces: bool,
     pub(crate) escape_whitespaces: bool,
@@ -72,11 +75,22 @@ impl SpNormalizer {
             let alone = c.longest_prefix(&[b]);
             *safe = alone.is_none_or(|(_, rep)| rep.as_bytes() == [b]) && (0..128u8).all(|n| !c.has_key_with_prefix(&[b, n]));
         }
+        let mut bmp_simple = vec![0u64; 1024].into_boxed_slice();
+        let mut buf = [0u8; 4];
+        for c in (0x80u32..0x10000).filter_map(char::from_u32) {
+            let key = c.encode_utf8(&mut buf).as_bytes();
+            let rule = charsmap.as_ref().is_some_and(|m| m.has_key_with_prefix(key));
+            let symbol = user_defined.as_ref().is_some_and(|t| t.has_child(key[0]));
+            if !rule && !symbol {
+                bmp_simple[c as usize / 64] |= 1 << (c as usize % 64);
+            }
+        }
         Self {
             charsmap,
             user_defined,
             simple,
             ascii_safe,
+            bmp_simple,
             add_dummy_prefix,
             remove_extra_whitespaces,
             escape_whitespaces,
@@ -158,6 +172,20 @@ impl SpNormalizer {
                 }
                 i += 1;
                 continue;
+            }
+            // A 2- or 3-byte char that no rule or symbol starts with: copied as is.
+            if (0xC2..0xF0).contains(&b) {
+                let len = if b < 0xE0 { 2 } else { 3 };
+                if let Some(c) = input.get(i..i + len).and_then(|s| s.chars().next()) {
+                    let c = c as usize;
+                    if self.bmp_simple[c / 64] >> (c % 64) & 1 == 1 {
+                        out.text.push_str(&input[i..i + len]);
+                        out.to_orig.extend_from_slice(&[i as u32; 3][..len]);
+                        prev_space = false;
+                        i += len;
+                        continue;
+                    }
+                }
             }
             let (mut sp, n) = self.normalize_prefix(&input[i..]);
             if prev_space {
