@@ -70,7 +70,8 @@ impl Barriers {
     }
 
     /// Cuts `w` around its barrier chars and calls `f` on each part in order; `chars` gives
-    /// the ids of single-char tokens. Without a barrier, `f` gets `w` whole.
+    /// the ids of single-char tokens. Without a barrier, `f` gets `w` whole. A part of one
+    /// char that is a token comes as [`Part::Fixed`]: a single symbol has nothing to merge.
     #[inline]
     pub(crate) fn for_each_part<'a, E>(
         &self,
@@ -78,36 +79,49 @@ impl Barriers {
         chars: &CharIds,
         mut f: impl FnMut(Part<'a>) -> Result<(), E>,
     ) -> Result<(), E> {
+        // The part being gathered: where it starts, and its only char's id while it has one.
         let mut start = 0;
+        let mut single: Option<u32> = None;
         for (i, c) in w.char_indices() {
             let len = c.len_utf8();
             match chars.get(c) {
                 Some(id) if self.is_free(id) => {
-                    if start < i {
-                        f(Part::Merge(&w[start..i]))?;
-                    }
+                    flush(w, start, i, single, &mut f)?;
                     f(Part::Fixed(id, len as u32))?;
                     start = i + len;
+                    single = None;
                 }
-                None => {
-                    if let Some(bytes) = &self.bytes {
-                        if start < i {
-                            f(Part::Merge(&w[start..i]))?;
-                        }
-                        let mut buf = [0u8; 4];
-                        for &b in c.encode_utf8(&mut buf).as_bytes() {
-                            f(Part::Fixed(bytes[b as usize], 1))?;
-                        }
-                        start = i + len;
+                None if self.bytes.is_some() => {
+                    flush(w, start, i, single, &mut f)?;
+                    let mut buf = [0u8; 4];
+                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                        f(Part::Fixed(self.bytes.as_ref().map_or(0, |t| t[b as usize]), 1))?;
                     }
+                    start = i + len;
+                    single = None;
                 }
-                Some(_) => {}
+                // The first char of a part: remember its id in case it stays alone.
+                id if i == start => single = id,
+                _ => single = None,
             }
         }
-        if start < w.len() {
-            f(Part::Merge(&w[start..]))?;
-        }
-        Ok(())
+        flush(w, start, w.len(), single, &mut f)
+    }
+}
+
+/// Hands the gathered part `w[start..end]` to `f`: fixed when it is one char of id `single`.
+#[inline]
+fn flush<'a, E>(
+    w: &'a str,
+    start: usize,
+    end: usize,
+    single: Option<u32>,
+    f: &mut impl FnMut(Part<'a>) -> Result<(), E>,
+) -> Result<(), E> {
+    match single {
+        Some(id) => f(Part::Fixed(id, (end - start) as u32)),
+        None if start < end => f(Part::Merge(&w[start..end])),
+        None => Ok(()),
     }
 }
 
@@ -130,6 +144,35 @@ mod tests {
         }
         let barriers = Barriers::new(&merges, &chars, Some(&bytes)).unwrap();
         assert!(barriers.is_free(3) && barriers.is_free(4) && !barriers.is_free(0));
+        let mut parts = Vec::new();
+        barriers
+            .for_each_part("ab日abcé", &chars, |p| {
+                parts.push(p);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert_eq!(
+            parts,
+            vec![
+                Part::Merge("ab"),
+                Part::Fixed(3, 3),
+                Part::Merge("ab"),
+                Part::Fixed(4, 1),
+                Part::Fixed(100 + 0xC3, 1),
+                Part::Fixed(100 + 0xA9, 1),
+            ]
+        );
+        // Parts of one char come fixed; an unknown char (no byte fallback) stays to merge.
+        let barriers = Barriers::new(&merges, &chars, None).unwrap();
+        let mut parts = Vec::new();
+        barriers
+            .for_each_part("a日bé日", &chars, |p| {
+                parts.push(p);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert_eq!(parts, vec![Part::Fixed(0, 1), Part::Fixed(3, 3), Part::Merge("bé"), Part::Fixed(3, 3)]);
+        let barriers = Barriers::new(&merges, &chars, Some(&bytes)).unwrap();
         let mut parts = Vec::new();
         barriers
             .for_each_part("ab日abcé", &chars, |p| {

@@ -689,6 +689,39 @@ impl BPE {
     }
 }
 
+impl BPE {
+    /// Calls `emit(id, byte length)` for each token [`Model::tokenize`] gives for `sequence`,
+    /// in order, without building token strings (the SentencePiece-style direct path of the
+    /// tokenizer fills its `Encoding` from these).
+    pub(crate) fn tokenize_with(&self, sequence: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
+        if sequence.is_empty() {
+            return Ok(());
+        }
+        if u32::try_from(sequence.len()).is_err() {
+            return Err(Error::invalid("BPE: a piece longer than 4 GiB cannot be tokenized"));
+        }
+        if self.active_dropout().is_some() {
+            return self.with_merged_word(sequence, |w| w.symbols().iter().for_each(|s| emit(s.id, s.len)));
+        }
+        if self.ignore_merges {
+            if let Some(id) = self.vocab.id(sequence) {
+                emit(id, sequence.len() as u32);
+                return Ok(());
+            }
+        }
+        match self.cut {
+            Some(c) => for_each_part(sequence, c, |part| self.merge_word_cached(part, &mut emit)),
+            None => self.merge_word_cached(sequence, emit),
+        }
+    }
+
+    /// The string of token `id` (empty for an id outside the vocabulary).
+    #[inline]
+    pub(crate) fn token_str(&self, id: u32) -> &str {
+        self.vocab.token(id).unwrap_or_default()
+    }
+}
+
 impl Model for BPE {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
         if sequence.is_empty() {
