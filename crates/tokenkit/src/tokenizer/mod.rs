@@ -444,19 +444,14 @@ impl Tokenizer {
         type_id: u32,
         offset_type: OffsetType,
     ) -> Result<Encoding> {
-        let converter = match offset_type {
-            OffsetType::Char => Some(normalized::BytesToCharOffsetConverter::new(pre.original())),
-            OffsetType::Byte => None,
-        };
+        let offsets_in = normalized::OffsetsIn::new(pre.original(), offset_type);
         let mut enc = Encoding::with_capacity(pre.original().len() / 4);
         let mut word: u32 = 0;
         let mut ranges = Vec::new();
         let push = |enc: &mut Encoding, n: &NormalizedString, word: u32, id: u32, value: String, (ts, te): Offsets| {
             let base = n.offsets_original().0;
-            let mut offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
-            if let Some(c) = &converter {
-                offsets = c.convert(offsets).unwrap_or(offsets);
-            }
+            let offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
+            let offsets = offsets_in.convert(offsets);
             enc.push_token(id, value, offsets, Some(word_idx.unwrap_or(word)), type_id);
         };
         for split in pre.splits() {

@@ -16,7 +16,7 @@ use crate::models::bpe::BPE;
 use crate::models::ModelWrapper;
 use crate::normalizers::{NormalizerWrapper, ReplacePattern};
 use crate::pre_tokenizers::{Metaspace, PreTokenizerWrapper, PrependScheme};
-use crate::tokenizer::normalized::BytesToCharOffsetConverter;
+use crate::tokenizer::normalized::OffsetsIn;
 use crate::tokenizer::{Encoding, OffsetType, Tokenizer};
 use crate::Result;
 
@@ -133,14 +133,8 @@ pub(crate) fn encode(
     type_id: u32,
     offset_type: OffsetType,
 ) -> Result<Encoding> {
-    let converter = match offset_type {
-        OffsetType::Char => Some(BytesToCharOffsetConverter::new(text)),
-        OffsetType::Byte => None,
-    };
-    let convert = |o: (usize, usize)| match &converter {
-        Some(c) => c.convert(o).unwrap_or(o),
-        None => o,
-    };
+    let offsets_in = OffsetsIn::new(text, offset_type);
+    let convert = |o| offsets_in.convert(o);
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
     let mut buf = String::new();

@@ -130,6 +130,17 @@ mod tests {
     use super::*;
     use crate::models::vocab::VocabMap;
 
+    fn parts_of<'a>(barriers: &Barriers, w: &'a str, chars: &CharIds) -> Vec<Part<'a>> {
+        let mut parts = Vec::new();
+        barriers
+            .for_each_part(w, chars, |p| {
+                parts.push(p);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        parts
+    }
+
     #[test]
     fn cuts_around_free_chars_and_bytes() {
         let vocab: VocabMap = [("a", 0), ("b", 1), ("ab", 2), ("日", 3), ("c", 4)]
@@ -144,13 +155,7 @@ mod tests {
         }
         let barriers = Barriers::new(&merges, &chars, Some(&bytes)).unwrap();
         assert!(barriers.is_free(3) && barriers.is_free(4) && !barriers.is_free(0));
-        let mut parts = Vec::new();
-        barriers
-            .for_each_part("ab日abcé", &chars, |p| {
-                parts.push(p);
-                Ok::<_, ()>(())
-            })
-            .unwrap();
+        let parts = parts_of(&barriers, "ab日abcé", &chars);
         assert_eq!(
             parts,
             vec![
@@ -164,22 +169,10 @@ mod tests {
         );
         // Parts of one char come fixed; an unknown char (no byte fallback) stays to merge.
         let barriers = Barriers::new(&merges, &chars, None).unwrap();
-        let mut parts = Vec::new();
-        barriers
-            .for_each_part("a日bé日", &chars, |p| {
-                parts.push(p);
-                Ok::<_, ()>(())
-            })
-            .unwrap();
+        let parts = parts_of(&barriers, "a日bé日", &chars);
         assert_eq!(parts, vec![Part::Fixed(0, 1), Part::Fixed(3, 3), Part::Merge("bé"), Part::Fixed(3, 3)]);
         let barriers = Barriers::new(&merges, &chars, Some(&bytes)).unwrap();
-        let mut parts = Vec::new();
-        barriers
-            .for_each_part("ab日abcé", &chars, |p| {
-                parts.push(p);
-                Ok::<_, ()>(())
-            })
-            .unwrap();
+        let parts = parts_of(&barriers, "ab日abcé", &chars);
         assert_eq!(
             parts,
             vec![
@@ -194,13 +187,7 @@ mod tests {
         // A byte token in a merge: chars outside the vocabulary stay in the parts.
         let merges: MergeMap = [((0, 1), (0, 2)), ((100, 101), (1, 2))].into_iter().collect();
         let barriers = Barriers::new(&merges, &chars, Some(&bytes)).unwrap();
-        let mut parts = Vec::new();
-        barriers
-            .for_each_part("éa", &chars, |p| {
-                parts.push(p);
-                Ok::<_, ()>(())
-            })
-            .unwrap();
+        let parts = parts_of(&barriers, "éa", &chars);
         assert_eq!(parts, vec![Part::Merge("éa")]);
     }
 
