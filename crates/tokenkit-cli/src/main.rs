@@ -141,7 +141,10 @@ impl TiktokenArgs {
         use tokenkit::tiktoken::Encoding;
         let is_rank_file = path.is_some_and(|p| p.extension().is_some_and(|e| e == "tiktoken"));
         Ok(match (path, &self.encoding) {
-            (Some(p), name) if is_rank_file => Some(Encoding::from_file(p, name.as_deref())?),
+            // A named encoding with a file: that file holds its ranks, whatever its name
+            // (Llama-3's `tokenizer.model`).
+            (Some(p), Some(name)) => Some(Encoding::from_file(p, Some(name))?),
+            (Some(p), None) if is_rank_file => Some(Encoding::from_file(p, None)?),
             (None, Some(name)) => Some(Encoding::get(name)?),
             _ => None,
         })
