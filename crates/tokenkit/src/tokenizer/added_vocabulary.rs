@@ -375,6 +375,11 @@ impl AddedVocabulary {
         out
     }
 
+    /// Whether some added tokens are matched on the normalized text (`normalized: true`).
+    pub(crate) fn has_normalized_tokens(&self) -> bool {
+        !self.split_normalized_trie.1.is_empty()
+    }
+
     /// The tokens sorted by id, as tokenizer.json stores them.
     pub fn sorted_with_ids(&self) -> Vec<AddedTokenWithId> {
         let mut v: Vec<AddedTokenWithId> = self

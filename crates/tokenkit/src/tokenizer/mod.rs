@@ -9,6 +9,7 @@ mod normalized_fast;
 pub mod pattern;
 pub mod pre_tokenized;
 pub mod serialization;
+mod sp_path;
 pub mod utils;
 
 use std::borrow::Cow;
@@ -404,9 +405,13 @@ impl Tokenizer {
 
     fn encode_single_sequence(&self, sequence: InputSequence, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
         let direct = byte_level_path::plan(self);
+        let sentencepiece = if direct.is_none() { sp_path::plan(self) } else { None };
         let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
             if let Some(cutter) = direct {
                 return byte_level_path::encode(self, cutter, s, word_idx, type_id, offset_type);
+            }
+            if let Some(plan) = sentencepiece {
+                return sp_path::encode(self, plan, s, word_idx, type_id, offset_type);
             }
             let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
             if let Some(pt) = self.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {
@@ -439,19 +444,14 @@ impl Tokenizer {
         type_id: u32,
         offset_type: OffsetType,
     ) -> Result<Encoding> {
-        let converter = match offset_type {
-            OffsetType::Char => Some(normalized::BytesToCharOffsetConverter::new(pre.original())),
-            OffsetType::Byte => None,
-        };
+        let offsets_in = normalized::OffsetsIn::new(pre.original(), offset_type);
         let mut enc = Encoding::with_capacity(pre.original().len() / 4);
         let mut word: u32 = 0;
         let mut ranges = Vec::new();
         let push = |enc: &mut Encoding, n: &NormalizedString, word: u32, id: u32, value: String, (ts, te): Offsets| {
             let base = n.offsets_original().0;
-            let mut offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
-            if let Some(c) = &converter {
-                offsets = c.convert(offsets).unwrap_or(offsets);
-            }
+            let offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
+            let offsets = offsets_in.convert(offsets);
             enc.push_token(id, value, offsets, Some(word_idx.unwrap_or(word)), type_id);
         };
         for split in pre.splits() {

@@ -555,6 +555,29 @@ pub struct BytesToCharOffsetConverter {
     ascii: bool,
 }
 
+/// Turns byte offsets into the unit an encode call asked for: bytes stay as they are, chars
+/// go through a [`BytesToCharOffsetConverter`] of the input.
+pub(crate) struct OffsetsIn(Option<BytesToCharOffsetConverter>);
+
+impl OffsetsIn {
+    /// The conversion of offsets into `text` to `offset_type`.
+    pub(crate) fn new(text: &str, offset_type: crate::tokenizer::OffsetType) -> Self {
+        Self(match offset_type {
+            crate::tokenizer::OffsetType::Char => Some(BytesToCharOffsetConverter::new(text)),
+            crate::tokenizer::OffsetType::Byte => None,
+        })
+    }
+
+    /// `o` (bytes) in the asked unit; offsets that do not convert are kept.
+    #[inline]
+    pub(crate) fn convert(&self, o: Offsets) -> Offsets {
+        match &self.0 {
+            Some(c) => c.convert(o).unwrap_or(o),
+            None => o,
+        }
+    }
+}
+
 impl BytesToCharOffsetConverter {
     /// Builds the converter for `s`.
     pub fn new(s: &str) -> Self {

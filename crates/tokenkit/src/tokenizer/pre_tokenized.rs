@@ -1,7 +1,7 @@
 //! `PreTokenizedString`: the input cut into splits (words), each a `NormalizedString` that may
 //! already carry its tokens.
 
-use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString, OffsetReferential, Range};
+use crate::tokenizer::normalized::{NormalizedString, OffsetReferential, OffsetsIn, Range};
 use crate::tokenizer::{Encoding, OffsetType, Token};
 use crate::{Error, Offsets, Result};
 
@@ -108,15 +108,12 @@ impl PreTokenizedString {
 
     /// The pieces with their offsets, in the referential and unit asked for.
     pub fn get_splits(&self, referential: OffsetReferential, offset_type: OffsetType) -> Vec<(&str, Offsets, &Option<Vec<Token>>)> {
-        let converter = match offset_type {
-            OffsetType::Char => Some(BytesToCharOffsetConverter::new(&self.original)),
-            OffsetType::Byte => None,
-        };
+        let offsets_in = OffsetsIn::new(&self.original, offset_type);
         let mut offset = 0;
         self.splits
             .iter()
             .map(|s| {
-                let mut offsets = match referential {
+                let offsets = match referential {
                     OffsetReferential::Original => s.normalized.offsets_original(),
                     OffsetReferential::Normalized => {
                         let len = s.normalized.len();
@@ -124,10 +121,7 @@ impl PreTokenizedString {
                         (offset - len, offset)
                     }
                 };
-                if let Some(c) = &converter {
-                    offsets = c.convert(offsets).unwrap_or(offsets);
-                }
-                (s.normalized.get(), offsets, &s.tokens)
+                (s.normalized.get(), offsets_in.convert(offsets), &s.tokens)
             })
             .collect()
     }
@@ -141,22 +135,17 @@ impl PreTokenizedString {
         if !self.splits.iter().all(|s| s.tokens.is_some()) {
             return Err(Error::invalid("a split has not been tokenized; call tokenize first"));
         }
-        let converter = match offset_type {
-            OffsetType::Char => Some(BytesToCharOffsetConverter::new(&self.original)),
-            OffsetType::Byte => None,
-        };
+        let offsets_in = OffsetsIn::new(&self.original, offset_type);
         let n: usize = self.splits.iter().map(|s| s.tokens.as_ref().map_or(0, Vec::len)).sum();
         let mut enc = Encoding::with_capacity(n);
         for (idx, split) in self.splits.into_iter().enumerate() {
             let normalized = split.normalized;
             let base = normalized.offsets_original();
             for token in split.tokens.unwrap_or_default() {
-                let mut offsets = normalized
+                let offsets = normalized
                     .convert_offsets(Range::Normalized(token.offsets.0..token.offsets.1))
                     .map_or(token.offsets, |r| (base.0 + r.start, base.0 + r.end));
-                if let Some(c) = &converter {
-                    offsets = c.convert(offsets).unwrap_or(offsets);
-                }
+                let offsets = offsets_in.convert(offsets);
                 enc.push_token(token.id, token.value, offsets, word_idx.or(Some(idx as u32)), type_id);
             }
         }

@@ -43,6 +43,11 @@ impl CharIds {
         t
     }
 
+    /// The ids in the table, in no particular order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.dense.iter().copied().filter(|&id| id != NO_ID).chain(self.sparse.values().copied())
+    }
+
     /// The id of `prefix + c`, when the vocabulary has it.
     #[inline]
     pub fn get(&self, c: char) -> Option<u32> {

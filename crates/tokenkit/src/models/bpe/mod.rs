@@ -7,6 +7,7 @@
 //! 256 bytes are cached per model.
 
 pub mod backtrack;
+mod barriers;
 pub mod chars;
 pub mod trainer;
 pub mod word;
@@ -20,6 +21,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use backtrack::{BacktrackScratch, Backtracker};
+use barriers::{Barriers, Part};
 use chars::{for_each_part, safe_cut_char, CharIds};
 pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
@@ -194,15 +196,20 @@ impl BpeBuilder {
         let prefixed_chars = prefix.map(|p| CharIds::new(&self.vocab, p));
         let vocab = Vocab::new(self.vocab);
         let all_bytes = byte_ids.as_ref().is_some_and(|b| b.iter().all(|&id| id != NO_ID));
-        let cut =
-            safe_cut_char(&vocab, &merges, self.unk_token.as_deref(), all_bytes, prefix.is_some() || suffix.is_some());
+        let affixes = prefix.is_some() || suffix.is_some();
+        let cut = safe_cut_char(&vocab, &merges, self.unk_token.as_deref(), all_bytes, affixes);
+        // SentencePiece-style models only (byte fallback, or a `▁`/space cut char).
+        let barriers = (!affixes && (self.byte_fallback || cut.is_some()))
+            .then(|| Barriers::new(&merges, &chars, byte_ids.as_deref().filter(|_| all_bytes)))
+            .flatten();
         Ok(BPE {
             vocab,
             chars,
             prefixed_chars,
             cut,
+            barriers,
             scan_exact: merges.rank_follows_result(),
-            affixes: prefix.is_some() || suffix.is_some(),
+            affixes,
             backtracker: OnceLock::new(),
             merges,
             dropout: self.dropout,
@@ -257,6 +264,9 @@ pub struct BPE {
     prefixed_chars: Option<CharIds>,
     /// Where pieces can be cut without changing the result (see [`safe_cut_char`]).
     cut: Option<char>,
+    /// The chars whose symbols no merge touches, around which words are cut (see
+    /// [`Barriers`]); only for SentencePiece-style models without affixes.
+    barriers: Option<Barriers>,
     /// Whether merges making the same token have the same rank (always so when no two merges
     /// make the same token), so short words may be merged by scanning.
     scan_exact: bool,
@@ -294,6 +304,7 @@ impl Clone for BPE {
             chars: self.chars.clone(),
             prefixed_chars: self.prefixed_chars.clone(),
             cut: self.cut,
+            barriers: self.barriers.clone(),
             scan_exact: self.scan_exact,
             affixes: self.affixes,
             backtracker: self.backtracker.clone(),
@@ -583,7 +594,9 @@ impl BPE {
     }
 
     /// Merges one word (a whole piece or a part of one) through the cache, calling `emit`
-    /// with `(id, byte length)` of each token in order.
+    /// with `(id, byte length)` of each token in order. With [`Barriers`], a word missing
+    /// from the cache is cut around its barrier chars first: a short word is cached whole, the
+    /// parts of a long one (too long to cache) each through the cache.
     #[inline]
     fn merge_word_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
         let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
@@ -592,6 +605,45 @@ impl BPE {
                 return Ok(());
             }
         }
+        let Some(barriers) = &self.barriers else {
+            return self.merge_uncached(w, cache, emit);
+        };
+        if let Some(c) = cache {
+            let mut symbols: Vec<(u32, u32)> = Vec::new();
+            barriers.for_each_part(w, &self.chars, |part| match part {
+                Part::Fixed(id, len) => {
+                    symbols.push((id, len));
+                    Ok(())
+                }
+                Part::Merge(p) => self.merge_uncached(p, None, |id, len| symbols.push((id, len))),
+            })?;
+            symbols.iter().for_each(|&(id, len)| emit(id, len));
+            c.insert(w, symbols.into_boxed_slice());
+            return Ok(());
+        }
+        barriers.for_each_part(w, &self.chars, |part| match part {
+            Part::Fixed(id, len) => {
+                emit(id, len);
+                Ok(())
+            }
+            Part::Merge(p) if p.len() == w.len() => self.merge_uncached(p, None, &mut emit),
+            Part::Merge(p) => self.merge_part_cached(p, &mut emit),
+        })
+    }
+
+    /// A part of a long word cut by [`Barriers`]: through the cache, without cutting again.
+    fn merge_part_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
+        let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
+        if let Some(c) = cache {
+            if c.with(w, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
+                return Ok(());
+            }
+        }
+        self.merge_uncached(w, cache, emit)
+    }
+
+    /// Merges `w` whole (backtracking or merge loop), then caches the result in `cache`.
+    fn merge_uncached(&self, w: &str, cache: Option<&Cache<CachedWord>>, mut emit: impl FnMut(u32, u32)) -> Result<()> {
         let cached = self.with_merged_word(w, |word| {
             let symbols = word.symbols().iter().map(|s| (s.id, s.len));
             symbols.clone().for_each(|(id, len)| emit(id, len));
@@ -634,6 +686,39 @@ impl BPE {
             Some(c) => for_each_part(sequence, c, |part| self.merge_word_cached(part, |id, _| out.push(id))),
             None => self.merge_word_cached(sequence, |id, _| out.push(id)),
         }
+    }
+}
+
+impl BPE {
+    /// Calls `emit(id, byte length)` for each token [`Model::tokenize`] gives for `sequence`,
+    /// in order, without building token strings (the SentencePiece-style direct path of the
+    /// tokenizer fills its `Encoding` from these).
+    pub(crate) fn tokenize_with(&self, sequence: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
+        if sequence.is_empty() {
+            return Ok(());
+        }
+        if u32::try_from(sequence.len()).is_err() {
+            return Err(Error::invalid("BPE: a piece longer than 4 GiB cannot be tokenized"));
+        }
+        if self.active_dropout().is_some() {
+            return self.with_merged_word(sequence, |w| w.symbols().iter().for_each(|s| emit(s.id, s.len)));
+        }
+        if self.ignore_merges {
+            if let Some(id) = self.vocab.id(sequence) {
+                emit(id, sequence.len() as u32);
+                return Ok(());
+            }
+        }
+        match self.cut {
+            Some(c) => for_each_part(sequence, c, |part| self.merge_word_cached(part, &mut emit)),
+            None => self.merge_word_cached(sequence, emit),
+        }
+    }
+
+    /// The string of token `id` (empty for an id outside the vocabulary).
+    #[inline]
+    pub(crate) fn token_str(&self, id: u32) -> &str {
+        self.vocab.token(id).unwrap_or_default()
     }
 }
 

@@ -5,6 +5,9 @@
 //! token covering the whole piece.
 
 pub mod trainer;
+mod trie;
+
+use std::sync::Arc;
 
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
@@ -13,6 +16,7 @@ use super::serialization::{deserialize_via_fields, missing, ModelFields};
 use super::vocab::{vocab_model_methods, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
+use trie::Trie;
 
 /// The WordPiece model (HF `models.WordPiece`).
 #[derive(Debug, Clone)]
@@ -23,6 +27,9 @@ pub struct WordPiece {
     max_input_chars_per_word: usize,
     /// Length in bytes of the longest vocabulary token: longer candidates are never looked up.
     max_token_len: usize,
+    /// Tries of the tokens (first subword) and of the prefixed tokens without their prefix
+    /// (later subwords); `None` for vocabularies they cannot hold.
+    tries: Option<Arc<(Trie, Trie)>>,
 }
 
 impl PartialEq for WordPiece {
@@ -50,7 +57,9 @@ impl WordPiece {
         max_input_chars_per_word: usize,
     ) -> Self {
         let vocab: VocabMap = vocab.into_iter().collect();
+        let tries = Trie::new(&vocab, "").zip(Trie::new(&vocab, &continuing_subword_prefix)).map(Arc::new);
         Self {
+            tries,
             max_token_len: vocab.keys().map(String::len).max().unwrap_or(0),
             vocab: Vocab::new(vocab),
             unk_token,
@@ -89,6 +98,26 @@ impl WordPiece {
         Ok(vec![Token::new(id, self.unk_token.clone(), (0, len))])
     }
 
+    /// Greedy longest-match-first by walking the tries: the same tokens as trying every
+    /// candidate length from the longest down, in one walk per subword.
+    fn tokenize_by_tries(&self, sequence: &str, (initial, continuing): &(Trie, Trie)) -> Result<Vec<Token>> {
+        let bytes = sequence.as_bytes();
+        let mut tokens = Vec::new();
+        let mut start = 0;
+        while start < bytes.len() {
+            let trie = if start == 0 { initial } else { continuing };
+            let Some((id, len)) = trie.longest(&bytes[start..]) else {
+                return self.unk(sequence.len());
+            };
+            // The matched string itself (a vocabulary may give two strings one id).
+            let piece = &sequence[start..start + len];
+            let value = if start == 0 { piece.to_owned() } else { [self.continuing_subword_prefix.as_str(), piece].concat() };
+            tokens.push(Token::new(id, value, (start, start + len)));
+            start += len;
+        }
+        Ok(tokens)
+    }
+
     /// Builds the model from the fields of a tokenizer.json model object (all four fields
     /// are required, as in HF).
     pub(crate) fn from_fields(mut f: ModelFields) -> Result<Self> {
@@ -114,11 +143,23 @@ impl Model for WordPiece {
         if sequence.len() > self.max_input_chars_per_word && sequence.chars().count() > self.max_input_chars_per_word {
             return self.unk(sequence.len());
         }
-        let prefix = self.continuing_subword_prefix.as_str();
         // Most pieces are a single vocabulary word.
         if let Some(id) = self.vocab.id(sequence) {
             return Ok(vec![Token::new(id, sequence.to_owned(), (0, sequence.len()))]);
         }
+        match &self.tries {
+            Some(tries) => self.tokenize_by_tries(sequence, tries),
+            None => self.tokenize_by_lookups(sequence),
+        }
+    }
+
+    vocab_model_methods!();
+}
+
+impl WordPiece {
+    /// Greedy longest-match-first by looking up every candidate, longest first.
+    fn tokenize_by_lookups(&self, sequence: &str) -> Result<Vec<Token>> {
+        let prefix = self.continuing_subword_prefix.as_str();
         let mut tokens = Vec::new();
         let mut candidate = String::new();
         let mut start = 0;
@@ -157,8 +198,6 @@ impl Model for WordPiece {
         }
         Ok(tokens)
     }
-
-    vocab_model_methods!();
 }
 
 impl Serialize for WordPiece {
@@ -186,6 +225,31 @@ mod tests {
 
     fn run(m: &WordPiece, s: &str) -> Vec<(u32, String, (usize, usize))> {
         m.tokenize(s).unwrap().into_iter().map(|t| (t.id, t.value, t.offsets)).collect()
+    }
+
+    #[test]
+    fn tries_same_as_lookups() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let alphabet = ["a", "b", "é", "日", "#"];
+        for _ in 0..100 {
+            let mut vocab = vec![("[UNK]".to_string(), 0)];
+            for i in 1..rng.gen_range(2..30) {
+                let len = rng.gen_range(1..4);
+                let mut t: String = (0..len).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect();
+                if rng.gen() {
+                    t.insert_str(0, "##");
+                }
+                vocab.push((t, i));
+            }
+            let m = WordPiece::new(vocab, "[UNK]".into(), "##".into(), 8);
+            assert!(m.tries.is_some());
+            for _ in 0..50 {
+                let s: String = (0..rng.gen_range(1..8)).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect();
+                let by_lookups: Vec<_> = m.tokenize_by_lookups(&s).unwrap();
+                assert_eq!(m.tokenize(&s).unwrap(), by_lookups, "{s:?}");
+            }
+        }
     }
 
     #[test]
