@@ -23,6 +23,7 @@
 
 mod lattice;
 mod suffix;
+mod trie;
 #[cfg(test)]
 mod tests;
 
