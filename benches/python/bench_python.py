@@ -8,7 +8,7 @@ and the ratio of tokenkit to each peer:
   tokenizer.json fixtures   tokenizers.Tokenizer.encode_batch / encode_batch_fast
                             vs tokenkit.Tokenizer.encode_batch / encode_batch_fast
   tiktoken encodings        tiktoken.Encoding.encode_ordinary / encode_ordinary_batch
-                            vs tokenkit.tiktoken.Encoding (same calls), once it exists
+                            vs tokenkit.tiktoken.Encoding (same calls)
 
 Thread counts are measured in separate child processes (rayon's pool size is fixed when it is
 first used): RAYON_NUM_THREADS=N for both libraries, and tiktoken's batch call gets num_threads=N.

@@ -27,7 +27,7 @@ import pytest
 
 import harness as h
 
-os.environ["TZ"] = "UTC"  # strftime_now: tokenkit reads the clock in UTC
+os.environ["TZ"] = "UTC"  # strftime_now reads local time in both; pin the zone for the CLI subprocesses
 time.tzset()
 
 DATA = Path(__file__).parent / "data" / "chat"

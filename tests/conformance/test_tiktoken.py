@@ -48,9 +48,9 @@ def oracle(name: str):
                              special_tokens=spec["special_tokens"])
 
 
-def cli(args: list[str], stdin: bytes = b"", check: bool = True):
+def cli(args: list[str], stdin: bytes = b"", check: bool = True, data_dir: Path = TIKTOKEN_DIR):
     env_dir = os.environ.get("TOKENKIT_TIKTOKEN_DIR")
-    os.environ["TOKENKIT_TIKTOKEN_DIR"] = str(TIKTOKEN_DIR)
+    os.environ["TOKENKIT_TIKTOKEN_DIR"] = str(data_dir)
     try:
         return h.run_cli(args, stdin, check=check)
     finally:
@@ -166,6 +166,18 @@ def test_bad_inputs():
     assert "panicked" not in r.stderr.decode()
 
 
+def test_rank_file_hash_is_checked(work_dir):
+    """A named encoding's rank file found in the data directory must have the published sha256
+    (as tiktoken checks its cache): a file with one line dropped is refused, naming both hashes."""
+    good = rank_file("r50k_base").read_bytes()
+    bad_dir = work_dir / "corrupt_tiktoken"
+    bad_dir.mkdir(exist_ok=True)
+    (bad_dir / "r50k_base.tiktoken").write_bytes(good[: good.rindex(b"\n", 0, len(good) - 1) + 1])
+    r = cli(["encode", "-e", "r50k_base", "hello"], check=False, data_dir=bad_dir)
+    err = r.stderr.decode()
+    assert r.returncode != 0 and "sha256" in err and "306cd27f" in err and "panicked" not in err, err
+
+
 @pytest.mark.parametrize("name", MAIN)
 def test_conversion_loads_in_hf(name, work_dir):
     tokenizers = pytest.importorskip("tokenizers")
@@ -182,3 +194,53 @@ def test_conversion_loads_in_hf(name, work_dir):
     cli(["save", "-t", str(out), "-o", str(back)])
     original = tiktoken.load.load_tiktoken_bpe(str(rank_file(name)))
     assert tiktoken.load.load_tiktoken_bpe(str(back)) == original
+
+
+# Llama-3's tiktoken-format `tokenizer.model` (from Meta's llama-models package), read with
+# `-t tokenizer.model -e llama3`, against tiktoken configured the way Meta's own
+# `llama_models/llama3/tokenizer.py` configures it (its pattern, 256 special tokens after the ranks).
+LLAMA3_MODEL = h.FIXTURES / "registry" / "llama3" / "tokenizer.model"
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+@lru_cache(maxsize=None)
+def llama3_oracle():
+    if not LLAMA3_MODEL.is_file():
+        pytest.skip(f"{LLAMA3_MODEL} not present (run scripts/fetch_fixtures.py)")
+    ranks = tiktoken.load.load_tiktoken_bpe(str(LLAMA3_MODEL))
+    named = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+             "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>",
+             "<|eot_id|>", "<|python_tag|>", "<|image|>"]
+    specials = named + [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(named))]
+    return tiktoken.Encoding("llama3", pat_str=LLAMA3_PATTERN, mergeable_ranks=ranks,
+                             special_tokens={t: len(ranks) + i for i, t in enumerate(specials)})
+
+
+def llama3_cli_ids(texts: list[str], flags: list[str]) -> list:
+    r = cli(["encode", "-t", str(LLAMA3_MODEL), "-e", "llama3", "--jsonl", *flags], h.to_jsonl(texts))
+    return [row["ids"] for row in h.parse_jsonl(r.stdout, len(texts), "encode")]
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_llama3_model_file_like_meta(corpus):
+    if not h.corpus_files():
+        pytest.skip("no corpora in .fixtures")
+    enc = llama3_oracle()
+    lines, chunks = h.sample_lines(corpus, 300), h.sample_chunks(corpus, 60)
+    for kind, texts in (("lines", lines), ("chunks", chunks)):
+        with h.recording_cli_errors("tiktoken", "llama3.model", corpus, kind, len(texts)):
+            got = llama3_cli_ids(texts, ["--disallowed-special", "none"])
+        h.compare("tiktoken", "llama3.model", corpus, kind, texts, [enc.encode_ordinary(t) for t in texts], got)
+
+
+def test_llama3_model_file_special_tokens():
+    enc = llama3_oracle()
+    texts = ["<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>", "a<|python_tag|>b",
+             "<|reserved_special_token_250|>", "plain"]
+    got = llama3_cli_ids(texts, ["--allowed-special", "all"])
+    h.compare("tiktoken", "llama3.model", "special", "allowed=all", texts,
+              [enc.encode(t, allowed_special="all") for t in texts], got)
+    # Without a name, a rank file called tokenizer.model is refused with a clear error.
+    r = cli(["encode", "-t", str(LLAMA3_MODEL), "hi"], check=False)
+    assert r.returncode != 0 and "name it" in r.stderr.decode(), r.stderr.decode()

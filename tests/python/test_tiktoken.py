@@ -132,6 +132,46 @@ def test_decoding(pair):
         ours.decode_single_token_bytes(ref.n_vocab + 5)
 
 
+UNSTABLE_TEXTS = ["hello fanta", "hello", "", "a \n\n  ", "x<|endoftext|>", "x<|endoftext|>y", "price: 3.1", "don't",
+                  "日本語の", "  indented\n    ", "tabs\t\t", "emoji 🤖", "fo", "def f(x):\n    return x +", "é"]
+
+
+def test_encode_with_unstable(pair):
+    """Stable ids equal, completions equal as sets (tiktoken returns them in hash order)."""
+    ref, ours = pair
+    compared = 0
+    for text in UNSTABLE_TEXTS + [t[:40] for t in TEXTS[10:30]]:
+        for kw in (dict(), dict(allowed_special="all"), dict(disallowed_special=())):
+            r, err = outcome(lambda: ref.encode_with_unstable(text, **kw))
+            if err is not None:
+                with pytest.raises(type(err)):
+                    ours.encode_with_unstable(text, **kw)
+                continue
+            stable, completions = ours.encode_with_unstable(text, **kw)
+            assert stable == r[0], (text, kw)
+            assert sorted(map(tuple, completions)) == sorted(map(tuple, r[1])), (text, kw)
+            compared += 1
+    assert compared > 60
+
+
+def test_private_piece_encoders(pair):
+    """tiktoken's `_encode_single_piece`, `_encode_bytes` (bytes cut inside a char) and
+    `_encode_only_native_bpe`, used by some downstream libraries."""
+    import random
+
+    ref, ours = pair
+    rng = random.Random(7)
+    for text in TEXTS[:40]:
+        data = text.encode("utf-8", "surrogatepass") if "\ud800" not in text else b"a\xed\xa0\x80b"
+        for cut in sorted({len(data), *(rng.randrange(len(data) + 1) for _ in range(3))}):
+            part = data[:cut]
+            assert ours._encode_bytes(part) == ref._encode_bytes(part), part[-20:]
+            if part:  # tiktoken panics on an empty piece; tokenkit gives []
+                assert ours._encode_single_piece(part[:60]) == ref._encode_single_piece(part[:60])
+        if "\ud800" not in text:
+            assert ours._encode_only_native_bpe(text) == ref._encode_only_native_bpe(text)
+
+
 def test_single_tokens(pair):
     ref, ours = pair
     for tok in ["hello", " world", "<|endoftext|>", b"\xe4\xb8", "!"]:

@@ -120,3 +120,42 @@ def test_iterator_errors_propagate():
         tok.train_from_iterator([], trainer)
     # The tokenizer is unchanged after a failed training.
     assert tok.get_vocab_size() == 0
+
+
+def test_progress_bars_under_a_terminal(tmp_path):
+    """show_progress=True draws indicatif bars on a terminal (run under a pseudo-terminal here)
+    and the result is the same as with show_progress=False."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    text = tmp_path / "corpus.txt"
+    text.write_text("".join(corpus(60_000)), encoding="utf-8")
+    script = (
+        "import sys, tokenkit\n"
+        "from tokenkit import models, trainers, pre_tokenizers\n"
+        "tok = tokenkit.Tokenizer(models.BPE())\n"
+        "tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)\n"
+        "tok.train([sys.argv[1]], trainers.BpeTrainer(vocab_size=600, show_progress=sys.argv[2] == '1'))\n"
+        "print(tok.to_str())\n"
+    )
+    outputs = {}
+    for flag in ("0", "1"):
+        main, sub = pty.openpty()
+        r = subprocess.run([sys.executable, "-c", script, str(text), flag], stdout=subprocess.PIPE, stderr=sub,
+                           timeout=120, check=True)
+        os.close(sub)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(main)
+        outputs[flag] = (r.stdout, err.decode("utf-8", "replace"))
+    assert outputs["0"][0] == outputs["1"][0]
+    assert "Compute merges" in outputs["1"][1] and "Compute merges" not in outputs["0"][1]

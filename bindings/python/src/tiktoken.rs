@@ -150,6 +150,26 @@ impl PyTiktokenCore {
         })
     }
 
+    /// tiktoken's `encode_with_unstable`: the stable ids and the possible completions
+    /// (sorted lists of ids).
+    fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
+        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let enc = self.enc.clone();
+        run(py, || enc.encode_with_unstable(text, &allowed, &disallowed))
+    }
+
+    /// BPE of the bytes as one piece, no regex split, no special tokens.
+    fn encode_single_piece(&self, py: Python<'_>, piece: &[u8]) -> PyResult<Vec<u32>> {
+        let enc = self.enc.clone();
+        run(py, || enc.encode_single_piece(piece))
+    }
+
+    /// Ordinary encoding of bytes that may end inside a UTF-8 sequence.
+    fn encode_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<Vec<u32>> {
+        let enc = self.enc.clone();
+        run(py, || enc.encode_bytes(data))
+    }
+
     /// The id of the token with these bytes (KeyError when there is none).
     fn encode_single_token(&self, py: Python<'_>, token: &[u8]) -> PyResult<u32> {
         self.enc.encode_single_token(token).map_err(|_| PyKeyError::new_err(PyBytes::new(py, token).unbind()))

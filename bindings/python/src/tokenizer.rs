@@ -284,7 +284,8 @@ impl PyTokenizer {
     fn train(slf: &Bound<'_, Self>, files: Vec<std::path::PathBuf>, trainer: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let mut tok = (*slf.borrow().tok).clone();
         let trainer = train::trainer_from_python(trainer, tok.get_model())?;
-        run(slf.py(), || tok.train_from_files(&trainer, &files).map(|_| ()))?;
+        let input = tokenkit::trainers::TrainInput::Files(files);
+        run(slf.py(), || tok.train_with_progress(&trainer, &input, &*train::progress(&trainer)).map(|_| ()))?;
         slf.borrow_mut().tok = Arc::new(tok);
         Ok(())
     }
@@ -298,7 +299,10 @@ impl PyTokenizer {
         let trainer = train::trainer_from_python(trainer, tok.get_model())?;
         let iter = iterator.try_iter()?.unbind();
         let error = std::sync::Mutex::new(None);
-        let result = run(slf.py(), || tok.train_from_iterator(&trainer, train::PySequences::new(iter, &error)).map(|_| ()));
+        let progress = train::progress(&trainer);
+        let result = run(slf.py(), || {
+            tok.train_from_iterator_with_progress(&trainer, train::PySequences::new(iter, &error), &*progress).map(|_| ())
+        });
         if let Some(e) = error.into_inner().ok().flatten() {
             return Err(e);
         }

@@ -9,7 +9,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyIterator, PyString};
 use tokenkit::models::ModelWrapper;
-use tokenkit::trainers::{BpeTrainer, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer};
+use tokenkit::trainers::{
+    BpeTrainer, NoProgress, Progress, ProgressBars, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
+};
 
 use crate::errors::value_err;
 
@@ -33,6 +35,16 @@ pub fn trainer_from_python(trainer: Option<&Bound<'_, PyAny>>, model: &ModelWrap
                 return Err(value_err("a SentencePiece .model tokenizer cannot be trained; build a Unigram or BPE model"))
             }
         }),
+    }
+}
+
+/// Progress bars on standard error when the trainer's `show_progress` is on (HF's default;
+/// indicatif hides them when standard error is not a terminal), otherwise nothing.
+pub fn progress(trainer: &TrainerWrapper) -> Box<dyn Progress> {
+    if trainer.show_progress() {
+        Box::new(ProgressBars::new())
+    } else {
+        Box::new(NoProgress)
     }
 }
 

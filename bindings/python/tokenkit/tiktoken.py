@@ -115,6 +115,27 @@ class Encoding:
         except UnicodeEncodeError:
             return self._core.encode_batch([_fix_surrogates(t) for t in text], allowed, disallowed)
 
+    def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = set(),  # noqa: B006
+                             disallowed_special: DisallowedSpecial = "all") -> Tuple[List[int], List[List[int]]]:
+        """The stable ids of ``text`` and every id sequence a continuation of ``text`` could
+        start with (tiktoken's ``encode_with_unstable``; the completions come sorted, tiktoken
+        gives them in hash order). Special tokens follow :meth:`encode`."""
+        return self._call("encode_with_unstable", text, _policy(allowed_special), _policy(disallowed_special))
+
+    def _encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> List[int]:
+        """BPE of ``text_or_bytes`` as one piece: no regex split, no special tokens."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._core.encode_single_piece(text_or_bytes)
+
+    def _encode_only_native_bpe(self, text: str) -> List[int]:
+        """:meth:`encode_ordinary` (tiktoken's pure-Python reference path gives the same ids)."""
+        return self.encode_ordinary(text)
+
+    def _encode_bytes(self, text: bytes) -> List[int]:
+        """Ordinary encoding of bytes that may end inside a UTF-8 sequence."""
+        return self._core.encode_bytes(bytes(text))
+
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of the one token (special tokens included) whose text is ``text_or_bytes``;
         ``KeyError`` when there is none."""

@@ -1,17 +1,15 @@
 //! `tokenkit train`: train a tokenizer from text or JSONL files and save its tokenizer.json.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tokenkit::models::{ModelWrapper, Unigram, WordLevel, WordPiece, BPE};
 use tokenkit::pre_tokenizers::byte_level::ByteLevel;
 use tokenkit::trainers::{
-    BpeTrainer, Progress, Stage, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
+    BpeTrainer, Progress, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
 };
 use tokenkit::{AddedToken, Tokenizer};
 
@@ -285,45 +283,6 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
     Ok((tok, trainer))
 }
 
-/// One indicatif bar per stage (hidden when standard error is not a terminal).
-struct Bars {
-    current: Mutex<Option<ProgressBar>>,
-}
-
-impl Progress for Bars {
-    fn start(&self, stage: Stage, total: Option<u64>) {
-        let bar = match total {
-            Some(n) => ProgressBar::new(n),
-            None => ProgressBar::new_spinner(),
-        };
-        let template = match stage {
-            Stage::CountWords => "[{elapsed_precise}] {msg:<16} {wide_bar} {binary_bytes:>9}/{binary_total_bytes:9} {binary_bytes_per_sec}",
-            _ => "[{elapsed_precise}] {msg:<16} {wide_bar} {pos:>9}/{len:9}",
-        };
-        if let Ok(style) = ProgressStyle::with_template(template) {
-            bar.set_style(style);
-        }
-        bar.set_message(stage.label());
-        if let Ok(mut c) = self.current.lock() {
-            *c = Some(bar);
-        }
-    }
-    fn inc(&self, n: u64) {
-        if let Ok(c) = self.current.lock() {
-            if let Some(b) = c.as_ref() {
-                b.inc(n);
-            }
-        }
-    }
-    fn finish(&self, _stage: Stage) {
-        if let Ok(mut c) = self.current.lock() {
-            if let Some(b) = c.take() {
-                b.finish();
-            }
-        }
-    }
-}
-
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), when known.
 fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -380,7 +339,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
         Some(field) => TrainInput::Jsonl { files: args.files.clone(), field: field.clone(), strict: args.strict },
         None => TrainInput::Files(args.files.clone()),
     };
-    let bars = Bars { current: Mutex::new(None) };
+    let bars = tokenkit::trainers::ProgressBars::new();
     let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
     let report = tok.train_with_progress(&trainer, &input, progress).map_err(|e| anyhow!(e))?;
     let saved = save_outputs(&args, &tok)?;

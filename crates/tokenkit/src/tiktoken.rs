@@ -54,6 +54,8 @@ pub struct Encoding {
     special_list: Vec<String>,
     special_ids: Vec<u32>,
     special_matcher: Option<AhoCorasick>,
+    /// Rank ids ordered by their bytes (built on first use by `encode_with_unstable`).
+    sorted_ranks: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// tiktoken's error for a disallowed special token found in the text.
@@ -165,6 +167,7 @@ impl Encoding {
             special_list,
             special_ids,
             special_matcher,
+            sorted_ranks: std::sync::OnceLock::new(),
         })
     }
 
@@ -324,9 +327,25 @@ impl Encoding {
     pub fn encode(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<u32>> {
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        self.encode_segments(text, &allowed_mask, |ids, _| out.extend_from_slice(ids))?;
+        Ok(out)
+    }
+
+    /// The number of tokens of `encode(text, ...)`, without building the ids of ordinary text.
+    pub fn count(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<usize> {
+        let allowed_mask = self.resolve(text, allowed, disallowed)?;
+        let mut n = 0;
+        self.encode_segments(text, &allowed_mask, |ids, _| n += ids.len())?;
+        Ok(n)
+    }
+
+    /// Walks `text` cut at the allowed special tokens (`allowed_mask` by special-token index),
+    /// calling `sink(ids, is_special)` in text order with the ids of each regex piece of
+    /// ordinary text (`false`) and with each special token's id (`true`).
+    fn encode_segments(&self, text: &str, allowed_mask: &[bool], mut sink: impl FnMut(&[u32], bool)) -> Result<()> {
+        let (bpe, regex) = self.plan()?;
         let Some(ac) = self.special_matcher.as_ref().filter(|_| allowed_mask.iter().any(|&a| a)) else {
-            self.encode_ordinary_into(text, &mut out)?;
-            return Ok(out);
+            return for_each_piece_ids(bpe, regex, text, |ids| sink(ids, false));
         };
         let (mut start, mut from) = (0, 0);
         while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
@@ -335,32 +354,12 @@ impl Encoding {
                 from = m.start() + 1;
                 continue;
             }
-            self.encode_ordinary_into(&text[start..m.start()], &mut out)?;
-            out.push(self.special_ids[k]);
+            for_each_piece_ids(bpe, regex, &text[start..m.start()], |ids| sink(ids, false))?;
+            sink(&[self.special_ids[k]], true);
             start = m.end();
             from = start;
         }
-        self.encode_ordinary_into(&text[start..], &mut out)?;
-        Ok(out)
-    }
-
-    /// The number of tokens of `encode(text, ...)`, without building the ids of ordinary text.
-    pub fn count(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<usize> {
-        let allowed_mask = self.resolve(text, allowed, disallowed)?;
-        let Some(ac) = self.special_matcher.as_ref().filter(|_| allowed_mask.iter().any(|&a| a)) else {
-            return self.count_ordinary(text);
-        };
-        let (mut n, mut start, mut from) = (0, 0, 0);
-        while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
-            if !allowed_mask[m.pattern().as_usize()] {
-                from = m.start() + 1;
-                continue;
-            }
-            n += self.count_ordinary(&text[start..m.start()])? + 1;
-            start = m.end();
-            from = start;
-        }
-        Ok(n + self.count_ordinary(&text[start..])?)
+        for_each_piece_ids(bpe, regex, &text[start..], |ids| sink(ids, false))
     }
 
     /// [`Encoding::encode`] on each text, in parallel; the first error stops the batch.
@@ -442,6 +441,8 @@ impl Encoding {
         Ok((self.decode_strict(ids)?, offsets))
     }
 }
+
+mod unstable;
 
 #[cfg(test)]
 mod tests;

@@ -1,140 +1,71 @@
-//! `strftime_now(format)`: the current date formatted like Python's `datetime.now().strftime`.
-//!
-//! The clock is read in UTC (transformers uses the machine's local time; templates only use the
-//! date, e.g. Llama 3.1's "Today Date: 26 Jul 2024"). The directives are the C ones Python
-//! passes through: `%Y %y %m %d %e %H %I %M %S %p %B %b %h %A %a %j %F %T %D %%`, and glibc's
-//! `%-d`-style flag that drops the padding. Unknown directives are copied as they are.
+//! `strftime_now(format)`: the current local date and time formatted like Python's
+//! `datetime.now().strftime(format)` (what transformers gives templates such as Llama 3.1's
+//! "Today Date: 26 Jul 2024"). Formatting is chrono's, which reads the C directives as glibc
+//! does, `%-d`-style padding flags included; a directive chrono does not know is copied as it
+//! is, as glibc does.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::fmt::Write as _;
 
-const MONTHS: [&str; 12] =
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+use chrono::format::StrftimeItems;
+use chrono::{DateTime, Local, TimeZone};
 
-/// A calendar date and time of day (UTC).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DateTime {
-    year: i64,
-    month: u32,
-    day: u32,
-    hour: u32,
-    minute: u32,
-    second: u32,
-    /// 0 = Monday.
-    weekday: u32,
-    /// 1-based day of the year.
-    yday: u32,
-}
-
-impl DateTime {
-    /// The date and time `secs` seconds after 1970-01-01T00:00:00Z.
-    pub(crate) fn from_unix(secs: i64) -> Self {
-        let days = secs.div_euclid(86_400);
-        let rem = secs.rem_euclid(86_400) as u32;
-        // Howard Hinnant's days-to-civil algorithm.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-        const CUM: [u32; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
-        let yday = CUM[(month - 1) as usize] + day + u32::from(leap && month > 2);
-        DateTime {
-            year,
-            month,
-            day,
-            hour: rem / 3600,
-            minute: rem / 60 % 60,
-            second: rem % 60,
-            weekday: (days + 3).rem_euclid(7) as u32, // 1970-01-01 was a Thursday
-            yday,
-        }
-    }
-
-    /// Formats with C/Python strftime directives.
-    pub(crate) fn format(&self, fmt: &str) -> String {
-        let mut out = String::with_capacity(fmt.len() + 16);
-        let mut chars = fmt.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            let unpadded = chars.peek() == Some(&'-');
-            if unpadded {
-                chars.next();
-            }
-            let Some(d) = chars.next() else {
-                out.push('%');
-                break;
-            };
-            let num = |n: i64, width: usize| if unpadded { n.to_string() } else { format!("{n:0width$}") };
-            let hour12 = match self.hour % 12 {
-                0 => 12,
-                h => h,
-            };
-            let piece = match d {
-                'Y' => self.year.to_string(),
-                'y' => num(self.year.rem_euclid(100), 2),
-                'm' => num(self.month.into(), 2),
-                'd' => num(self.day.into(), 2),
-                'e' => if unpadded { self.day.to_string() } else { format!("{:2}", self.day) },
-                'H' => num(self.hour.into(), 2),
-                'I' => num(hour12.into(), 2),
-                'M' => num(self.minute.into(), 2),
-                'S' => num(self.second.into(), 2),
-                'j' => num(self.yday.into(), 3),
-                'p' => (if self.hour < 12 { "AM" } else { "PM" }).to_owned(),
-                'B' => MONTHS[(self.month - 1) as usize].to_owned(),
-                'b' | 'h' => MONTHS[(self.month - 1) as usize][..3].to_owned(),
-                'A' => DAYS[self.weekday as usize].to_owned(),
-                'a' => DAYS[self.weekday as usize][..3].to_owned(),
-                'u' => (self.weekday + 1).to_string(),
-                'w' => ((self.weekday + 1) % 7).to_string(),
-                'F' => format!("{}-{:02}-{:02}", self.year, self.month, self.day),
-                'T' => format!("{:02}:{:02}:{:02}", self.hour, self.minute, self.second),
-                'D' => format!("{:02}/{:02}/{:02}", self.month, self.day, self.year.rem_euclid(100)),
-                '%' => "%".to_owned(),
-                other => {
-                    if unpadded {
-                        format!("%-{other}")
-                    } else {
-                        format!("%{other}")
-                    }
-                }
-            };
-            out.push_str(&piece);
-        }
-        out
-    }
-}
-
-/// The current UTC time formatted with `format`.
+/// The current local time formatted with `format`.
 pub(crate) fn strftime_now(format: &str) -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    DateTime::from_unix(secs).format(format)
+    strftime(&Local::now(), format)
+}
+
+/// `t` formatted with the strftime directives of `format`.
+fn strftime<Tz: TimeZone>(t: &DateTime<Tz>, format: &str) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let mut out = String::with_capacity(format.len() + 16);
+    if write!(out, "{}", t.format_with_items(StrftimeItems::new(format))).is_ok() {
+        return out;
+    }
+    // Some directive is unknown to chrono: format directive by directive, copying the unknown
+    // ones literally.
+    out.clear();
+    let mut rest = format;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let flag = tail[1..].starts_with(['-', '_', '0']) as usize;
+        let len = 1 + flag + tail[1 + flag..].chars().next().map_or(0, char::len_utf8);
+        let directive = &tail[..len.min(tail.len())];
+        let start = out.len();
+        if write!(out, "{}", t.format_with_items(StrftimeItems::new(directive))).is_err() {
+            out.truncate(start);
+            out.push_str(directive);
+        }
+        rest = &tail[directive.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Utc;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(secs, 0).single().expect("valid timestamp")
+    }
 
     #[test]
     fn known_dates() {
         // Values from Python: datetime.fromtimestamp(ts, timezone.utc).strftime(...)
-        let d = DateTime::from_unix(0);
-        assert_eq!(d.format("%Y-%m-%d %H:%M:%S %A %a %B %b %j"), "1970-01-01 00:00:00 Thursday Thu January Jan 001");
-        let d = DateTime::from_unix(1_721_995_200); // 2024-07-26 12:00:00 UTC
-        assert_eq!(d.format("%d %b %Y"), "26 Jul 2024");
-        assert_eq!(d.format("%-d %B %Y, %I %p, day %j (%A)"), "26 July 2024, 12 PM, day 208 (Friday)");
-        let d = DateTime::from_unix(951_782_400); // 2000-02-29
-        assert_eq!(d.format("%F %e %y %%"), "2000-02-29 29 00 %");
-        let d = DateTime::from_unix(-86_400);
-        assert_eq!(d.format("%F %a"), "1969-12-31 Wed");
+        let d = at(0);
+        assert_eq!(strftime(&d, "%Y-%m-%d %H:%M:%S %A %a %B %b %j"), "1970-01-01 00:00:00 Thursday Thu January Jan 001");
+        let d = at(1_721_995_200); // 2024-07-26 12:00:00 UTC
+        assert_eq!(strftime(&d, "%d %b %Y"), "26 Jul 2024");
+        assert_eq!(strftime(&d, "%-d %B %Y, %I %p, day %j (%A)"), "26 July 2024, 12 PM, day 208 (Friday)");
+        let d = at(951_782_400); // 2000-02-29
+        assert_eq!(strftime(&d, "%F %e %y %%"), "2000-02-29 29 00 %");
+        let d = at(-86_400);
+        assert_eq!(strftime(&d, "%F %a"), "1969-12-31 Wed");
+        // Python (glibc) copies unknown directives and a trailing '%': "%Q" -> "%Q".
+        assert_eq!(strftime(&at(0), "%Y %Q %"), "1970 %Q %");
     }
 }

@@ -65,6 +65,9 @@ pub fn detect(path: &Path) -> Result<Format> {
         return Ok(Format::SentencePiece(path.to_owned()));
     }
     let text = String::from_utf8_lossy(&head);
+    if tiktoken::looks_like_rank_file(&text) {
+        return Ok(Format::Tiktoken(path.to_owned()));
+    }
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         let json_has = |key: &str| text.contains(&format!("\"{key}\""));

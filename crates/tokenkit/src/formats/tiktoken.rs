@@ -162,6 +162,17 @@ pub fn llama3_special_tokens(base: u32) -> Vec<(String, u32)> {
     named.iter().map(|s| (*s).to_owned()).chain(reserved).zip(base..).collect()
 }
 
+/// Whether `head` (the start of a file) reads as a tiktoken rank file: its first lines are
+/// `base64 rank` with ranks counting up from 0 (Llama-3's `tokenizer.model` is one).
+pub fn looks_like_rank_file(head: &str) -> bool {
+    let is_b64 = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b));
+    let mut lines = head.lines().filter(|l| !l.is_empty()).take(3).peekable();
+    lines.peek().is_some()
+        && lines.enumerate().all(|(i, l)| {
+            l.split_once(' ').is_some_and(|(tok, rank)| is_b64(tok) && rank.parse::<usize>().ok() == Some(i))
+        })
+}
+
 /// Tokens indexed by rank; `None` for a rank the file skips (p50k leaves 50256 to its
 /// special token): [`check_ranks`] accepts such a hole only where a special token sits.
 pub type Ranks = Vec<Option<Vec<u8>>>;
@@ -272,14 +283,44 @@ pub fn data_dirs() -> Vec<PathBuf> {
 /// Finds `file` in the [`data_dirs`]; the error lists where it looked.
 pub fn find_rank_file(file: &str) -> Result<PathBuf> {
     let dirs = data_dirs();
-    dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).ok_or_else(|| {
+    let path = dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).ok_or_else(|| {
         let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         Error::invalid(format!(
             "rank file {file} not found (looked in {}); set {DATA_DIR_ENV} to the directory holding it, \
              or give the file's path",
             looked.join(", ")
         ))
-    })
+    })?;
+    verify_rank_file(&path, file)?;
+    Ok(path)
+}
+
+/// The sha256 of the published rank files, as tiktoken checks them (and of Llama-3's
+/// `tokenizer.model` as Meta's llama-models package ships it).
+const RANK_FILE_SHA256: &[(&str, &str)] = &[
+    ("r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
+    ("p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),
+    ("cl100k_base.tiktoken", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+    ("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+    ("tokenizer.model", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
+];
+
+/// Checks a rank file found in a data directory against the published hash of `file` (as
+/// tiktoken does for the files it caches): a corrupt, truncated or different file is an
+/// error naming both hashes, not an encoding with wrong ids.
+fn verify_rank_file(path: &Path, file: &str) -> Result<()> {
+    use sha2::{Digest, Sha256};
+    let Some((_, want)) = RANK_FILE_SHA256.iter().find(|(f, _)| *f == file) else { return Ok(()) };
+    let data = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let got: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
+    if got != *want {
+        return Err(Error::invalid(format!(
+            "{}: sha256 is {got}, expected {want} for {file} (a corrupt or different file); \
+             replace it, or give it by path to use it anyway",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The pattern to give Oniguruma so that it splits as tiktoken splits with `pat_str`.

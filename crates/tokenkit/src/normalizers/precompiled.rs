@@ -189,6 +189,20 @@ impl Precompiled {
         Some((len, self.normalized.get(start..end)?))
     }
 
+    /// Whether some key of the trie starts with the bytes `prefix`.
+    pub fn has_key_with_prefix(&self, prefix: &[u8]) -> bool {
+        let Some(&root) = self.trie.first() else { return false };
+        let mut pos = offset(root);
+        for &b in prefix {
+            pos ^= b as usize;
+            match self.trie.get(pos) {
+                Some(&unit) if label(unit) == b as u32 => pos ^= offset(unit),
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Whether some key of the trie starts with byte `b` (when not, text starting with `b` is
     /// left as is by [`longest_prefix`](Self::longest_prefix)).
     pub fn has_key_starting_with(&self, b: u8) -> bool {

@@ -19,6 +19,8 @@
 //! `trainers.BpeTrainer().__getstate__()` writes it).
 
 mod input;
+#[cfg(feature = "progress")]
+mod progress_bars;
 mod train;
 
 use serde::{Deserialize, Serialize};
@@ -28,6 +30,8 @@ pub use crate::models::unigram::trainer::UnigramTrainer;
 pub use crate::models::wordlevel::trainer::WordLevelTrainer;
 pub use crate::models::wordpiece::trainer::WordPieceTrainer;
 pub use input::{count_words, InputStats, TrainInput};
+#[cfg(feature = "progress")]
+pub use progress_bars::ProgressBars;
 pub use train::TrainReport;
 
 /// Word → number of occurrences in the corpus.

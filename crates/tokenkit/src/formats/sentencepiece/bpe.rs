@@ -2,12 +2,15 @@
 //! frozen), repeatedly merge the adjacent pair whose concatenation is the highest-scoring
 //! piece (leftmost on ties), then split back any unused piece into the pair it was made of.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::model::{Segment, SentencePiece};
 use super::normalizer::{utf8_len, SPACE_SYMBOL};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
+use crate::models::vocab::VocabMap;
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -15,16 +18,102 @@ struct Symbol {
     end: u32,
     prev: i32,
     next: i32,
+    /// The id of the symbol's text (`PieceToId`), `NONE` when it is not a piece.
+    id: u32,
     freeze: bool,
 }
 
-/// A candidate merge of `symbols[left]` and `symbols[right]`, whose result is `size` bytes.
+/// "Not a piece".
+const NONE: u32 = u32::MAX;
+
+/// A candidate merge of `symbols[left]` and `symbols[right]` into piece `id`, whose text is
+/// `size` bytes.
 #[derive(Debug, Clone, Copy)]
 struct Pair {
     score: f32,
     left: u32,
     right: u32,
     size: u32,
+    id: u32,
+}
+
+/// Hasher for `u64` keys made of two ids (a multiply and a rotation mix them well enough for
+/// a table whose keys come from the model file).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n.wrapping_mul(0x9E37_79B9_7F4A_7C15)).rotate_left(26);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+type IdMap<K> = HashMap<K, u32, BuildHasherDefault<IdHasher>>;
+
+/// Lookup tables that replace string hashing in the merge loop: the merged piece of two
+/// pieces by their ids, and the id of each single-char piece.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BpeTables {
+    /// `(left id << 32) | right id` → id of the mergeable piece `left + right`.
+    pairs: IdMap<u64>,
+    /// Char → id of the piece that is that char (any type, as `PieceToId`).
+    chars: IdMap<u32>,
+    /// The same for ASCII, by byte (128 entries; empty for no model).
+    ascii: Vec<u32>,
+    /// Some mergeable piece contains a char that is not a piece by itself, so a symbol that
+    /// is no piece may still merge (otherwise such symbols are skipped without a lookup).
+    orphan_chars: bool,
+}
+
+impl BpeTables {
+    /// Builds the tables from the piece list, every piece's id and the mergeable pieces' ids.
+    pub(crate) fn new(pieces: &[String], piece_to_id: &VocabMap, mergeable: &VocabMap) -> Self {
+        let mut t = Self { ascii: vec![NONE; 128], ..Default::default() };
+        for (id, p) in pieces.iter().enumerate() {
+            let mut cs = p.chars();
+            if let (Some(c), None) = (cs.next(), cs.next()) {
+                // `piece_to_id` keeps one id per text; pieces are unique, so this is it.
+                if c.is_ascii() {
+                    t.ascii[c as usize] = id as u32;
+                }
+                t.chars.insert(c as u32, id as u32);
+            }
+        }
+        for (p, &id) in mergeable {
+            t.orphan_chars |= p.chars().any(|c| !t.chars.contains_key(&(c as u32)));
+            for (k, _) in p.char_indices().skip(1) {
+                if let (Some(&l), Some(&r)) = (piece_to_id.get(&p[..k]), piece_to_id.get(&p[k..])) {
+                    t.pairs.insert(u64::from(l) << 32 | u64::from(r), id);
+                }
+            }
+        }
+        t
+    }
+
+    #[inline]
+    fn char_id(&self, c: &str) -> u32 {
+        let b = c.as_bytes()[0];
+        if let Some(&id) = self.ascii.get(b as usize) {
+            return id;
+        }
+        c.chars().next().and_then(|c| self.chars.get(&(c as u32)).copied()).unwrap_or(NONE)
+    }
+}
+
+thread_local! {
+    /// Symbols and agenda reused between calls on this thread.
+    static SCRATCH: RefCell<(Vec<Symbol>, BinaryHeap<Pair>)> = RefCell::new(Default::default());
 }
 
 impl PartialEq for Pair {
@@ -95,17 +184,47 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
     if text.is_empty() {
         return;
     }
+    SCRATCH.with(|cell| {
+        let mut guard = cell.try_borrow_mut();
+        let mut local = Default::default();
+        let (symbols, agenda) = match guard.as_deref_mut() {
+            Ok(b) => b,
+            Err(_) => &mut local,
+        };
+        merge(model, text, base, symbols, agenda, out);
+        if symbols.capacity() > 1 << 16 {
+            *symbols = Vec::new();
+            *agenda = BinaryHeap::new();
+        }
+    })
+}
+
+fn merge(
+    model: &SentencePiece,
+    text: &str,
+    base: usize,
+    symbols: &mut Vec<Symbol>,
+    agenda: &mut BinaryHeap<Pair>,
+    out: &mut Vec<Segment>,
+) {
+    let tables = model.bpe_tables();
     let bytes = text.as_bytes();
-    let mut symbols: Vec<Symbol> = Vec::with_capacity(text.len());
+    symbols.clear();
+    agenda.clear();
     let mut pos = 0;
     while pos < bytes.len() {
         let mut len = 0;
+        let mut id = NONE;
         if let Some(t) = model.user_defined_trie() {
-            t.common_prefixes(&bytes[pos..], |l, _| len = l);
+            t.common_prefixes(&bytes[pos..], |l, i| {
+                len = l;
+                id = i;
+            });
         }
         let freeze = len > 0;
         if !freeze {
             len = utf8_len(bytes[pos]).min(bytes.len() - pos);
+            id = tables.char_id(&text[pos..pos + len]);
         }
         let index = symbols.len() as i32;
         symbols.push(Symbol {
@@ -113,11 +232,11 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
             end: (pos + len) as u32,
             prev: index - 1,
             next: if pos + len < bytes.len() { index + 1 } else { -1 },
+            id,
             freeze,
         });
         pos += len;
     }
-    let mut agenda = BinaryHeap::with_capacity(symbols.len());
     let mut rev_merge: HashMap<&str, (&str, &str)> = HashMap::new();
     let mut add_pair = |symbols: &[Symbol], agenda: &mut BinaryHeap<Pair>, left: i32, right: i32| {
         if left < 0 || right < 0 {
@@ -127,15 +246,30 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
         if l.freeze || r.freeze {
             return;
         }
-        let piece = &text[l.start as usize..r.end as usize];
-        let Some(id) = model.mergeable_id(piece) else { return };
+        let id = if l.id != NONE && r.id != NONE {
+            match tables.pairs.get(&(u64::from(l.id) << 32 | u64::from(r.id))) {
+                Some(&id) => id,
+                None => return,
+            }
+        } else if !tables.orphan_chars {
+            return;
+        } else {
+            // A symbol that is no piece (a char outside the vocabulary): look the text up.
+            match model.mergeable_id(&text[l.start as usize..r.end as usize]) {
+                Some(id) => id,
+                None => return,
+            }
+        };
         if model.is_unused(id) {
-            rev_merge.insert(piece, (&text[l.start as usize..l.end as usize], &text[r.start as usize..r.end as usize]));
+            rev_merge.insert(
+                &text[l.start as usize..r.end as usize],
+                (&text[l.start as usize..l.end as usize], &text[r.start as usize..r.end as usize]),
+            );
         }
-        agenda.push(Pair { score: model.score(id), left: left as u32, right: right as u32, size: piece.len() as u32 });
+        agenda.push(Pair { score: model.score(id), left: left as u32, right: right as u32, size: r.end - l.start, id });
     };
     for i in 1..symbols.len() {
-        add_pair(&symbols, &mut agenda, i as i32 - 1, i as i32);
+        add_pair(symbols, agenda, i as i32 - 1, i as i32);
     }
     while let Some(top) = agenda.pop() {
         let (li, ri) = (top.left as usize, top.right as usize);
@@ -145,19 +279,25 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
         }
         symbols[li].end = r.end;
         symbols[li].next = r.next;
+        symbols[li].id = top.id;
         if r.next >= 0 {
             symbols[r.next as usize].prev = li as i32;
         }
         symbols[ri].end = symbols[ri].start;
         let prev = symbols[li].prev;
         let next = symbols[li].next;
-        add_pair(&symbols, &mut agenda, prev, li as i32);
-        add_pair(&symbols, &mut agenda, li as i32, next);
+        add_pair(symbols, agenda, prev, li as i32);
+        add_pair(symbols, agenda, li as i32, next);
     }
     let mut index = 0i32;
     while index >= 0 {
         let s = symbols[index as usize];
-        resegment(model, text, s.start as usize, s.end as usize, base, &rev_merge, out);
+        let id = if s.id == NONE { model.unk_id() } else { s.id };
+        if model.is_unused(id) {
+            resegment(model, text, s.start as usize, s.end as usize, base, &rev_merge, out);
+        } else {
+            out.push(((base as u32) + s.start, (base as u32) + s.end, id));
+        }
         index = s.next;
     }
 }

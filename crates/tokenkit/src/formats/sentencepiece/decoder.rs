@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::model::{parse_byte_piece, SentencePiece};
-use super::normalizer::SPACE_SYMBOL;
-use super::proto::PieceType;
+use super::normalizer::{Normalized, SpNormalizer, SPACE_SYMBOL};
+use super::proto::{NormalizerSpec, PieceType};
+use crate::normalizers::Precompiled;
 use crate::tokenizer::Decoder;
 use crate::Result;
 
@@ -30,6 +31,87 @@ pub struct SentencePieceDecoder {
     pub strip_leading_space: bool,
     /// Whitespace ends pieces: drop the `▁` that ends the text instead.
     pub treat_whitespace_as_suffix: bool,
+    /// The model's denormalizer, applied to the decoded text (absent in most models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denormalizer: Option<Denormalizer>,
+}
+
+/// A `.model`'s `denormalizer_spec`: rules applied to decoded text exactly as the normalizer
+/// applies its rules to input (sentencepiece builds it only when the charsmap is not empty).
+/// JSON `{"precompiled_charsmap":"<base64>","add_dummy_prefix":false,
+/// "remove_extra_whitespaces":false,"escape_whitespaces":false}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "DenormalizerFields", into = "DenormalizerFields")]
+pub struct Denormalizer {
+    fields: DenormalizerFields,
+    /// Boxed: decoders are values of one enum, kept small.
+    normalizer: Box<SpNormalizer>,
+}
+
+/// The serialized form of a [`Denormalizer`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct DenormalizerFields {
+    /// Base64 of the charsmap bytes.
+    precompiled_charsmap: String,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+}
+
+impl PartialEq for Denormalizer {
+    fn eq(&self, o: &Self) -> bool {
+        self.fields == o.fields
+    }
+}
+
+impl From<Denormalizer> for DenormalizerFields {
+    fn from(d: Denormalizer) -> Self {
+        d.fields
+    }
+}
+
+impl TryFrom<DenormalizerFields> for Denormalizer {
+    type Error = crate::Error;
+    fn try_from(fields: DenormalizerFields) -> Result<Self> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(fields.precompiled_charsmap.as_bytes())
+            .map_err(|e| crate::Error::invalid(format!("SentencePiece decoder: denormalizer charsmap is not valid base64: {e}")))?;
+        let charsmap = Precompiled::from_bytes(bytes)?;
+        let normalizer = SpNormalizer::new(
+            Some(charsmap),
+            &[],
+            fields.add_dummy_prefix,
+            fields.remove_extra_whitespaces,
+            fields.escape_whitespaces,
+            false,
+        );
+        Ok(Self { fields, normalizer: Box::new(normalizer) })
+    }
+}
+
+impl Denormalizer {
+    /// The denormalizer of a `.model`'s `denormalizer_spec`, if it has rules.
+    pub fn from_spec(spec: &NormalizerSpec) -> Result<Option<Self>> {
+        use base64::Engine as _;
+        let Some(bytes) = spec.precompiled_charsmap.as_deref().filter(|b| !b.is_empty()) else {
+            return Ok(None);
+        };
+        Self::try_from(DenormalizerFields {
+            precompiled_charsmap: base64::engine::general_purpose::STANDARD.encode(bytes),
+            add_dummy_prefix: spec.add_dummy_prefix(),
+            remove_extra_whitespaces: spec.remove_extra_whitespaces(),
+            escape_whitespaces: spec.escape_whitespaces(),
+        })
+        .map(Some)
+    }
+
+    /// Applies the rules to decoded `text`.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = Normalized::default();
+        self.normalizer.normalize(text, &mut out);
+        out.text
+    }
 }
 
 impl SentencePieceDecoder {
@@ -52,6 +134,8 @@ impl SentencePieceDecoder {
             byte_fallback: model.byte_fallback(),
             strip_leading_space: norm.add_dummy_prefix() || norm.remove_extra_whitespaces(),
             treat_whitespace_as_suffix: trainer.treat_whitespace_as_suffix.unwrap_or(false),
+            // The charsmap was checked when the model was read.
+            denormalizer: model.denormalizer().cloned(),
         }
     }
 
@@ -100,7 +184,10 @@ impl SentencePieceDecoder {
             push_unescaped(&mut text, p);
         }
         push_bytes(&mut text, &mut bytes);
-        text
+        match &self.denormalizer {
+            Some(d) => d.apply(&text),
+            None => text,
+        }
     }
 }
 

@@ -19,6 +19,7 @@ use serde::{Serialize, Serializer};
 use super::normalizer::{Normalized, SpNormalizer};
 use super::proto::{ModelProto, ModelType, PieceType};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
+use crate::models::unigram::lattice::pick_weighted;
 use crate::models::unigram::spm::SpViterbi;
 use crate::models::unigram::trie::Trie;
 use crate::models::vocab::{to_std_map, VocabMap};
@@ -33,7 +34,7 @@ const UNK_PENALTY: f32 = 10.0;
 #[derive(Debug, Clone)]
 enum Algorithm {
     Unigram(SpViterbi),
-    Bpe,
+    Bpe(Box<super::bpe::BpeTables>),
 }
 
 /// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
@@ -46,7 +47,7 @@ impl std::fmt::Debug for SentencePiece {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentencePiece")
             .field("vocab_size", &self.inner.pieces.len())
-            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe).then_some("BPE").unwrap_or("Unigram"))
+            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe(_)).then_some("BPE").unwrap_or("Unigram"))
             .field("unk_id", &self.inner.unk_id)
             .field("byte_fallback", &self.inner.byte_fallback)
             .finish()
@@ -66,6 +67,8 @@ struct Inner {
     mergeable: VocabMap,
     user_defined: Option<Trie>,
     normalizer: SpNormalizer,
+    /// The rules applied to decoded text (`denormalizer_spec`), when there are any.
+    denormalizer: Option<super::decoder::Denormalizer>,
     algorithm: Algorithm,
     unk_id: u32,
     byte_fallback: bool,
@@ -182,6 +185,10 @@ impl SentencePiece {
             norm_spec.escape_whitespaces(),
             trainer.treat_whitespace_as_suffix.unwrap_or(false),
         );
+        let denormalizer = match &proto.denormalizer_spec {
+            Some(spec) => super::decoder::Denormalizer::from_spec(spec).map_err(|e| err(format!("denormalizer_spec: {e}")))?,
+            None => None,
+        };
         let algorithm = match model_type {
             ModelType::Unigram => {
                 let (mut min, mut max) = (f32::MAX, f32::MIN_POSITIVE);
@@ -191,18 +198,25 @@ impl SentencePiece {
                         max = max.max(*s);
                     }
                 }
-                let viterbi_scores = pieces
+                let viterbi_scores: Vec<f32> = pieces
                     .iter()
                     .zip(&scores)
                     .zip(&kinds)
                     .map(|((p, &s), k)| if *k == PieceType::UserDefined { ((p.len() as f32 * max) as f64 - 0.1) as f32 } else { s })
                     .collect();
-                let trie = Trie::new(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
-                    matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32))
+                let trie = Trie::with_scores(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
+                    matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
                 }));
-                Algorithm::Unigram(SpViterbi { trie, scores: viterbi_scores, unk_id, unk_score: min - UNK_PENALTY })
+                let user_defined = kinds.iter().map(|k| *k == PieceType::UserDefined).collect();
+                Algorithm::Unigram(SpViterbi {
+                    trie,
+                    scores: viterbi_scores,
+                    unk_id,
+                    unk_score: min - UNK_PENALTY,
+                    user_defined,
+                })
             }
-            ModelType::Bpe => Algorithm::Bpe,
+            ModelType::Bpe => Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &piece_to_id, &mergeable))),
             other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
         };
         // Words are independent for BPE when no piece has a `▁` after a non-`▁` char.
@@ -222,6 +236,7 @@ impl SentencePiece {
                 mergeable,
                 user_defined: user_trie,
                 normalizer,
+                denormalizer,
                 algorithm,
                 unk_id,
                 byte_fallback,
@@ -251,6 +266,18 @@ impl SentencePiece {
     pub fn normalizer(&self) -> &SpNormalizer {
         &self.inner.normalizer
     }
+    /// The rules applied to decoded text, when the model has a denormalizer spec.
+    pub fn denormalizer(&self) -> Option<&super::decoder::Denormalizer> {
+        self.inner.denormalizer.as_ref()
+    }
+    /// The BPE lookup tables (empty for a Unigram model).
+    pub(crate) fn bpe_tables(&self) -> &super::bpe::BpeTables {
+        static EMPTY: std::sync::OnceLock<super::bpe::BpeTables> = std::sync::OnceLock::new();
+        match &self.inner.algorithm {
+            Algorithm::Bpe(t) => t,
+            Algorithm::Unigram(_) => EMPTY.get_or_init(Default::default),
+        }
+    }
     /// The per-word BPE cache, when words are independent.
     pub(crate) fn bpe_word_cache(&self) -> Option<&Cache<Box<[Segment]>>> {
         self.inner.bpe_words.as_ref()
@@ -275,14 +302,10 @@ impl SentencePiece {
     }
 
     /// Segments normalized text into `(start, end, id)` byte ranges.
-    fn segment(&self, text: &[u8], out: &mut Vec<Segment>) {
+    fn segment(&self, text: &str, out: &mut Vec<Segment>) {
         match &self.inner.algorithm {
-            Algorithm::Unigram(v) => v.encode(text, out),
-            Algorithm::Bpe => {
-                // The normalizer only writes whole UTF-8 sequences.
-                let text = std::str::from_utf8(text).unwrap_or_default();
-                super::bpe::encode(self, text, out)
-            }
+            Algorithm::Unigram(v) => v.encode(text.as_bytes(), out),
+            Algorithm::Bpe(_) => super::bpe::encode(self, text, out),
         }
     }
 
@@ -292,32 +315,97 @@ impl SentencePiece {
         self.encode_segmented(input, |model, text, segs| model.segment(text, segs), f)
     }
 
+    /// sentencepiece's limit on `nbest_size` (`kMaxNBestSize`; larger sizes are an error there).
+    pub const MAX_NBEST_SIZE: usize = 512;
+
+    fn check_nbest_size(n: usize) -> Result<()> {
+        if n > Self::MAX_NBEST_SIZE {
+            return Err(Error::invalid(format!(
+                "SentencePiece: nbest_size must be at most {} (as in sentencepiece), got {n}",
+                Self::MAX_NBEST_SIZE
+            )));
+        }
+        Ok(())
+    }
+
+    fn unigram(&self, what: &str) -> Result<&SpViterbi> {
+        match &self.inner.algorithm {
+            Algorithm::Unigram(v) => Ok(v),
+            Algorithm::Bpe(_) => Err(Error::invalid(format!("SentencePiece: {what} needs a Unigram model (this one is BPE)"))),
+        }
+    }
+
     /// Subword regularisation (Unigram only): ids of a segmentation sampled with weight
     /// `exp(alpha * score)` over all segmentations (sentencepiece's `enable_sampling=True,
     /// nbest_size=-1`), reproducible for a given `seed`.
     pub fn sample_encode_ids(&self, input: &str, alpha: f32, seed: u64) -> Result<Vec<u32>> {
-        use rand::SeedableRng as _;
-        let Algorithm::Unigram(viterbi) = &self.inner.algorithm else {
-            return Err(Error::invalid("SentencePiece: sampling with alpha needs a Unigram model"));
-        };
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let mut ids = Vec::new();
-        self.encode_segmented(input, |_, text, segs| viterbi.sample(text, alpha, &mut rng, segs), |id, _, _| ids.push(id))?;
-        Ok(ids)
+        Ok(self.sample_encode(input, -1, alpha, seed)?.into_iter().map(|t| t.id).collect())
     }
 
-    /// Normalizes `input`, segments it with `segment`, then merges unknown runs or expands
-    /// them to bytes as sentencepiece does, calling `f` per token.
-    fn encode_segmented(
-        &self,
-        input: &str,
-        mut segment: impl FnMut(&Self, &[u8], &mut Vec<Segment>),
-        mut f: impl FnMut(u32, &str, (usize, usize)),
-    ) -> Result<()> {
+    /// Subword regularisation (Unigram only), as sentencepiece's `SampleEncode` chooses:
+    /// `nbest_size` 0 or 1 is the best segmentation; above 1, one of the `nbest_size` best
+    /// segmentations drawn with probability proportional to `exp(alpha * score)`; below 0, a
+    /// segmentation drawn from all of them with weight `exp(alpha * score)`. The draws come
+    /// from a generator seeded with `seed` (reproducible; not sentencepiece's generator).
+    /// Tokens carry byte offsets into `input`.
+    pub fn sample_encode(&self, input: &str, nbest_size: i64, alpha: f32, seed: u64) -> Result<Vec<Token>> {
+        use rand::SeedableRng as _;
+        let viterbi = self.unigram("sampling")?;
+        Self::check_nbest_size(usize::try_from(nbest_size).unwrap_or(0))?;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut tokens = Vec::new();
+        let push = |id: u32, piece: &str, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets));
+        self.with_normalized(input, |norm, segs| {
+            match nbest_size {
+                0 | 1 => viterbi.encode(norm.text.as_bytes(), segs),
+                n if n > 1 => {
+                    let nbests = viterbi.nbest(norm.text.as_bytes(), n as usize);
+                    let logp: Vec<f64> = nbests.iter().map(|(_, score)| alpha as f64 * *score as f64).collect();
+                    let max = logp.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let weights: Vec<f64> = logp.iter().map(|l| (l - max).exp()).collect();
+                    let pick = pick_weighted(&weights, &mut rng);
+                    segs.clear();
+                    segs.extend_from_slice(&nbests[pick].0);
+                }
+                _ => viterbi.sample(norm.text.as_bytes(), alpha, &mut rng, segs),
+            }
+            self.emit(norm, segs, push)
+        })?;
+        Ok(tokens)
+    }
+
+    /// The `n` best segmentations of `input` (Unigram only; sentencepiece's `NBestEncode`),
+    /// best first, each as tokens (byte offsets into `input`) with its score, the sum of its
+    /// piece scores. `n` above 512 is an error (as in sentencepiece), 0 counts as 1; with
+    /// `n == 1` the result is the ordinary encoding with score 0, as sentencepiece reports it.
+    pub fn nbest_encode(&self, input: &str, n: usize) -> Result<Vec<(Vec<Token>, f32)>> {
+        let viterbi = self.unigram("n-best encoding")?;
+        Self::check_nbest_size(n)?;
+        self.with_normalized(input, |norm, _| {
+            viterbi
+                .nbest(norm.text.as_bytes(), n)
+                .into_iter()
+                .map(|(segs, score)| {
+                    let mut tokens = Vec::with_capacity(segs.len());
+                    self.emit(norm, &segs, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)));
+                    (tokens, score)
+                })
+                .collect()
+        })
+    }
+
+    /// Ids of the `n` best segmentations of `input` with their scores (see [`Self::nbest_encode`]).
+    pub fn nbest_encode_ids(&self, input: &str, n: usize) -> Result<Vec<(Vec<u32>, f32)>> {
+        Ok(self.nbest_encode(input, n)?.into_iter().map(|(toks, s)| (toks.into_iter().map(|t| t.id).collect(), s)).collect())
+    }
+
+    /// Normalizes `input` into this thread's buffers and runs `body` on the normalized text
+    /// and a scratch segment buffer.
+    fn with_normalized<R>(&self, input: &str, body: impl FnOnce(&Normalized, &mut Vec<Segment>) -> R) -> Result<R> {
         if u32::try_from(input.len()).is_err() {
             return Err(Error::invalid("SentencePiece: an input longer than 4 GiB cannot be encoded"));
         }
-        BUFFERS.with(|cell| {
+        Ok(BUFFERS.with(|cell| {
             let mut guard = cell.try_borrow_mut();
             let mut local = Default::default();
             let (norm, segs) = match guard.as_deref_mut() {
@@ -325,45 +413,63 @@ impl SentencePiece {
                 Err(_) => &mut local,
             };
             self.inner.normalizer.normalize(input, norm);
+            body(norm, segs)
+        }))
+    }
+
+    /// Normalizes `input`, segments it with `segment`, then emits the tokens (see [`Self::emit`]).
+    fn encode_segmented(
+        &self,
+        input: &str,
+        mut segment: impl FnMut(&Self, &str, &mut Vec<Segment>),
+        f: impl FnMut(u32, &str, (usize, usize)),
+    ) -> Result<()> {
+        self.with_normalized(input, |norm, segs| {
             segment(self, &norm.text, segs);
-            let text = std::str::from_utf8(&norm.text).unwrap_or_default();
-            let inner = &*self.inner;
-            let mut prev_unk = false;
-            // A pending merged run of unknown pieces: (start in text, orig start, end in text).
-            let mut pending: Option<(usize, usize, usize)> = None;
-            let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut Emit| {
-                if let Some((s, os, e)) = pending.take() {
-                    f(inner.unk_id, &text[s..e], (os, norm.to_orig[e] as usize));
-                }
-            };
-            for &(s, e, id) in segs.iter() {
-                let (s, e) = (s as usize, e as usize);
-                let is_unk = id == inner.unk_id;
-                let (ob, oe) = (norm.to_orig[s] as usize, norm.to_orig[e] as usize);
-                if is_unk && inner.byte_fallback {
-                    flush(&mut pending, &mut f);
-                    let w = &norm.text[s..e];
-                    for (i, &b) in w.iter().enumerate() {
-                        let bid = inner.byte_ids[b as usize];
-                        let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };
-                        f(bid, &inner.pieces[bid as usize], span);
-                    }
-                } else if is_unk && prev_unk {
-                    if let Some(p) = pending.as_mut() {
-                        p.2 = e;
-                    }
-                } else if is_unk {
-                    flush(&mut pending, &mut f);
-                    pending = Some((s, ob, e));
-                } else {
-                    flush(&mut pending, &mut f);
-                    f(id, &inner.pieces[id as usize], (ob, oe));
-                }
-                prev_unk = is_unk;
-            }
-            flush(&mut pending, &mut f);
-            Ok(())
+            self.emit(norm, segs, f)
         })
+    }
+
+    /// Turns segments of the normalized text into tokens as sentencepiece does: runs of
+    /// unknown pieces merged into one, or expanded to byte pieces with byte fallback; calls
+    /// `f(id, piece, (start, end))` per token with byte offsets into the original input.
+    fn emit(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, &str, (usize, usize))) {
+        let text = norm.text.as_str();
+        let inner = &*self.inner;
+        let mut prev_unk = false;
+        // A pending merged run of unknown pieces: (start in text, orig start, end in text).
+        let mut pending: Option<(usize, usize, usize)> = None;
+        let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut Emit| {
+            if let Some((s, os, e)) = pending.take() {
+                f(inner.unk_id, &text[s..e], (os, norm.to_orig[e] as usize));
+            }
+        };
+        for &(s, e, id) in segs.iter() {
+            let (s, e) = (s as usize, e as usize);
+            let is_unk = id == inner.unk_id;
+            let (ob, oe) = (norm.to_orig[s] as usize, norm.to_orig[e] as usize);
+            if is_unk && inner.byte_fallback {
+                flush(&mut pending, &mut f);
+                let w = &norm.text.as_bytes()[s..e];
+                for (i, &b) in w.iter().enumerate() {
+                    let bid = inner.byte_ids[b as usize];
+                    let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };
+                    f(bid, &inner.pieces[bid as usize], span);
+                }
+            } else if is_unk && prev_unk {
+                if let Some(p) = pending.as_mut() {
+                    p.2 = e;
+                }
+            } else if is_unk {
+                flush(&mut pending, &mut f);
+                pending = Some((s, ob, e));
+            } else {
+                flush(&mut pending, &mut f);
+                f(id, &inner.pieces[id as usize], (ob, oe));
+            }
+            prev_unk = is_unk;
+        }
+        flush(&mut pending, &mut f);
     }
 
     /// Encodes `input` to ids.

@@ -17,6 +17,13 @@ pub struct SpNormalizer {
     user_defined: Option<Trie>,
     /// `simple[b]`: an ASCII byte `b` is its own normalization (no rule or symbol starts with it).
     simple: [bool; 128],
+    /// `ascii_safe[b]`: an ASCII byte `b` followed by another ASCII byte (or the end) is its
+    /// own normalization: simple, or every rule starting with it is `b` alone mapped to `b`
+    /// or continues with a non-ASCII byte (NFKC compositions such as `a` + U+0301).
+    ascii_safe: [bool; 128],
+    /// Bit `c` set: the non-ASCII BMP char `c` is its own normalization whatever follows (no
+    /// rule or user-defined symbol starts with its bytes); 1024 words.
+    bmp_simple: Box<[u64]>,
     pub(crate) add_dummy_prefix: bool,
     pub(crate) remove_extra_whitespaces: bool,
     pub(crate) escape_whitespaces: bool,
@@ -27,8 +34,8 @@ pub struct SpNormalizer {
 /// the original text it comes from (SentencePiece's `norm_to_orig`).
 #[derive(Debug, Default, Clone)]
 pub struct Normalized {
-    /// Normalized text bytes (always UTF-8).
-    pub text: Vec<u8>,
+    /// Normalized text.
+    pub text: String,
     /// `text.len() + 1` original byte offsets (empty when `text` is empty).
     pub to_orig: Vec<u32>,
 }
@@ -58,10 +65,32 @@ impl SpNormalizer {
                 *s = false;
             }
         }
+        let mut ascii_safe = simple;
+        for (b, safe) in ascii_safe.iter_mut().enumerate() {
+            let b = b as u8;
+            let Some(c) = charsmap.as_ref() else { continue };
+            if *safe || b == b' ' || user_defined.as_ref().is_some_and(|t| t.has_child(b)) {
+                continue;
+            }
+            let alone = c.longest_prefix(&[b]);
+            *safe = alone.is_none_or(|(_, rep)| rep.as_bytes() == [b]) && (0..128u8).all(|n| !c.has_key_with_prefix(&[b, n]));
+        }
+        let mut bmp_simple = vec![0u64; 1024].into_boxed_slice();
+        let mut buf = [0u8; 4];
+        for c in (0x80u32..0x10000).filter_map(char::from_u32) {
+            let key = c.encode_utf8(&mut buf).as_bytes();
+            let rule = charsmap.as_ref().is_some_and(|m| m.has_key_with_prefix(key));
+            let symbol = user_defined.as_ref().is_some_and(|t| t.has_child(key[0]));
+            if !rule && !symbol {
+                bmp_simple[c as usize / 64] |= 1 << (c as usize % 64);
+            }
+        }
         Self {
             charsmap,
             user_defined,
             simple,
+            ascii_safe,
+            bmp_simple,
             add_dummy_prefix,
             remove_extra_whitespaces,
             escape_whitespaces,
@@ -94,10 +123,10 @@ impl SpNormalizer {
 
     fn push_space(&self, out: &mut Normalized, orig: u32) {
         if self.escape_whitespaces {
-            out.text.extend_from_slice(SPACE_SYMBOL.as_bytes());
+            out.text.push_str(SPACE_SYMBOL);
             out.to_orig.extend_from_slice(&[orig; 3]);
         } else {
-            out.text.push(b' ');
+            out.text.push(' ');
             out.to_orig.push(orig);
         }
     }
@@ -108,6 +137,7 @@ impl SpNormalizer {
         out.to_orig.clear();
         let mut rest = input;
         let mut consumed = 0usize;
+        // Leading spaces (after normalization) are dropped when removing extra whitespace.
         if self.remove_extra_whitespaces {
             while !rest.is_empty() {
                 let (sp, n) = self.normalize_prefix(rest);
@@ -127,30 +157,64 @@ impl SpNormalizer {
             self.push_space(out, consumed as u32);
         }
         let mut prev_space = self.remove_extra_whitespaces;
-        while !rest.is_empty() {
-            let (mut sp, n) = self.normalize_prefix(rest);
+        let bytes = input.as_bytes();
+        let mut i = consumed;
+        while let Some(&b) = bytes.get(i) {
+            // An ASCII byte that is its own normalization: copied (or escaped) inline.
+            if b < 128 && (self.simple[b as usize] || (self.ascii_safe[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 128))) {
+                if b != b' ' {
+                    out.text.push(b as char);
+                    out.to_orig.push(i as u32);
+                    prev_space = false;
+                } else if !(prev_space && self.remove_extra_whitespaces) {
+                    self.push_space(out, i as u32);
+                    prev_space = self.remove_extra_whitespaces;
+                }
+                i += 1;
+                continue;
+            }
+            // A 2- or 3-byte char that no rule or symbol starts with: copied as is.
+            if (0xC2..0xF0).contains(&b) {
+                let len = if b < 0xE0 { 2 } else { 3 };
+                if let Some(c) = input.get(i..i + len).and_then(|s| s.chars().next()) {
+                    let c = c as usize;
+                    if self.bmp_simple[c / 64] >> (c % 64) & 1 == 1 {
+                        out.text.push_str(&input[i..i + len]);
+                        out.to_orig.extend_from_slice(&[i as u32; 3][..len]);
+                        prev_space = false;
+                        i += len;
+                        continue;
+                    }
+                }
+            }
+            let (mut sp, n) = self.normalize_prefix(&input[i..]);
             if prev_space {
                 sp = sp.trim_start_matches(' ');
             }
             if !sp.is_empty() {
-                for &b in sp.as_bytes() {
-                    if b == b' ' && self.escape_whitespaces {
-                        self.push_space(out, consumed as u32);
-                    } else {
-                        out.text.push(b);
-                        out.to_orig.push(consumed as u32);
+                let orig = i as u32;
+                if self.escape_whitespaces && sp.contains(' ') {
+                    for (k, part) in sp.split(' ').enumerate() {
+                        if k > 0 {
+                            self.push_space(out, orig);
+                        }
+                        out.text.push_str(part);
+                        out.to_orig.resize(out.to_orig.len() + part.len(), orig);
+                    }
+                } else {
+                    out.text.push_str(sp);
+                    match sp.len() {
+                        n @ 1..=4 => out.to_orig.extend_from_slice(&[orig; 4][..n]),
+                        n => out.to_orig.resize(out.to_orig.len() + n, orig),
                     }
                 }
-                prev_space = sp.ends_with(' ');
+                prev_space = sp.ends_with(' ') && self.remove_extra_whitespaces;
             }
-            consumed += n;
-            rest = &rest[n..];
-            if !self.remove_extra_whitespaces {
-                prev_space = false;
-            }
+            i += n;
         }
+        consumed = i;
         if self.remove_extra_whitespaces {
-            let space: &[u8] = if self.escape_whitespaces { SPACE_SYMBOL.as_bytes() } else { b" " };
+            let space = if self.escape_whitespaces { SPACE_SYMBOL } else { " " };
             while out.text.ends_with(space) {
                 let len = out.text.len() - space.len();
                 consumed = out.to_orig[len] as usize;

@@ -83,6 +83,7 @@ fn decoder_rules() {
         byte_fallback: true,
         strip_leading_space: true,
         treat_whitespace_as_suffix: false,
+        denormalizer: None,
     };
     let cases: &[(&[&str], &str)] = &[
         (&["▁", "▁t"], " t"),
@@ -207,4 +208,91 @@ fn tokenizer_json_round_trip() {
         "post_processor":null,"decoder":null,"model":{"type":"SentencePiece","model_proto":"not base64!"}}"#;
     let err = Tokenizer::from_json(bad).unwrap_err().to_string();
     assert!(err.contains("model_proto"), "{err}");
+}
+
+#[test]
+fn nbest_matches_sentencepiece() {
+    // sentencepiece 0.2.3's nbest_encode (nbest_size=6) on the same model, ids and scores,
+    // in its order (the four ties of "abc ab" included).
+    let m = load(&proto(&pieces(), 1)).unwrap();
+    type Case<'a> = (&'a str, &'a [(&'a [u32], f32)]);
+    let cases: &[Case] = &[
+        ("ab ba", &[(&[6, 3, 5, 4], -8.5), (&[3, 7, 3, 5, 4], -8.5), (&[3, 4, 5, 3, 5, 4], -11.0)]),
+        (
+            "a<sep>ab",
+            &[(&[3, 4, 8, 7], -4.6), (&[3, 4, 8, 4, 5], -7.1), (&[3, 4, 0, 7], -70.0), (&[3, 4, 0, 4, 5], -72.5)],
+        ),
+        (
+            "abc ab",
+            &[
+                (&[6, 0, 6], -19.0),
+                (&[3, 7, 0, 6], -19.0),
+                (&[3, 7, 0, 3, 7], -19.0),
+                (&[6, 0, 3, 7], -19.0),
+                (&[3, 4, 5, 0, 3, 7], -21.5),
+                (&[3, 4, 5, 0, 6], -21.5),
+            ],
+        ),
+    ];
+    for &(text, want) in cases {
+        let got = m.nbest_encode_ids(text, 6).unwrap();
+        let want: Vec<(Vec<u32>, f32)> = want.iter().map(|(ids, s)| (ids.to_vec(), *s)).collect();
+        assert_eq!(got, want, "{text:?}");
+    }
+    // n = 1 is the ordinary encoding with score 0; an empty text gives one empty result.
+    assert_eq!(m.nbest_encode_ids("ab ba", 1).unwrap(), vec![(vec![6, 3, 5, 4], 0.0)]);
+    assert_eq!(m.nbest_encode_ids("", 5).unwrap(), vec![(vec![], 0.0)]);
+    assert!(load(&proto(&pieces(), 2)).unwrap().nbest_encode_ids("ab", 2).is_err());
+}
+
+#[test]
+fn sampling_among_the_nbest() {
+    let m = load(&proto(&pieces(), 1)).unwrap();
+    let best: Vec<Vec<u32>> = m.nbest_encode_ids("ab ba", 2).unwrap().into_iter().map(|(ids, _)| ids).collect();
+    let mut seen = std::collections::HashSet::new();
+    for seed in 0..200 {
+        let toks = m.sample_encode("ab ba", 2, 0.5, seed).unwrap();
+        let ids: Vec<u32> = toks.iter().map(|t| t.id).collect();
+        assert!(best.contains(&ids), "{ids:?} is not one of the 2 best");
+        seen.insert(ids);
+    }
+    // Both (equal-scored) segmentations come up.
+    assert_eq!(seen.len(), 2);
+    assert_eq!(m.sample_encode("ab ba", 1, 0.5, 3).unwrap().iter().map(|t| t.id).collect::<Vec<_>>(), m.encode_ids("ab ba").unwrap());
+}
+
+#[test]
+fn denormalizer_applies_to_decoded_text() {
+    // The denormalizer charsmap of a model sentencepiece 0.2.3 trained with
+    // --denormalization_rule_tsv of "ab" -> "AB", "c" -> "CC", "  " -> " "; sentencepiece
+    // decodes its "abc cab" to "ABCC CCAB".
+    let mut p = proto(&[("<unk>", 0.0, 2), ("▁", -1.0, 1), ("a", -2.0, 1), ("b", -2.0, 1), ("c", -2.0, 1)], 1);
+    let rules = include_bytes!("testdata/denorm_ab_c.charsmap").to_vec();
+    p.denormalizer_spec = Some(NormalizerSpec {
+        name: Some("user_defined".into()),
+        precompiled_charsmap: Some(rules),
+        add_dummy_prefix: Some(false),
+        remove_extra_whitespaces: Some(false),
+        escape_whitespaces: Some(false),
+    });
+    let m = load(&p).unwrap();
+    let ids = m.encode_ids("abc cab").unwrap();
+    assert_eq!(m.decode_ids(&ids).unwrap(), "ABCC CCAB");
+    let d = SentencePieceDecoder::from_model(&m);
+    let json = serde_json::to_string(&d).unwrap();
+    assert!(json.contains("\"denormalizer\":{\"precompiled_charsmap\":"), "{json}");
+    let back: SentencePieceDecoder = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, d);
+    assert_eq!(back.decode_pieces(&["▁a", "b", "c"]), "ABCC");
+}
+
+#[test]
+fn bpe_merges_chars_that_are_not_pieces() {
+    // "xa" is a piece but "x" is not: the merge is still found (sentencepiece 0.2.3's output).
+    let p = proto(&[("<unk>", 0.0, 2), ("▁", -1.0, 1), ("a", -2.0, 1), ("b", -2.5, 1), ("xa", -3.0, 1), ("▁b", -1.5, 1)], 2);
+    let m = load(&p).unwrap();
+    let cases: &[(&str, &[u32])] = &[("xa b", &[1, 4, 5]), ("bxa", &[5, 4]), ("xxa", &[1, 0, 4]), ("ax", &[1, 2, 0])];
+    for &(text, ids) in cases {
+        assert_eq!(m.encode_ids(text).unwrap(), ids, "{text:?}");
+    }
 }

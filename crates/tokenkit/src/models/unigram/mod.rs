@@ -6,6 +6,7 @@
 //! one token whose value is the raw text. With `byte_fallback`, such a segment becomes its
 //! UTF-8 bytes as `<0xNN>` tokens (each spanning the whole segment) when all exist.
 
+pub mod lattice;
 pub mod trainer;
 pub mod spm;
 pub mod trie;

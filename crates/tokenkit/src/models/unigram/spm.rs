@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 
+use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
 use super::trie::Trie;
 
 /// "Not set".
@@ -32,6 +33,8 @@ pub struct SpViterbi {
     pub unk_id: u32,
     /// `min_score - 10` in `f32`.
     pub unk_score: f32,
+    /// `user_defined[id]`: piece `id` is user-defined.
+    pub user_defined: Vec<bool>,
 }
 
 impl SpViterbi {
@@ -72,8 +75,8 @@ impl SpViterbi {
             let here = best[start].score;
             let mblen = crate::formats::sentencepiece::normalizer::utf8_len(text[start]).min(size - start);
             let mut has_single = false;
-            self.trie.common_prefixes(&text[start..], |len, id| {
-                let cand = self.scores[id as usize] + here;
+            self.trie.common_prefixes_scored(&text[start..], |len, id, score| {
+                let cand = score + here;
                 let target = &mut best[start + len];
                 if target.start == NONE || cand > target.score {
                     *target = Node { score: cand, start: start as u32, id };
@@ -93,70 +96,29 @@ impl SpViterbi {
 }
 
 impl SpViterbi {
-    /// A segmentation of `text` drawn from the lattice with probability proportional to
-    /// `exp(alpha * score)` (sentencepiece's subword regularisation with `nbest_size = -1`:
-    /// forward sums, then sampling backward from the end), as `(start, end, id)` in order.
-    /// The draw depends only on `rng`, so a seeded generator makes it reproducible (the
-    /// sequence of draws differs from sentencepiece's own generator).
-    pub fn sample(&self, text: &[u8], alpha: f32, rng: &mut impl rand::Rng, out: &mut Vec<(u32, u32, u32)>) {
-        out.clear();
-        let size = text.len();
-        if size == 0 {
-            return;
-        }
-        // Edges ending at each byte position: (start, id, score).
-        let mut incoming: Vec<Vec<(u32, u32, f32)>> = vec![Vec::new(); size + 1];
-        let mut start = 0;
-        while start < size {
-            let mblen = crate::formats::sentencepiece::normalizer::utf8_len(text[start]).min(size - start);
-            let mut has_single = false;
-            self.trie.common_prefixes(&text[start..], |len, id| {
-                incoming[start + len].push((start as u32, id, self.scores[id as usize]));
-                has_single |= len == mblen;
-            });
-            if !has_single {
-                incoming[start + mblen].push((start as u32, self.unk_id, self.unk_score));
-            }
-            start += mblen;
-        }
-        // alpha[pos]: log of the summed weight of all paths from 0 to pos.
-        let mut forward = vec![f64::NEG_INFINITY; size + 1];
-        forward[0] = 0.0;
-        for pos in 1..=size {
-            let mut acc = f64::NEG_INFINITY;
-            for &(s, _, score) in &incoming[pos] {
-                acc = log_add(acc, forward[s as usize] + (alpha * score) as f64);
-            }
-            forward[pos] = acc;
-        }
-        let mut end = size;
-        while end > 0 {
-            let edges = &incoming[end];
-            let weights: Vec<f64> =
-                edges.iter().map(|&(s, _, score)| (forward[s as usize] + (alpha * score) as f64 - forward[end]).exp()).collect();
-            let total: f64 = weights.iter().sum();
-            let mut r = rng.gen::<f64>() * total;
-            let mut pick = edges.len() - 1;
-            for (i, w) in weights.iter().enumerate() {
-                if r < *w {
-                    pick = i;
-                    break;
-                }
-                r -= w;
-            }
-            let (s, id, _) = edges[pick];
-            out.push((s, end as u32, id));
-            end = s as usize;
-        }
-        out.reverse();
+    /// Whether `id` is a user-defined piece.
+    pub(crate) fn is_user_defined(&self, id: u32) -> bool {
+        self.user_defined.get(id as usize).copied().unwrap_or(false)
     }
-}
 
-/// `log(exp(a) + exp(b))` without overflow.
-fn log_add(a: f64, b: f64) -> f64 {
-    if a == f64::NEG_INFINITY {
-        return b;
+    /// A segmentation of `text` drawn from the lattice with probability proportional to
+    /// `exp(alpha * score)` (sentencepiece's subword regularisation with `nbest_size = -1`),
+    /// as `(start, end, id)` in order. The draw depends only on `rng`, so a seeded generator
+    /// makes it reproducible (the sequence of draws differs from sentencepiece's own generator).
+    pub fn sample(&self, text: &[u8], alpha: f32, rng: &mut impl rand::Rng, out: &mut Vec<(u32, u32, u32)>) {
+        Lattice::new(self, text).sample(alpha, rng, out)
     }
-    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
-    hi + (lo - hi).exp().ln_1p()
+
+    /// The `n` best segmentations of `text`, best first, with their scores (sentencepiece's
+    /// `NBestEncode`): `n` is clamped to `1..=1024`; for `n == 1` (or an empty text) the single
+    /// Viterbi result with score 0, as sentencepiece returns it.
+    pub fn nbest(&self, text: &[u8], n: usize) -> Vec<ScoredPath> {
+        let n = n.clamp(1, MAX_NBEST);
+        if n == 1 || text.is_empty() {
+            let mut out = Vec::new();
+            self.encode(text, &mut out);
+            return vec![(out, 0.0)];
+        }
+        Lattice::new(self, text).nbest(n)
+    }
 }

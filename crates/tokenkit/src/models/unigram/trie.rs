@@ -5,7 +5,7 @@
 /// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
 
-/// One state of the double array: 12 bytes, read together.
+/// One state of the double array: 16 bytes, read together.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Unit {
     /// Children of this state live at `base + byte`.
@@ -14,9 +14,12 @@ struct Unit {
     check: u32,
     /// Id of the piece ending here, or `NONE`.
     id: u32,
+    /// A score stored with the piece (see [`Trie::with_scores`]), read with the id so the
+    /// Viterbi needs no second lookup.
+    score: f32,
 }
 
-const FREE: Unit = Unit { base: 0, check: NONE, id: NONE };
+const FREE: Unit = Unit { base: 0, check: NONE, id: NONE, score: 0.0 };
 
 /// Pieces as a trie: finds every piece that is a prefix of a byte string.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,15 +70,21 @@ impl UsedSlots {
 /// A node of the pointer trie the double array is built from.
 #[derive(Default)]
 struct BuildNode {
-    id: Option<u32>,
+    id: Option<(u32, f32)>,
     children: Vec<(u8, usize)>,
 }
 
 impl Trie {
     /// Builds the trie; a piece listed twice keeps its last id.
     pub fn new<'a>(pieces: impl IntoIterator<Item = (&'a str, u32)>) -> Self {
+        Self::with_scores(pieces.into_iter().map(|(p, id)| (p, id, 0.0)))
+    }
+
+    /// Builds the trie with a score per piece (see [`Self::common_prefixes_scored`]); a piece
+    /// listed twice keeps its last id and score.
+    pub fn with_scores<'a>(pieces: impl IntoIterator<Item = (&'a str, u32, f32)>) -> Self {
         let mut nodes = vec![BuildNode::default()];
-        for (piece, id) in pieces {
+        for (piece, id, score) in pieces {
             let mut node = 0usize;
             for &b in piece.as_bytes() {
                 node = match nodes[node].children.iter().find(|&&(c, _)| c == b) {
@@ -88,11 +97,12 @@ impl Trie {
                     }
                 };
             }
-            nodes[node].id = Some(id);
+            nodes[node].id = Some((id, score));
         }
         // Place states breadth first: each node's children get the first base where all
         // their slots are free, found by walking the free slots (a bitset of used slots).
-        let mut units = vec![Unit { base: 0, check: 0, id: nodes[0].id.unwrap_or(NONE) }];
+        let (root_id, root_score) = nodes[0].id.unwrap_or((NONE, 0.0));
+        let mut units = vec![Unit { base: 0, check: 0, id: root_id, score: root_score }];
         let mut used = UsedSlots::default();
         used.set(0);
         let mut state_of = vec![0u32; nodes.len()];
@@ -123,7 +133,8 @@ impl Trie {
             for &(b, child) in kids.iter() {
                 let t = base + b as usize;
                 used.set(t);
-                units[t] = Unit { base: 0, check: s, id: nodes[child].id.unwrap_or(NONE) };
+                let (id, score) = nodes[child].id.unwrap_or((NONE, 0.0));
+                units[t] = Unit { base: 0, check: s, id, score };
                 state_of[child] = t as u32;
                 queue.push_back(child);
             }
@@ -143,6 +154,12 @@ impl Trie {
     /// Calls `f(length, id)` for each piece that is a prefix of `bytes`, shortest first.
     #[inline]
     pub fn common_prefixes(&self, bytes: &[u8], mut f: impl FnMut(usize, u32)) {
+        self.common_prefixes_scored(bytes, |len, id, _| f(len, id))
+    }
+
+    /// Calls `f(length, id, score)` for each piece that is a prefix of `bytes`, shortest first.
+    #[inline]
+    pub fn common_prefixes_scored(&self, bytes: &[u8], mut f: impl FnMut(usize, u32, f32)) {
         let units = &self.units[..];
         let mut s = 0usize;
         for (i, &b) in bytes.iter().enumerate() {
@@ -158,7 +175,7 @@ impl Trie {
             }
             s = t;
             if u.id != NONE {
-                f(i + 1, u.id);
+                f(i + 1, u.id, u.score);
             }
         }
     }
