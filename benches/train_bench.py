@@ -3,8 +3,13 @@
 `rustbpe` / sentencepiece when installed, on the same corpus in the same run; then Unigram
 (Metaspace pre-tokenizer) with tokenkit, HF `UnigramTrainer` and sentencepiece's unigram.
 
-Each trainer runs in its own process; wall time and peak RSS (ru_maxrss of that process) are
-reported, with the ratio to HF.
+Each trainer runs in its own process; wall time, CPU time (user + sys, steadier than wall time
+on a loaded machine) and peak RSS (ru_maxrss of that process) are reported, with the ratio to HF.
+tokenkit (RAYON_NUM_THREADS) and sentencepiece (num_threads) use the same number of threads,
+`--threads` (default: the number of cores); HF and rustbpe use their own defaults.
+
+Peers: `pip install -r benches/requirements-bench.txt` (rustbpe, sentencepiece, tokenizers);
+they are not test dependencies.
 
     .venv/bin/python benches/train_bench.py                      # 4 MB subset and all corpora (~40 MB)
     .venv/bin/python benches/train_bench.py --sizes 4 --vocab 32000
@@ -60,7 +65,7 @@ t.train_from_iterator(lines(), vocab_size=int(sys.argv[2]))
 SPM_SCRIPT = r"""
 import sys, sentencepiece as spm
 spm.SentencePieceTrainer.train(input=sys.argv[1], model_prefix=sys.argv[3], vocab_size=int(sys.argv[2]),
-    model_type=sys.argv[4], minloglevel=2, input_sentence_size=0, num_threads=os.cpu_count() if False else 2)
+    model_type=sys.argv[4], minloglevel=2, input_sentence_size=0, num_threads=int(sys.argv[5]))
 """
 
 
@@ -71,17 +76,25 @@ def tokenkit_bin() -> Path:
     return target / "release" / "tokenkit"
 
 
+THREADS = os.cpu_count() or 1
+CPU: dict[int, float] = {}
+
+
 def run(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MiB, exit code of one process."""
+    """Wall seconds, peak RSS in MiB, exit code of one process (its CPU seconds go to `CPU`,
+    keyed by `id` of the returned tuple)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = dict(os.environ, RAYON_NUM_THREADS=str(THREADS))
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     err = p.stderr.read().decode("utf-8", "replace") if p.stderr else ""
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         print(f"  {cmd[0]} failed ({code}): {err[-400:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024, code
+    out = (wall, usage.ru_maxrss / 1024, code)
+    CPU[id(out)] = usage.ru_utime + usage.ru_stime
+    return out
 
 
 def has_module(name: str) -> bool:
@@ -115,15 +128,19 @@ def main() -> None:
                     help="Unigram vocabulary (default 8000, HF's, and 16000 for 'all': it must hold every "
                          "char of the corpus, 10.6k on all corpora; sentencepiece cannot reach 32000 "
                          "pieces on the 4 MB subset)")
+    ap.add_argument("--threads", type=int, default=THREADS,
+                    help="threads of tokenkit and sentencepiece (default: number of cores)")
     args = ap.parse_args()
+    globals()["THREADS"] = args.threads
     tk = tokenkit_bin()
     if not tk.exists():
         sys.exit(f"tokenkit binary not found at {tk}: cargo build --release -p tokenkit-cli")
     peers = [("rustbpe", has_module("rustbpe")), ("sentencepiece-bpe", has_module("sentencepiece"))]
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
-        print(f"| corpus | trainer | wall s | peak MiB | speed vs HF | memory vs HF |")
-        print(f"|---|---|---:|---:|---:|---:|")
+        print(f"threads (tokenkit, sentencepiece): {THREADS}")
+        print(f"| corpus | trainer | wall s | CPU s | peak MiB | speed vs HF | memory vs HF |")
+        print(f"|---|---|---:|---:|---:|---:|---:|")
         for size in args.sizes:
             corpus = d / f"corpus_{size}.txt"
             n = make_corpus(None if size == "all" else float(size), corpus)
@@ -144,19 +161,21 @@ def main() -> None:
                     rows.append((name, run([sys.executable, "-c", RUSTBPE_SCRIPT, str(corpus), str(args.vocab)])))
                 else:
                     rows.append((name, run([sys.executable, "-c", "import os\n" + SPM_SCRIPT, str(corpus),
-                                            str(args.vocab), str(d / "spm"), "bpe"])))
+                                            str(args.vocab), str(d / "spm"), "bpe", str(THREADS)])))
             hf_wall, hf_mem = rows[1][1][0], rows[1][1][1]
-            for name, (wall, mem, code) in rows:
+            for name, r in rows:
+                wall, mem, code = r
                 flag = "" if code == 0 else " (failed)"
-                print(f"| {label} | {name}{flag} | {wall:.2f} | {mem:.0f} | {hf_wall / wall:.2f}x | {mem / hf_mem:.2f} |")
+                print(f"| {label} | {name}{flag} | {wall:.2f} | {CPU[id(r)]:.2f} | {mem:.0f} | {hf_wall / wall:.2f}x | "
+                  f"{mem / hf_mem:.2f} |")
             if (d / "tk.json").exists() and (d / "hf.json").exists():
                 import json
                 same = json.loads((d / "tk.json").read_text()) == json.loads((d / "hf.json").read_text())
-                print(f"|  | tokenizer.json tokenkit == HF: {same} | | | | |")
+                print(f"|  | tokenizer.json tokenkit == HF: {same} | | | | | |")
 
 
 def unigram_rows(tk: Path, corpus: Path, label: str, vocab: int, d: Path) -> None:
-    """Unigram: tokenkit, HF UnigramTrainer, sentencepiece (unigram, 2 threads), vocabulary `vocab`."""
+    """Unigram: tokenkit, HF UnigramTrainer, sentencepiece (unigram, `THREADS` threads), vocabulary `vocab`."""
     rows = [
         ("tokenkit unigram", run([str(tk), "train", "-q", "-m", "unigram", "-p", "metaspace", "-v", str(vocab),
                                   "--special-tokens", "<unk>", "--unk-token", "<unk>", "-o", str(d / "tku.json"),
@@ -166,16 +185,18 @@ def unigram_rows(tk: Path, corpus: Path, label: str, vocab: int, d: Path) -> Non
     ]
     if has_module("sentencepiece"):
         rows.append(("sentencepiece-unigram", run([sys.executable, "-c", "import os\n" + SPM_SCRIPT, str(corpus),
-                                                   str(vocab), str(d / "spmu"), "unigram"])))
+                                                   str(vocab), str(d / "spmu"), "unigram", str(THREADS)])))
     hf_wall, hf_mem = rows[1][1][0], rows[1][1][1]
-    for name, (wall, mem, code) in rows:
+    for name, r in rows:
+        wall, mem, code = r
         flag = "" if code == 0 else " (failed)"
-        print(f"| {label} | {name}{flag} | {wall:.2f} | {mem:.0f} | {hf_wall / wall:.2f}x | {mem / hf_mem:.2f} |")
+        print(f"| {label} | {name}{flag} | {wall:.2f} | {CPU[id(r)]:.2f} | {mem:.0f} | {hf_wall / wall:.2f}x | "
+                  f"{mem / hf_mem:.2f} |")
     if (d / "tku.json").exists() and (d / "hfu.json").exists():
         import json
         a = {p for p, _ in json.loads((d / "tku.json").read_text())["model"]["vocab"]}
         b = {p for p, _ in json.loads((d / "hfu.json").read_text())["model"]["vocab"]}
-        print(f"|  | Unigram vocabulary overlap tokenkit/HF: {len(a & b) / max(1, len(b)):.2%} | | | | |")
+        print(f"|  | Unigram vocabulary overlap tokenkit/HF: {len(a & b) / max(1, len(b)):.2%} | | | | | |")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@
 
 mod lattice;
 mod suffix;
+mod trie;
 #[cfg(test)]
 mod tests;
 
@@ -161,20 +162,21 @@ impl UnigramTrainer {
         loop {
             for _ in 0..self.n_sub_iterations {
                 let expected = e_step(&model, &words)?;
-                pieces = m_step(&pieces, &expected);
-                model = TrainModel::new(&pieces);
+                let from;
+                (pieces, from) = m_step(&pieces, &expected);
+                model = model.retain(&pieces, &from);
                 progress.inc(1);
             }
             if pieces.len() <= desired {
                 break;
             }
-            let pruned = self.prune(&model, &pieces, &words);
-            if pruned.len() >= pieces.len() {
+            let kept = self.prune(&model, &pieces, &words);
+            if kept.len() >= pieces.len() {
                 // Cannot happen once all chars fit (checked above); a guard against a hang.
                 break;
             }
-            pieces = pruned;
-            model = TrainModel::new(&pieces);
+            pieces = kept.iter().map(|&id| pieces[id].clone()).collect();
+            model = model.retain(&pieces, &kept);
         }
         progress.finish(Stage::Unigram);
         self.finalize(&pieces, required)
@@ -240,8 +242,9 @@ impl UnigramTrainer {
 
     /// Keeps the pieces whose removal would lose the most likelihood (SentencePiece's
     /// approximation: a removed piece is replaced by its second-best segmentation), down to
-    /// `shrinking_factor` of the pieces but not below 110% of `vocab_size`.
-    fn prune(&self, model: &TrainModel, pieces: &[Piece], words: &[(&str, u64)]) -> Vec<Piece> {
+    /// `shrinking_factor` of the pieces but not below 110% of `vocab_size`. Returns the ids
+    /// of the kept pieces, in their new order.
+    fn prune(&self, model: &TrainModel, pieces: &[Piece], words: &[(&str, u64)]) -> Vec<usize> {
         // How each piece would be segmented without itself.
         let alternatives: Vec<(bool, Vec<u32>)> = pieces
             .par_iter()
@@ -292,16 +295,16 @@ impl UnigramTrainer {
         let sum: f64 = freq.iter().sum();
         let log_sum = sum.ln();
 
-        let mut kept: Vec<Piece> = vec![pieces[0].clone()];
+        let mut kept: Vec<usize> = vec![0];
         let mut candidates: Vec<(usize, f64)> = Vec::new();
-        for (id, ((piece, score), (always_keep, alt))) in pieces.iter().zip(&alternatives).enumerate().skip(1) {
+        for (id, (always_keep, alt)) in alternatives.iter().enumerate().skip(1) {
             let f = freq[id];
             if f == 0.0 && !always_keep {
                 // Never on a best path: safe to remove.
                 continue;
             }
             if alt.is_empty() {
-                kept.push((piece.clone(), *score));
+                kept.push(id);
                 continue;
             }
             if f == 0.0 {
@@ -323,7 +326,7 @@ impl UnigramTrainer {
             if kept.len() == target {
                 break;
             }
-            kept.push(pieces[id].clone());
+            kept.push(id);
         }
         kept
     }
@@ -415,18 +418,22 @@ fn e_step(model: &TrainModel, words: &[(&str, u64)]) -> Result<Vec<f64>> {
 
 /// New log probabilities from expected counts (the digamma update of SentencePiece's
 /// Bayesian EM); pieces expected less than half a time are dropped, the unk piece kept.
-fn m_step(pieces: &[Piece], expected: &[f64]) -> Vec<Piece> {
+/// Returns the new pieces and the old id of each.
+fn m_step(pieces: &[Piece], expected: &[f64]) -> (Vec<Piece>, Vec<usize>) {
     let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
+    let mut from: Vec<usize> = Vec::with_capacity(pieces.len());
     let mut sum = 0.0;
     for (i, ((piece, _), &f)) in pieces.iter().zip(expected).enumerate() {
         if i == 0 {
             out.push((piece.clone(), f64::NAN));
+            from.push(0);
             continue;
         }
         if f < 0.5 {
             continue;
         }
         out.push((piece.clone(), f));
+        from.push(i);
         sum += f;
     }
     let log_sum = digamma(sum);
@@ -435,5 +442,5 @@ fn m_step(pieces: &[Piece], expected: &[f64]) -> Vec<Piece> {
             *v = digamma(*v) - log_sum;
         }
     }
-    out
+    (out, from)
 }

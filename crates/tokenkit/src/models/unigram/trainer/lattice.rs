@@ -5,17 +5,29 @@
 //! them (by start, then by length, the unk node of a char last), and sums are accumulated in
 //! the order HF accumulates them, so that the floats agree with HF's as far as possible.
 
-use crate::models::unigram::trie::Trie;
+use super::trie::Trie;
 use crate::models::unigram::UNK_PENALTY;
 
 /// The id of the unk piece during training.
 pub(super) const UNK: u32 = 0;
 
+/// "This trie entry is no longer a piece."
+const DROPPED: u32 = u32::MAX;
+
 /// The pieces being trained, with a trie to find them in words.
+///
+/// Building the trie over hundreds of thousands of seeds costs more than an E step, and each
+/// EM round only removes pieces, so the trie is kept across rounds: its entries are the ids
+/// of the pieces it was built from ("trie ids"), mapped to the current ids (or `DROPPED`),
+/// and it is rebuilt only once fewer than half of its entries are still pieces.
 pub(super) struct TrainModel {
     /// Score of each piece (log probability); piece 0 is the unk piece (its score is unused).
     pub scores: Vec<f64>,
     trie: Trie,
+    /// Current id of each trie id, or `DROPPED`.
+    current: Vec<u32>,
+    /// Trie id of each current id.
+    trie_id: Vec<u32>,
     unk_score: f64,
 }
 
@@ -26,7 +38,25 @@ impl TrainModel {
     pub fn new(pieces: &[(String, f64)]) -> Self {
         let trie = Trie::new(pieces.iter().enumerate().skip(1).map(|(i, (p, _))| (p.as_str(), i as u32)));
         let scores: Vec<f64> = pieces.iter().map(|(_, s)| *s).collect();
-        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie }
+        let ids: Vec<u32> = (0..pieces.len() as u32).collect();
+        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie, current: ids.clone(), trie_id: ids }
+    }
+
+    /// The model of `pieces`, a subset of this model's pieces: `pieces[i]` is this model's
+    /// piece `from[i]` (in any order; `from[0]` is the unk piece 0). Reuses the trie while at
+    /// least half of its entries are still pieces, else builds a new one.
+    pub fn retain(mut self, pieces: &[(String, f64)], from: &[usize]) -> Self {
+        debug_assert_eq!(pieces.len(), from.len());
+        if pieces.len() * 2 < self.current.len() {
+            return Self::new(pieces);
+        }
+        let trie_id: Vec<u32> = from.iter().map(|&old| self.trie_id[old]).collect();
+        self.current.iter_mut().for_each(|c| *c = DROPPED);
+        for (id, &t) in trie_id.iter().enumerate() {
+            self.current[t as usize] = id as u32;
+        }
+        let scores: Vec<f64> = pieces.iter().map(|(_, s)| *s).collect();
+        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie: self.trie, current: self.current, trie_id }
     }
 }
 
@@ -81,7 +111,11 @@ impl Lattice {
             self.groups.push((start as u32, self.nodes.len() as u32));
             let mut has_single = false;
             let nodes = &mut self.nodes;
-            model.trie.common_prefixes(&bytes[start..], |len, id| {
+            model.trie.common_prefixes(&bytes[start..], |len, trie_id| {
+                let id = model.current[trie_id as usize];
+                if id == DROPPED {
+                    return;
+                }
                 nodes.push(Node {
                     start: start as u32,
                     end: (start + len) as u32,
