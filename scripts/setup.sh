@@ -39,8 +39,9 @@ echo "[setup] fetching fixtures"
 # ${XDG_CACHE_HOME:-~/.cache}/tokenkit/tiktoken, then ./.fixtures/tiktoken; link the fetched
 # files into the default cache location unless something is there already.
 tk_cache="${XDG_CACHE_HOME:-$HOME/.cache}/tokenkit"
-if [ -d .fixtures/tiktoken ] && [ ! -e "$tk_cache/tiktoken" ]; then
-    mkdir -p "$tk_cache" && ln -s "$(cd .fixtures/tiktoken && pwd -P)" "$tk_cache/tiktoken" \
+# A link left by an earlier checkout (perhaps dangling) is replaced; a real directory is kept.
+if [ -d .fixtures/tiktoken ] && { [ -L "$tk_cache/tiktoken" ] || [ ! -e "$tk_cache/tiktoken" ]; }; then
+    mkdir -p "$tk_cache" && ln -sfn "$(cd .fixtures/tiktoken && pwd -P)" "$tk_cache/tiktoken" \
         && echo "[setup] linked $tk_cache/tiktoken -> .fixtures/tiktoken"
 fi
 echo "[setup] done"
