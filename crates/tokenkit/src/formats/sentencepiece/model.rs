@@ -312,15 +312,21 @@ impl SentencePiece {
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
     /// `input` (sentencepiece's `begin`/`end`).
     pub fn encode_with(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
-        self.encode_into::<true>(input, f)
+        self.with_normalized::<true, _>(input, |norm, segs| {
+            self.segment(&norm.text, segs);
+            self.emit::<true>(norm, segs, f)
+        })
     }
 
-    /// [`Self::encode_with`], with offsets `(0, 0)` unless `OFFSETS` (which saves tracking
-    /// them through the normalizer).
-    fn encode_into<const OFFSETS: bool>(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
+    /// Encodes `input` into `make(id, piece, (start, end))` per token, in a vector sized once
+    /// the segments are known; offsets are `(0, 0)` unless `OFFSETS` (which saves tracking them
+    /// through the normalizer).
+    fn collect<const OFFSETS: bool, T>(&self, input: &str, mut make: impl FnMut(u32, &str, (usize, usize)) -> T) -> Result<Vec<T>> {
         self.with_normalized::<OFFSETS, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
-            self.emit::<OFFSETS>(norm, segs, f)
+            let mut out = Vec::with_capacity(segs.len());
+            self.emit::<OFFSETS>(norm, segs, |id, piece, offsets| out.push(make(id, piece, offsets)));
+            out
         })
     }
 
@@ -480,9 +486,7 @@ impl SentencePiece {
 
     /// Encodes `input` to ids.
     pub fn encode_ids(&self, input: &str) -> Result<Vec<u32>> {
-        let mut ids = Vec::with_capacity(input.len() / 3 + 1);
-        self.encode_into::<false>(input, |id, _, _| ids.push(id))?;
-        Ok(ids)
+        self.collect::<false, _>(input, |id, _, _| id)
     }
 
     /// Decodes ids as sentencepiece's `DecodeIds` does.
@@ -512,9 +516,7 @@ pub(crate) fn parse_byte_piece(piece: &str) -> Option<u8> {
 
 impl Model for SentencePiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        let mut tokens = Vec::with_capacity(sequence.len() / 3 + 1);
-        self.encode_with(sequence, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)))?;
-        Ok(tokens)
+        self.collect::<true, _>(sequence, |id, piece, offsets| Token::new(id, piece.to_owned(), offsets))
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {

@@ -47,6 +47,9 @@ pub struct Normalized {
 struct CopyTable {
     /// `ascii[b]`: how ASCII char `b` is copied.
     ascii: [Copying; 128],
+    /// `ascii_before_ascii[b]`: ASCII char `b` is not a space and is copied when the next
+    /// char is ASCII too (or the text ends): the test made for most bytes of most texts.
+    ascii_before_ascii: [bool; 128],
     /// Bit `c`: the BMP char `c` is copied whatever follows (1024 words).
     always: Box<[u64]>,
     /// Bit `c`: the BMP char `c` is copied unless the next char is in `second`.
@@ -99,6 +102,7 @@ impl CopyTable {
     fn new(charsmap: Option<&Precompiled>, user_defined: Option<&Trie>) -> Self {
         let mut table = Self {
             ascii: [Copying::No; 128],
+            ascii_before_ascii: [false; 128],
             always: vec![0; 1024].into_boxed_slice(),
             unless_second: vec![0; 1024].into_boxed_slice(),
             second: vec![0; 1024].into_boxed_slice(),
@@ -123,6 +127,15 @@ impl CopyTable {
             if c < 128 {
                 table.ascii[c as usize] = copy;
             }
+        }
+        let ascii_second = (0..128).any(|n| bit(&table.second, n));
+        for (b, ok) in table.ascii_before_ascii.iter_mut().enumerate() {
+            *ok = b != b' ' as usize
+                && match table.ascii[b] {
+                    Copying::Always => true,
+                    Copying::UnlessSecond => !ascii_second,
+                    Copying::No => false,
+                };
         }
         table
     }
@@ -326,6 +339,10 @@ impl SpNormalizer {
         let mut run = i;
         while let Some(&b) = bytes.get(i) {
             if b < 0x80 {
+                if self.copy.ascii_before_ascii[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
+                    i += 1;
+                    continue;
+                }
                 let copy = match self.copy.ascii[b as usize] {
                     Copying::Always => true,
                     Copying::UnlessSecond => !self.copy.is_second(bytes, i + 1),
