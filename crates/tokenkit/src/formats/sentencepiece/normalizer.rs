@@ -340,6 +340,18 @@ impl SpNormalizer {
         while let Some(&b) = bytes.get(i) {
             if b < 0x80 {
                 if self.copy.ascii_before_ascii[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
+                    if OFFSETS {
+                        // Appended at once with its offset: cheaper than a run then (whose
+                        // offsets take a loop of their own) for the short stretches between
+                        // spaces of most texts.
+                        if run < i {
+                            Self::copy_run::<OFFSETS>(input, run, i, out);
+                        }
+                        out.text.push(b as char);
+                        out.to_orig.push(i as u32);
+                        prev_space = false;
+                        run = i + 1;
+                    }
                     i += 1;
                     continue;
                 }

@@ -5,6 +5,9 @@
 /// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
 
+/// How far behind the last used slot the placement looks for free slots.
+const WINDOW: usize = 4096;
+
 /// One state of the double array: 16 bytes, read together.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Unit {
@@ -116,7 +119,9 @@ impl Trie {
             }
             kids.sort_unstable_by_key(|&(b, _)| b);
             let first = kids[0].0 as usize;
-            cursor = used.next_free(cursor);
+            // Holes more than `WINDOW` slots behind the end are given up: else each placement
+            // would walk over all of them (most of the build time of a large vocabulary).
+            cursor = used.next_free(cursor.max(units.len().saturating_sub(WINDOW)));
             let mut slot = used.next_free(cursor.max(first + 1));
             let base = loop {
                 let base = slot - first;
