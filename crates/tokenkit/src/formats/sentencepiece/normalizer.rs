@@ -200,7 +200,7 @@ impl CopyTable {
     }
 
     /// Whether the BMP char `c` is copied when the next char starts at `bytes[next]`.
-    #[inline]
+    #[inline(always)]
     fn copies(&self, c: u32, bytes: &[u8], next: usize) -> bool {
         if bit(&self.always, c) {
             return true;
