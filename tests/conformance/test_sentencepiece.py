@@ -79,6 +79,23 @@ def test_model_edge_cases(name, processors):
     _check(name, path, sp, "-", "edge cases", EDGE_CASES)
 
 
+# Chars around which normalization rules start or continue: letters with combining marks,
+# kana with voicing marks (full and half width), Hangul jamo, compatibility forms, spaces.
+TRICKY_ALPHABET = ("aeiouAEn .,-'\t\n" "\u0301\u0300\u0308\u0323\u0302\u0303\u0338" "かがはばぱカ\u3099\u309a"
+                   "ｶﾊ\uff9e\uff9f" "\u1100\u1161\u11a8\u3131\u314f" "ÅéñﬁⅫ①\u3000\u00a0" "中日" "😀\U0001d15e")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_tricky_random_strings(name, processors):
+    """Random strings dense in chars that start or continue a normalization rule (the
+    normalizer copies other chars without looking the rules up)."""
+    import random
+    rng = random.Random(1234)
+    inputs = ["".join(rng.choice(TRICKY_ALPHABET) for _ in range(rng.randint(1, 40))) for _ in range(400)]
+    path, sp = processors(name)
+    _check(name, path, sp, "-", "tricky random strings", inputs)
+
+
 def test_decode_special_ids(processors):
     """Control ids vanish, unk becomes ' ⁇ ', stray bytes become U+FFFD, as sentencepiece decodes."""
     path, sp = processors("llama2")

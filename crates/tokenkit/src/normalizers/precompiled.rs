@@ -203,6 +203,21 @@ impl Precompiled {
         true
     }
 
+    /// The root node of the trie, to walk it with [`step`](Self::step).
+    pub(crate) fn root(&self) -> Option<usize> {
+        self.trie.first().map(|&root| offset(root))
+    }
+
+    /// The node reached from `node` by byte `b`, if some key continues that way, and whether
+    /// a key ends there.
+    pub(crate) fn step(&self, node: usize, b: u8) -> Option<(usize, bool)> {
+        let pos = node ^ b as usize;
+        match self.trie.get(pos) {
+            Some(&unit) if label(unit) == b as u32 => Some((pos ^ offset(unit), has_leaf(unit))),
+            _ => None,
+        }
+    }
+
     /// Whether some key of the trie starts with byte `b` (when not, text starting with `b` is
     /// left as is by [`longest_prefix`](Self::longest_prefix)).
     pub fn has_key_starting_with(&self, b: u8) -> bool {

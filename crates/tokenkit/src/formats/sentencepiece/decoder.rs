@@ -109,7 +109,7 @@ impl Denormalizer {
     /// Applies the rules to decoded `text`.
     pub fn apply(&self, text: &str) -> String {
         let mut out = Normalized::default();
-        self.normalizer.normalize(text, &mut out);
+        self.normalizer.normalize_text(text, &mut out);
         out.text
     }
 }

@@ -312,7 +312,22 @@ impl SentencePiece {
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
     /// `input` (sentencepiece's `begin`/`end`).
     pub fn encode_with(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
-        self.encode_segmented(input, |model, text, segs| model.segment(text, segs), f)
+        self.with_normalized::<true, _>(input, |norm, segs| {
+            self.segment(&norm.text, segs);
+            self.emit::<true>(norm, segs, f)
+        })
+    }
+
+    /// Encodes `input` into `make(id, piece, (start, end))` per token, in a vector sized once
+    /// the segments are known; offsets are `(0, 0)` unless `OFFSETS` (which saves tracking them
+    /// through the normalizer).
+    fn collect<const OFFSETS: bool, T>(&self, input: &str, mut make: impl FnMut(u32, &str, (usize, usize)) -> T) -> Result<Vec<T>> {
+        self.with_normalized::<OFFSETS, _>(input, |norm, segs| {
+            self.segment(&norm.text, segs);
+            let mut out = Vec::with_capacity(segs.len());
+            self.emit::<OFFSETS>(norm, segs, |id, piece, offsets| out.push(make(id, piece, offsets)));
+            out
+        })
     }
 
     /// sentencepiece's limit on `nbest_size` (`kMaxNBestSize`; larger sizes are an error there).
@@ -355,7 +370,7 @@ impl SentencePiece {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut tokens = Vec::new();
         let push = |id: u32, piece: &str, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets));
-        self.with_normalized(input, |norm, segs| {
+        self.with_normalized::<true, _>(input, |norm, segs| {
             match nbest_size {
                 0 | 1 => viterbi.encode(norm.text.as_bytes(), segs),
                 n if n > 1 => {
@@ -369,7 +384,7 @@ impl SentencePiece {
                 }
                 _ => viterbi.sample(norm.text.as_bytes(), alpha, &mut rng, segs),
             }
-            self.emit(norm, segs, push)
+            self.emit::<true>(norm, segs, push)
         })?;
         Ok(tokens)
     }
@@ -381,13 +396,13 @@ impl SentencePiece {
     pub fn nbest_encode(&self, input: &str, n: usize) -> Result<Vec<(Vec<Token>, f32)>> {
         let viterbi = self.unigram("n-best encoding")?;
         Self::check_nbest_size(n)?;
-        self.with_normalized(input, |norm, _| {
+        self.with_normalized::<true, _>(input, |norm, _| {
             viterbi
                 .nbest(norm.text.as_bytes(), n)
                 .into_iter()
                 .map(|(segs, score)| {
                     let mut tokens = Vec::with_capacity(segs.len());
-                    self.emit(norm, &segs, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)));
+                    self.emit::<true>(norm, &segs, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)));
                     (tokens, score)
                 })
                 .collect()
@@ -399,9 +414,13 @@ impl SentencePiece {
         Ok(self.nbest_encode(input, n)?.into_iter().map(|(toks, s)| (toks.into_iter().map(|t| t.id).collect(), s)).collect())
     }
 
-    /// Normalizes `input` into this thread's buffers and runs `body` on the normalized text
-    /// and a scratch segment buffer.
-    fn with_normalized<R>(&self, input: &str, body: impl FnOnce(&Normalized, &mut Vec<Segment>) -> R) -> Result<R> {
+    /// Normalizes `input` into this thread's buffers (with the original offsets when
+    /// `OFFSETS`) and runs `body` on the normalized text and a scratch segment buffer.
+    fn with_normalized<const OFFSETS: bool, R>(
+        &self,
+        input: &str,
+        body: impl FnOnce(&Normalized, &mut Vec<Segment>) -> R,
+    ) -> Result<R> {
         if u32::try_from(input.len()).is_err() {
             return Err(Error::invalid("SentencePiece: an input longer than 4 GiB cannot be encoded"));
         }
@@ -412,42 +431,35 @@ impl SentencePiece {
                 Ok(b) => b,
                 Err(_) => &mut local,
             };
-            self.inner.normalizer.normalize(input, norm);
+            if OFFSETS {
+                self.inner.normalizer.normalize(input, norm);
+            } else {
+                self.inner.normalizer.normalize_text(input, norm);
+            }
             body(norm, segs)
         }))
     }
 
-    /// Normalizes `input`, segments it with `segment`, then emits the tokens (see [`Self::emit`]).
-    fn encode_segmented(
-        &self,
-        input: &str,
-        mut segment: impl FnMut(&Self, &str, &mut Vec<Segment>),
-        f: impl FnMut(u32, &str, (usize, usize)),
-    ) -> Result<()> {
-        self.with_normalized(input, |norm, segs| {
-            segment(self, &norm.text, segs);
-            self.emit(norm, segs, f)
-        })
-    }
-
     /// Turns segments of the normalized text into tokens as sentencepiece does: runs of
     /// unknown pieces merged into one, or expanded to byte pieces with byte fallback; calls
-    /// `f(id, piece, (start, end))` per token with byte offsets into the original input.
-    fn emit(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, &str, (usize, usize))) {
+    /// `f(id, piece, (start, end))` per token with byte offsets into the original input
+    /// (`(0, 0)` unless `OFFSETS`: `norm` has none then).
+    fn emit<const OFFSETS: bool>(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, &str, (usize, usize))) {
         let text = norm.text.as_str();
         let inner = &*self.inner;
+        let orig = |k: usize| if OFFSETS { norm.to_orig[k] as usize } else { 0 };
         let mut prev_unk = false;
         // A pending merged run of unknown pieces: (start in text, orig start, end in text).
         let mut pending: Option<(usize, usize, usize)> = None;
         let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut Emit| {
             if let Some((s, os, e)) = pending.take() {
-                f(inner.unk_id, &text[s..e], (os, norm.to_orig[e] as usize));
+                f(inner.unk_id, &text[s..e], (os, orig(e)));
             }
         };
         for &(s, e, id) in segs.iter() {
             let (s, e) = (s as usize, e as usize);
             let is_unk = id == inner.unk_id;
-            let (ob, oe) = (norm.to_orig[s] as usize, norm.to_orig[e] as usize);
+            let (ob, oe) = (orig(s), orig(e));
             if is_unk && inner.byte_fallback {
                 flush(&mut pending, &mut f);
                 let w = &norm.text.as_bytes()[s..e];
@@ -474,9 +486,7 @@ impl SentencePiece {
 
     /// Encodes `input` to ids.
     pub fn encode_ids(&self, input: &str) -> Result<Vec<u32>> {
-        let mut ids = Vec::with_capacity(input.len() / 3 + 1);
-        self.encode_with(input, |id, _, _| ids.push(id))?;
-        Ok(ids)
+        self.collect::<false, _>(input, |id, _, _| id)
     }
 
     /// Decodes ids as sentencepiece's `DecodeIds` does.
@@ -506,9 +516,7 @@ pub(crate) fn parse_byte_piece(piece: &str) -> Option<u8> {
 
 impl Model for SentencePiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        let mut tokens = Vec::with_capacity(sequence.len() / 3 + 1);
-        self.encode_with(sequence, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)))?;
-        Ok(tokens)
+        self.collect::<true, _>(sequence, |id, piece, offsets| Token::new(id, piece.to_owned(), offsets))
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {

@@ -15,15 +15,8 @@ pub struct SpNormalizer {
     charsmap: Option<Precompiled>,
     /// User-defined symbols, matched longest first before the rules and left untouched.
     user_defined: Option<Trie>,
-    /// `simple[b]`: an ASCII byte `b` is its own normalization (no rule or symbol starts with it).
-    simple: [bool; 128],
-    /// `ascii_safe[b]`: an ASCII byte `b` followed by another ASCII byte (or the end) is its
-    /// own normalization: simple, or every rule starting with it is `b` alone mapped to `b`
-    /// or continues with a non-ASCII byte (NFKC compositions such as `a` + U+0301).
-    ascii_safe: [bool; 128],
-    /// Bit `c` set: the non-ASCII BMP char `c` is its own normalization whatever follows (no
-    /// rule or user-defined symbol starts with its bytes); 1024 words.
-    bmp_simple: Box<[u64]>,
+    /// Which chars are copied without a rule lookup.
+    copy: CopyTable,
     pub(crate) add_dummy_prefix: bool,
     pub(crate) remove_extra_whitespaces: bool,
     pub(crate) escape_whitespaces: bool,
@@ -36,8 +29,193 @@ pub struct SpNormalizer {
 pub struct Normalized {
     /// Normalized text.
     pub text: String,
-    /// `text.len() + 1` original byte offsets (empty when `text` is empty).
+    /// `text.len() + 1` original byte offsets (empty when `text` is empty, or when normalized
+    /// without offsets).
     pub to_orig: Vec<u32>,
+}
+
+/// Which chars normalize to themselves, so that the normalizer copies them (in runs) instead
+/// of looking for the longest rule at each char: the rule lookup walks the charsmap trie and
+/// is most of the cost of normalizing otherwise.
+///
+/// A char qualifies when no user-defined symbol starts with its first byte and the rules
+/// leave it alone (no rule for it, or one mapping it to itself). Rules for sequences (a letter
+/// and a combining accent, kana and a voicing mark, Hangul jamo) also start with such chars;
+/// those chars are copied only when the next char is not the second char of any rule (in
+/// practice a combining mark), when no sequence rule can match.
+#[derive(Debug, Clone)]
+struct CopyTable {
+    /// `ascii[b]`: how ASCII char `b` is copied.
+    ascii: [Copying; 128],
+    /// `ascii_before_ascii[b]`: ASCII char `b` is not a space and is copied when the next
+    /// char is ASCII too (or the text ends): the test made for most bytes of most texts.
+    ascii_before_ascii: [bool; 128],
+    /// Bit `c`: the BMP char `c` is copied whatever follows (1024 words).
+    always: Box<[u64]>,
+    /// Bit `c`: the BMP char `c` is copied unless the next char is in `second`.
+    unless_second: Box<[u64]>,
+    /// Bit `d`: the BMP char `d` is the second char of some rule.
+    second: Box<[u64]>,
+    /// Some rule has a char beyond the BMP as its second char.
+    second_beyond_bmp: bool,
+}
+
+/// How a char may be copied (see [`CopyTable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copying {
+    /// Never: look up the rules.
+    No,
+    /// Whatever follows.
+    Always,
+    /// Unless the next char is the second char of some rule.
+    UnlessSecond,
+}
+
+fn bit(set: &[u64], c: u32) -> bool {
+    set[c as usize / 64] >> (c % 64) & 1 == 1
+}
+
+fn set_bit(set: &mut [u64], c: u32) {
+    set[c as usize / 64] |= 1 << (c % 64);
+}
+
+/// The BMP char starting at `bytes[i]` and its length in bytes; `None` at the end, for a
+/// char beyond the BMP, or when `i` is not at the start of a char.
+#[inline]
+fn decode_bmp(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
+    let b = *bytes.get(i)? as u32;
+    if b < 0x80 {
+        return Some((b, 1));
+    }
+    if (0xC2..0xE0).contains(&b) {
+        let b1 = *bytes.get(i + 1)? as u32;
+        return Some(((b & 0x1F) << 6 | (b1 & 0x3F), 2));
+    }
+    if (0xE0..0xF0).contains(&b) {
+        let (b1, b2) = (*bytes.get(i + 1)? as u32, *bytes.get(i + 2)? as u32);
+        return Some(((b & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F), 3));
+    }
+    None
+}
+
+impl CopyTable {
+    fn new(charsmap: Option<&Precompiled>, user_defined: Option<&Trie>) -> Self {
+        let mut table = Self {
+            ascii: [Copying::No; 128],
+            ascii_before_ascii: [false; 128],
+            always: vec![0; 1024].into_boxed_slice(),
+            unless_second: vec![0; 1024].into_boxed_slice(),
+            second: vec![0; 1024].into_boxed_slice(),
+            second_beyond_bmp: false,
+        };
+        let mut buf = [0u8; 4];
+        for c in (0u32..0x10000).filter_map(char::from_u32) {
+            let key = c.encode_utf8(&mut buf).as_bytes();
+            if user_defined.is_some_and(|t| t.has_child(key[0])) {
+                continue;
+            }
+            let copy = match charsmap {
+                None => Copying::Always,
+                Some(m) => table.rules_for(m, key),
+            };
+            let c = c as u32;
+            match copy {
+                Copying::No => {}
+                Copying::Always => set_bit(&mut table.always, c),
+                Copying::UnlessSecond => set_bit(&mut table.unless_second, c),
+            }
+            if c < 128 {
+                table.ascii[c as usize] = copy;
+            }
+        }
+        let ascii_second = (0..128).any(|n| bit(&table.second, n));
+        for (b, ok) in table.ascii_before_ascii.iter_mut().enumerate() {
+            *ok = b != b' ' as usize
+                && match table.ascii[b] {
+                    Copying::Always => true,
+                    Copying::UnlessSecond => !ascii_second,
+                    Copying::No => false,
+                };
+        }
+        table
+    }
+
+    /// How the rules treat the char of UTF-8 `key`: whether it is its own normalization, and
+    /// whether rules for sequences start with it (their second chars go into `second`).
+    fn rules_for(&mut self, m: &Precompiled, key: &[u8]) -> Copying {
+        let Some(mut node) = m.root() else { return Copying::Always };
+        for (k, &b) in key.iter().enumerate() {
+            match m.step(node, b) {
+                // A rule for a part of the char.
+                Some((_, true)) if k + 1 < key.len() => return Copying::No,
+                Some((next, _)) => node = next,
+                None => return Copying::Always,
+            }
+        }
+        if let Some((len, rep)) = m.longest_prefix(key) {
+            if len != key.len() || rep.as_bytes() != key {
+                return Copying::No;
+            }
+        }
+        let mut continued = false;
+        for lead in 0..=255u8 {
+            let Some((next, ends)) = m.step(node, lead) else { continue };
+            continued = true;
+            let (value, more) = match lead {
+                0x00..=0x7F => (lead, 0),
+                0xC2..=0xDF => (lead & 0x1F, 1),
+                0xE0..=0xEF => (lead & 0x0F, 2),
+                0xF0..=0xF4 => {
+                    self.second_beyond_bmp = true;
+                    continue;
+                }
+                // Not the start of a char: a rule made of bytes rather than chars.
+                _ => return Copying::No,
+            };
+            if !self.add_seconds(m, next, ends, value as u32, more) {
+                return Copying::No;
+            }
+        }
+        if continued {
+            Copying::UnlessSecond
+        } else {
+            Copying::Always
+        }
+    }
+
+    /// Adds to `second` the chars that complete the bytes read so far (`value`, `more`
+    /// continuation bytes to go) from `node` on; false if a rule ends inside a char.
+    fn add_seconds(&mut self, m: &Precompiled, node: usize, ends: bool, value: u32, more: usize) -> bool {
+        if more == 0 {
+            set_bit(&mut self.second, value);
+            return true;
+        }
+        if ends {
+            return false;
+        }
+        (0x80..=0xBFu8).all(|b| match m.step(node, b) {
+            Some((next, e)) => self.add_seconds(m, next, e, value << 6 | (b & 0x3F) as u32, more - 1),
+            None => true,
+        })
+    }
+
+    /// Whether the BMP char `c` is copied when the next char starts at `bytes[next]`.
+    #[inline(always)]
+    fn copies(&self, c: u32, bytes: &[u8], next: usize) -> bool {
+        if bit(&self.always, c) {
+            return true;
+        }
+        bit(&self.unless_second, c) && !self.is_second(bytes, next)
+    }
+
+    /// Whether the char at `bytes[i]` may be the second char of a rule.
+    #[inline]
+    fn is_second(&self, bytes: &[u8], i: usize) -> bool {
+        match decode_bmp(bytes, i) {
+            Some((d, _)) => bit(&self.second, d),
+            None => i < bytes.len() && self.second_beyond_bmp,
+        }
+    }
 }
 
 impl SpNormalizer {
@@ -52,45 +230,11 @@ impl SpNormalizer {
     ) -> Self {
         let user_defined =
             (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().enumerate().map(|(i, p)| (*p, i as u32))));
-        let mut simple = [true; 128];
-        for (b, s) in simple.iter_mut().enumerate() {
-            let b = b as u8;
-            if charsmap.as_ref().is_some_and(|c| c.has_key_starting_with(b))
-                || user_defined.as_ref().is_some_and(|t| {
-                    let mut hit = false;
-                    t.common_prefixes(&[b], |_, _| hit = true);
-                    hit || t.has_child(b)
-                })
-            {
-                *s = false;
-            }
-        }
-        let mut ascii_safe = simple;
-        for (b, safe) in ascii_safe.iter_mut().enumerate() {
-            let b = b as u8;
-            let Some(c) = charsmap.as_ref() else { continue };
-            if *safe || b == b' ' || user_defined.as_ref().is_some_and(|t| t.has_child(b)) {
-                continue;
-            }
-            let alone = c.longest_prefix(&[b]);
-            *safe = alone.is_none_or(|(_, rep)| rep.as_bytes() == [b]) && (0..128u8).all(|n| !c.has_key_with_prefix(&[b, n]));
-        }
-        let mut bmp_simple = vec![0u64; 1024].into_boxed_slice();
-        let mut buf = [0u8; 4];
-        for c in (0x80u32..0x10000).filter_map(char::from_u32) {
-            let key = c.encode_utf8(&mut buf).as_bytes();
-            let rule = charsmap.as_ref().is_some_and(|m| m.has_key_with_prefix(key));
-            let symbol = user_defined.as_ref().is_some_and(|t| t.has_child(key[0]));
-            if !rule && !symbol {
-                bmp_simple[c as usize / 64] |= 1 << (c as usize % 64);
-            }
-        }
+        let copy = CopyTable::new(charsmap.as_ref(), user_defined.as_ref());
         Self {
             charsmap,
             user_defined,
-            simple,
-            ascii_safe,
-            bmp_simple,
+            copy,
             add_dummy_prefix,
             remove_extra_whitespaces,
             escape_whitespaces,
@@ -104,7 +248,7 @@ impl SpNormalizer {
     fn normalize_prefix<'a>(&'a self, input: &'a str) -> (&'a str, usize) {
         let bytes = input.as_bytes();
         let first = bytes[0];
-        if first < 128 && self.simple[first as usize] {
+        if first < 128 && self.copy.ascii[first as usize] == Copying::Always {
             return (&input[..1], 1);
         }
         if let Some(t) = &self.user_defined {
@@ -121,18 +265,48 @@ impl SpNormalizer {
         (&input[..len], len)
     }
 
-    fn push_space(&self, out: &mut Normalized, orig: u32) {
+    fn push_space<const OFFSETS: bool>(&self, out: &mut Normalized, orig: u32) {
         if self.escape_whitespaces {
             out.text.push_str(SPACE_SYMBOL);
-            out.to_orig.extend_from_slice(&[orig; 3]);
+            if OFFSETS {
+                out.to_orig.extend_from_slice(&[orig; 3]);
+            }
         } else {
             out.text.push(' ');
-            out.to_orig.push(orig);
+            if OFFSETS {
+                out.to_orig.push(orig);
+            }
         }
     }
 
-    /// Normalizes `input` into `out` (cleared first).
+    /// Normalizes `input` into `out` (cleared first), with the original offset of each byte.
     pub fn normalize(&self, input: &str, out: &mut Normalized) {
+        self.normalize_into::<true>(input, out)
+    }
+
+    /// Normalizes `input` into `out.text` (cleared first), leaving `out.to_orig` empty: for
+    /// callers that need no offsets.
+    pub fn normalize_text(&self, input: &str, out: &mut Normalized) {
+        self.normalize_into::<false>(input, out)
+    }
+
+    /// Appends `input[run..end]`, chars that are their own normalization, to `out`.
+    #[inline]
+    fn copy_run<const OFFSETS: bool>(input: &str, run: usize, end: usize, out: &mut Normalized) {
+        out.text.push_str(&input[run..end]);
+        if OFFSETS {
+            // Each byte maps to the start of its char.
+            let mut start = run as u32;
+            out.to_orig.extend(input.as_bytes()[run..end].iter().zip(run as u32..).map(|(&b, k)| {
+                if b & 0xC0 != 0x80 {
+                    start = k;
+                }
+                start
+            }));
+        }
+    }
+
+    fn normalize_into<const OFFSETS: bool>(&self, input: &str, out: &mut Normalized) {
         out.text.clear();
         out.to_orig.clear();
         let mut rest = input;
@@ -152,40 +326,66 @@ impl SpNormalizer {
             return;
         }
         out.text.reserve(rest.len() + 8);
-        out.to_orig.reserve(rest.len() + 9);
+        if OFFSETS {
+            out.to_orig.reserve(rest.len() + 9);
+        }
         if !self.treat_whitespace_as_suffix && self.add_dummy_prefix {
-            self.push_space(out, consumed as u32);
+            self.push_space::<OFFSETS>(out, consumed as u32);
         }
         let mut prev_space = self.remove_extra_whitespaces;
         let bytes = input.as_bytes();
         let mut i = consumed;
+        // `input[run..i]` is copied as is when the loop reaches a char that is not.
+        let mut run = i;
         while let Some(&b) = bytes.get(i) {
-            // An ASCII byte that is its own normalization: copied (or escaped) inline.
-            if b < 128 && (self.simple[b as usize] || (self.ascii_safe[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 128))) {
-                if b != b' ' {
-                    out.text.push(b as char);
-                    out.to_orig.push(i as u32);
-                    prev_space = false;
-                } else if !(prev_space && self.remove_extra_whitespaces) {
-                    self.push_space(out, i as u32);
-                    prev_space = self.remove_extra_whitespaces;
-                }
-                i += 1;
-                continue;
-            }
-            // A 2- or 3-byte char that no rule or symbol starts with: copied as is.
-            if (0xC2..0xF0).contains(&b) {
-                let len = if b < 0xE0 { 2 } else { 3 };
-                if let Some(c) = input.get(i..i + len).and_then(|s| s.chars().next()) {
-                    let c = c as usize;
-                    if self.bmp_simple[c / 64] >> (c % 64) & 1 == 1 {
-                        out.text.push_str(&input[i..i + len]);
-                        out.to_orig.extend_from_slice(&[i as u32; 3][..len]);
+            if b < 0x80 {
+                if self.copy.ascii_before_ascii[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
+                    if OFFSETS {
+                        // Appended at once with its offset: cheaper than a run then (whose
+                        // offsets take a loop of their own) for the short stretches between
+                        // spaces of most texts.
+                        if run < i {
+                            Self::copy_run::<OFFSETS>(input, run, i, out);
+                        }
+                        out.text.push(b as char);
+                        out.to_orig.push(i as u32);
                         prev_space = false;
-                        i += len;
-                        continue;
+                        run = i + 1;
                     }
+                    i += 1;
+                    continue;
                 }
+                let copy = match self.copy.ascii[b as usize] {
+                    Copying::Always => true,
+                    Copying::UnlessSecond => !self.copy.is_second(bytes, i + 1),
+                    Copying::No => false,
+                };
+                if copy && b != b' ' {
+                    i += 1;
+                    continue;
+                }
+                if copy {
+                    if run < i {
+                        Self::copy_run::<OFFSETS>(input, run, i, out);
+                        prev_space = false;
+                    }
+                    if !(prev_space && self.remove_extra_whitespaces) {
+                        self.push_space::<OFFSETS>(out, i as u32);
+                        prev_space = self.remove_extra_whitespaces;
+                    }
+                    i += 1;
+                    run = i;
+                    continue;
+                }
+            } else if let Some((c, len)) = decode_bmp(bytes, i) {
+                if self.copy.copies(c, bytes, i + len) {
+                    i += len;
+                    continue;
+                }
+            }
+            if run < i {
+                Self::copy_run::<OFFSETS>(input, run, i, out);
+                prev_space = false;
             }
             let (mut sp, n) = self.normalize_prefix(&input[i..]);
             if prev_space {
@@ -196,36 +396,45 @@ impl SpNormalizer {
                 if self.escape_whitespaces && sp.contains(' ') {
                     for (k, part) in sp.split(' ').enumerate() {
                         if k > 0 {
-                            self.push_space(out, orig);
+                            self.push_space::<OFFSETS>(out, orig);
                         }
                         out.text.push_str(part);
-                        out.to_orig.resize(out.to_orig.len() + part.len(), orig);
+                        if OFFSETS {
+                            out.to_orig.resize(out.to_orig.len() + part.len(), orig);
+                        }
                     }
                 } else {
                     out.text.push_str(sp);
-                    match sp.len() {
-                        n @ 1..=4 => out.to_orig.extend_from_slice(&[orig; 4][..n]),
-                        n => out.to_orig.resize(out.to_orig.len() + n, orig),
+                    if OFFSETS {
+                        out.to_orig.resize(out.to_orig.len() + sp.len(), orig);
                     }
                 }
                 prev_space = sp.ends_with(' ') && self.remove_extra_whitespaces;
             }
             i += n;
+            run = i;
+        }
+        if run < i {
+            Self::copy_run::<OFFSETS>(input, run, i, out);
         }
         consumed = i;
         if self.remove_extra_whitespaces {
             let space = if self.escape_whitespaces { SPACE_SYMBOL } else { " " };
             while out.text.ends_with(space) {
                 let len = out.text.len() - space.len();
-                consumed = out.to_orig[len] as usize;
+                if OFFSETS {
+                    consumed = out.to_orig[len] as usize;
+                    out.to_orig.truncate(len);
+                }
                 out.text.truncate(len);
-                out.to_orig.truncate(len);
             }
         }
         if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
-            self.push_space(out, consumed as u32);
+            self.push_space::<OFFSETS>(out, consumed as u32);
         }
-        out.to_orig.push(consumed as u32);
+        if OFFSETS {
+            out.to_orig.push(consumed as u32);
+        }
     }
 }
 

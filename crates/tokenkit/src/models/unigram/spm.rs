@@ -6,6 +6,7 @@ use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
 use super::trie::Trie;
+use crate::formats::sentencepiece::normalizer::utf8_len;
 
 /// "Not set".
 const NONE: u32 = u32::MAX;
@@ -70,27 +71,47 @@ impl SpViterbi {
         let size = text.len();
         best.clear();
         best.resize(size + 1, Node { score: 0.0, start: NONE, id: NONE });
+        let best = &mut best[..=size];
+        let improve = |best: &mut [Node], end: usize, cand: f32, start: usize, id: u32| {
+            let target = &mut best[end];
+            if target.start == NONE || cand > target.score {
+                *target = Node { score: cand, start: start as u32, id };
+            }
+        };
         let mut start = 0;
         while start < size {
             let here = best[start].score;
-            let mblen = crate::formats::sentencepiece::normalizer::utf8_len(text[start]).min(size - start);
-            let mut has_single = false;
-            self.trie.common_prefixes_scored(&text[start..], |len, id, score| {
-                let cand = score + here;
-                let target = &mut best[start + len];
-                if target.start == NONE || cand > target.score {
-                    *target = Node { score: cand, start: start as u32, id };
+            let char_end = start + utf8_len(text[start]).min(size - start);
+            // The first char (pieces are whole chars: none ends inside it), then the
+            // longer pieces, shortest first.
+            let mut cursor = self.trie.cursor();
+            let mut single = None;
+            let mut k = start;
+            while k < char_end {
+                single = self.trie.step(&mut cursor, text[k]);
+                if single.is_none() {
+                    break;
                 }
-                has_single |= len == mblen;
-            });
-            if !has_single {
-                let cand = self.unk_score + here;
-                let target = &mut best[start + mblen];
-                if target.start == NONE || cand > target.score {
-                    *target = Node { score: cand, start: start as u32, id: self.unk_id };
-                }
+                k += 1;
             }
-            start += mblen;
+            match single {
+                Some((id, score)) => {
+                    if id != NONE {
+                        improve(best, char_end, score + here, start, id);
+                    } else {
+                        improve(best, char_end, self.unk_score + here, start, self.unk_id);
+                    }
+                    while let Some(&b) = text.get(k) {
+                        let Some((id, score)) = self.trie.step(&mut cursor, b) else { break };
+                        k += 1;
+                        if id != NONE {
+                            improve(best, k, score + here, start, id);
+                        }
+                    }
+                }
+                None => improve(best, char_end, self.unk_score + here, start, self.unk_id),
+            }
+            start = char_end;
         }
     }
 }

@@ -5,12 +5,15 @@
 /// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
 
+/// How far behind the last used slot the placement looks for free slots.
+const WINDOW: usize = 4096;
+
 /// One state of the double array: 16 bytes, read together.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Unit {
     /// Children of this state live at `base + byte`.
     base: u32,
-    /// The parent state, or `NONE` for a free slot.
+    /// The parent state, or `NONE` for a free slot and the root.
     check: u32,
     /// Id of the piece ending here, or `NONE`.
     id: u32,
@@ -102,7 +105,8 @@ impl Trie {
         // Place states breadth first: each node's children get the first base where all
         // their slots are free, found by walking the free slots (a bitset of used slots).
         let (root_id, root_score) = nodes[0].id.unwrap_or((NONE, 0.0));
-        let mut units = vec![Unit { base: 0, check: 0, id: root_id, score: root_score }];
+        // The root is nobody's child: its check matches no state.
+        let mut units = vec![Unit { base: 0, check: NONE, id: root_id, score: root_score }];
         let mut used = UsedSlots::default();
         used.set(0);
         let mut state_of = vec![0u32; nodes.len()];
@@ -115,7 +119,9 @@ impl Trie {
             }
             kids.sort_unstable_by_key(|&(b, _)| b);
             let first = kids[0].0 as usize;
-            cursor = used.next_free(cursor);
+            // Holes more than `WINDOW` slots behind the end are given up: else each placement
+            // would walk over all of them (most of the build time of a large vocabulary).
+            cursor = used.next_free(cursor.max(units.len().saturating_sub(WINDOW)));
             let mut slot = used.next_free(cursor.max(first + 1));
             let base = loop {
                 let base = slot - first;
@@ -160,25 +166,43 @@ impl Trie {
     /// Calls `f(length, id, score)` for each piece that is a prefix of `bytes`, shortest first.
     #[inline]
     pub fn common_prefixes_scored(&self, bytes: &[u8], mut f: impl FnMut(usize, u32, f32)) {
-        let units = &self.units[..];
-        let mut s = 0usize;
+        let mut cursor = self.cursor();
         for (i, &b) in bytes.iter().enumerate() {
-            let base = units[s].base as usize;
-            if base == 0 {
-                return;
-            }
-            let t = base + b as usize;
-            // In bounds: `base` was placed so that `base + 255 < units.len()`.
-            let u = units[t];
-            if u.check as usize != s {
-                return;
-            }
-            s = t;
-            if u.id != NONE {
-                f(i + 1, u.id, u.score);
+            match self.step(&mut cursor, b) {
+                Some((id, score)) if id != NONE => f(i + 1, id, score),
+                Some(_) => {}
+                None => return,
             }
         }
     }
+
+    /// A cursor at the root, to walk the trie byte by byte with [`Self::step`].
+    #[inline]
+    pub fn cursor(&self) -> Cursor {
+        Cursor { state: 0, base: self.units[0].base }
+    }
+
+    /// Moves `cursor` along byte `b`: `None` if no piece continues that way, else the id
+    /// (`u32::MAX` for none) and score of the piece ending there.
+    #[inline]
+    pub fn step(&self, cursor: &mut Cursor, b: u8) -> Option<(u32, f32)> {
+        // A state without children has base 0: no unit has it as parent, so the check
+        // fails without testing for that case first.
+        let t = cursor.base as usize + b as usize;
+        let u = self.units.get(t)?;
+        if u.check != cursor.state {
+            return None;
+        }
+        *cursor = Cursor { state: t as u32, base: u.base };
+        Some((u.id, u.score))
+    }
+}
+
+/// A position in a [`Trie`] walk.
+#[derive(Debug, Clone, Copy)]
+pub struct Cursor {
+    state: u32,
+    base: u32,
 }
 
 #[cfg(test)]
