@@ -30,6 +30,7 @@
 //! runs (the rank of each merge taken, and the first and last symbol after it) the way the
 //! merge loop would, and checks whether the pair across the edge would be taken first.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::chars::CharIds;
@@ -37,7 +38,7 @@ use super::word::MergeMap;
 use crate::models::vocab::Vocab;
 
 /// "None" for ids and trie nodes.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// One merge of a token's own merge run: its rank, then the first and last symbol after it.
 #[derive(Debug, Clone, Copy)]
@@ -64,102 +65,125 @@ struct TokenInfo {
 
 const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, last: NONE, run_start: 0, run_len: 0 };
 
-/// Trie over the UTF-8 bytes of the reachable tokens, in compressed-row form.
+/// A trie over byte strings as a double array: node `n`'s child by byte `b` is slot
+/// `base[n] + b` when that slot's `check` is `n`. A step is two loads from one array with no
+/// search (the token strings are bytes: UTF-8 of the model's chars, or raw bytes).
 #[derive(Debug, Clone)]
 struct Trie {
-    /// Child of the root for each first byte.
-    root: Box<[u32; 256]>,
-    /// Per node: `(first edge, number of edges, token ending here or [`NONE`])`, in one
-    /// place so a step reads one cache line for the node.
-    nodes: Vec<(u32, u32, u32)>,
-    /// Edges sorted by byte within each node: `child << 8 | byte`.
-    edges: Vec<u64>,
+    /// Slot 0 is the root; free slots have `check == NONE`. Padded so that `base + byte` of
+    /// any node is in bounds.
+    slots: Vec<Slot>,
 }
 
+/// One double-array slot: where the node's children start, its parent, and the token that
+/// ends at the node ([`NONE`] when none does).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    base: u32,
+    check: u32,
+    token: u32,
+}
+
+const FREE: Slot = Slot { base: 0, check: NONE, token: NONE };
+
 impl Trie {
-    /// Builds the trie of `tokens` (string, id).
-    fn new<'a>(tokens: impl Iterator<Item = (&'a str, u32)>) -> Self {
-        // Build with sorted insertion: sorting the tokens makes each node's children
-        // contiguous and ordered, so the rows can be written in one pass.
-        let mut sorted: Vec<(&[u8], u32)> = tokens.map(|(s, id)| (s.as_bytes(), id)).collect();
-        sorted.sort_unstable();
-        // Nodes in creation order with (parent, byte); children are created in byte order per
-        // parent because the tokens are sorted.
-        let mut parent_byte: Vec<(u32, u8)> = vec![(NONE, 0)];
+    /// Builds the trie of `keys` (distinct byte strings, token id).
+    fn new(mut keys: Vec<(&[u8], u32)>) -> Self {
+        // Sorted keys make each node's children contiguous and in byte order, so the pointer
+        // trie (parent, byte) comes in one pass.
+        keys.sort_unstable();
+        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
         let mut token = vec![NONE];
-        // Path of nodes of the previous token, to find the shared prefix.
         let mut path: Vec<u32> = vec![0];
         let mut prev: &[u8] = &[];
-        for &(bytes, id) in &sorted {
+        for &(bytes, id) in &keys {
             let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
             path.truncate(common + 1);
             for &b in &bytes[common..] {
-                let node = parent_byte.len() as u32;
-                parent_byte.push((path[path.len() - 1], b));
+                let node = children.len() as u32;
+                children[path[path.len() - 1] as usize].push((b, node));
+                children.push(Vec::new());
                 token.push(NONE);
                 path.push(node);
             }
             token[path[bytes.len()] as usize] = id;
             prev = bytes;
         }
-        let n = parent_byte.len();
-        // Children per parent, in creation (= byte) order.
-        let mut counts = vec![0u32; n + 1];
-        for &(p, _) in &parent_byte[1..] {
-            counts[p as usize + 1] += 1;
-        }
-        for i in 1..=n {
-            counts[i] += counts[i - 1];
-        }
-        let nodes = (0..n).map(|i| (counts[i], counts[i + 1] - counts[i], token[i])).collect();
-        let mut fill = counts;
-        let mut edges = vec![0u64; n - 1];
-        let mut root = Box::new([NONE; 256]);
-        for (child, &(p, b)) in parent_byte.iter().enumerate().skip(1) {
-            let at = fill[p as usize] as usize;
-            fill[p as usize] += 1;
-            edges[at] = (child as u64) << 8 | u64::from(b);
-            if p == 0 {
-                root[b as usize] = child as u32;
+        // Place nodes breadth first (the shallow, hot nodes end up close together), each
+        // node's children at the first base whose slots are all free.
+        let mut slots = vec![FREE; children.len() + 512];
+        let mut used = vec![false; slots.len()];
+        used[0] = true;
+        slots[0].token = token[0];
+        let mut first_free = 1;
+        let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
+        while let Some((node, slot)) = queue.pop_front() {
+            let kids = &children[node as usize];
+            let Some(&(b0, _)) = kids.first() else { continue };
+            while used[first_free] {
+                first_free += 1;
+            }
+            let mut f = first_free.max(usize::from(b0) + 1);
+            let base = loop {
+                let base = f - usize::from(b0);
+                if base + 256 >= used.len() {
+                    used.resize(base + 512, false);
+                    slots.resize(base + 512, FREE);
+                }
+                if kids.iter().all(|&(b, _)| !used[base + usize::from(b)]) {
+                    break base;
+                }
+                f += 1;
+                while used[f] {
+                    f += 1;
+                }
+            };
+            slots[slot as usize].base = base as u32;
+            for &(b, child) in kids {
+                let at = base + usize::from(b);
+                used[at] = true;
+                slots[at] = Slot { base: 0, check: slot, token: token[child as usize] };
+                queue.push_back((child, at as u32));
             }
         }
-        Self { root, nodes, edges }
-    }
-
-    /// The child by `byte` of the node whose edges start at `start` and number `len`, or
-    /// [`NONE`].
-    #[inline]
-    fn child(&self, start: u32, len: u32, byte: u8) -> u32 {
-        let edges = &self.edges[start as usize..(start + len) as usize];
-        let found = if edges.len() <= 8 {
-            edges.iter().position(|&e| e as u8 == byte)
-        } else {
-            edges.binary_search_by_key(&byte, |&e| e as u8).ok()
-        };
-        found.map_or(NONE, |i| (edges[i] >> 8) as u32)
+        let last = used.iter().rposition(|&u| u).unwrap_or(0);
+        slots.truncate(last + 257);
+        slots.shrink_to_fit();
+        Self { slots }
     }
 
     /// The longest token that `text` starts with, or [`NONE`].
     #[inline]
     fn longest_prefix(&self, text: &[u8]) -> u32 {
-        let Some(&b0) = text.first() else {
-            return NONE;
-        };
-        let mut node = self.root[b0 as usize];
+        let slots = self.slots.as_slice();
+        let mut node = 0usize;
         let mut best = NONE;
-        let mut i = 1;
-        while node != NONE {
-            let (start, len, t) = self.nodes[node as usize];
-            if t != NONE {
-                best = t;
-            }
-            let Some(&b) = text.get(i) else {
+        for &b in text {
+            let next = slots[node].base as usize + usize::from(b);
+            let Some(s) = slots.get(next).filter(|s| s.check as usize == node) else {
                 break;
             };
-            node = self.child(start, len, b);
-            i += 1;
+            if s.token != NONE {
+                best = s.token;
+            }
+            node = next;
         }
         best
+    }
+
+    /// The token that is `text` exactly, or [`NONE`].
+    #[inline]
+    fn exact(&self, text: &[u8]) -> u32 {
+        let slots = self.slots.as_slice();
+        let mut node = 0usize;
+        for &b in text {
+            let next = slots[node].base as usize + usize::from(b);
+            match slots.get(next) {
+                Some(s) if s.check as usize == node => node = next,
+                _ => return NONE,
+            }
+        }
+        slots[node].token
     }
 }
 
@@ -196,6 +220,21 @@ impl Backtracker {
     /// their ids): every token whose own chars merge into it goes into the trie with its
     /// merge run. `None` when the vocabulary's ids are too sparse to index.
     pub fn new(vocab: &Vocab, merges: &MergeMap, chars: &CharIds) -> Option<Self> {
+        Self::build(vocab, merges, |token, ids| {
+            token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i)))?;
+            Some(Cow::Borrowed(token.as_bytes()))
+        })
+    }
+
+    /// Builds the encoder of texts written as `split` writes tokens: `split(token, symbols)`
+    /// pushes the token's initial symbols (as the merge loop starts from them) and returns its
+    /// bytes in the encoded texts, or `None` for a token no text can hold. Tokens whose own
+    /// symbols merge into them go into the trie with their merge run.
+    pub(crate) fn build<'v>(
+        vocab: &'v Vocab,
+        merges: &MergeMap,
+        mut split: impl FnMut(&'v str, &mut Vec<u32>) -> Option<Cow<'v, [u8]>>,
+    ) -> Option<Self> {
         let max_id = vocab.map().values().copied().max().unwrap_or(0) as usize;
         // Ids index a table: leave sparse vocabularies with huge ids to the merge loop.
         if max_id > (vocab.len() * 4).max(1 << 20) {
@@ -204,13 +243,13 @@ impl Backtracker {
         let mut info = vec![UNREACHABLE; max_id + 1];
         let mut steps = Vec::new();
         let mut ids = Vec::new();
-        let mut reachable: Vec<(&str, u32)> = Vec::new();
+        let mut reachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
         for (token, &id) in vocab.map() {
             ids.clear();
             if token.is_empty() || id == NONE {
                 continue;
             }
-            let Some(()) = token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i))) else {
+            let Some(key) = split(token, &mut ids).filter(|k| !k.is_empty() && !ids.is_empty()) else {
                 continue;
             };
             let (first, last) = (ids[0], ids[ids.len() - 1]);
@@ -221,21 +260,26 @@ impl Backtracker {
                 continue;
             }
             info[id as usize] = TokenInfo {
-                len: token.len() as u32,
+                len: key.len() as u32,
                 shorter: NONE,
                 first,
                 last,
                 run_start: run_start as u32,
                 run_len: (steps.len() - run_start) as u32,
             };
-            reachable.push((token, id));
+            reachable.push((key, id));
         }
-        let trie = Trie::new(reachable.iter().copied());
-        for &(token, id) in &reachable {
-            let bytes = token.as_bytes();
-            info[id as usize].shorter = trie.longest_prefix(&bytes[..bytes.len() - 1]);
+        let trie = Trie::new(reachable.iter().map(|(k, id)| (k.as_ref(), *id)).collect());
+        for (key, id) in &reachable {
+            info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]);
         }
         Some(Self { serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1, trie, info, steps, merges: merges.clone() })
+    }
+
+    /// The reachable token that is `text` exactly, or [`NONE`].
+    #[inline]
+    pub(crate) fn token_of(&self, text: &[u8]) -> u32 {
+        self.trie.exact(text)
     }
 
     #[inline]
@@ -293,10 +337,10 @@ impl Backtracker {
         self.info.get(t as usize).map_or(0, |i| i.len)
     }
 
-    /// Encodes `text` (a word in the model's chars), appending its token ids to `out`; returns
-    /// false, with `out` as it was, when some char of `text` is not a token.
-    pub fn encode(&self, text: &str, out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
-        let text = text.as_bytes();
+    /// Encodes `text` (a word written as the encoder was built: UTF-8 of the model's chars,
+    /// or raw bytes), appending its token ids to `out`; returns false, with `out` as it was,
+    /// when some char of `text` is not a token.
+    pub fn encode(&self, text: &[u8], out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
         let n = text.len();
         let base = out.len();
         if scratch.owner != self.serial {

@@ -8,6 +8,7 @@
 
 pub mod backtrack;
 mod barriers;
+pub mod byte_level;
 pub mod chars;
 pub mod trainer;
 pub mod word;
@@ -22,6 +23,7 @@ use serde::{Serialize, Serializer};
 
 use backtrack::{BacktrackScratch, Backtracker};
 use barriers::{Barriers, Part};
+use byte_level::ByteLevelBpe;
 use chars::{for_each_part, safe_cut_char, CharIds};
 pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
@@ -211,6 +213,7 @@ impl BpeBuilder {
             scan_exact: merges.rank_follows_result(),
             affixes,
             backtracker: OnceLock::new(),
+            byte_level: OnceLock::new(),
             merges,
             dropout: self.dropout,
             unk_token: self.unk_token,
@@ -275,6 +278,9 @@ pub struct BPE {
     /// The linear-time encoder of long words, built on first use (`None`: the merges do not
     /// allow it).
     backtracker: OnceLock<Option<Arc<Backtracker>>>,
+    /// The raw-byte encoder of a byte-level model, built on first use (`None`: the model is
+    /// not one, see [`ByteLevelBpe::new`]).
+    byte_level: OnceLock<Option<Arc<ByteLevelBpe>>>,
     merges: MergeMap,
     dropout: Option<f32>,
     unk_token: Option<String>,
@@ -308,6 +314,7 @@ impl Clone for BPE {
             scan_exact: self.scan_exact,
             affixes: self.affixes,
             backtracker: self.backtracker.clone(),
+            byte_level: self.byte_level.clone(),
             merges: self.merges.clone(),
             dropout: self.dropout,
             unk_token: self.unk_token.clone(),
@@ -519,6 +526,17 @@ impl BPE {
             .as_deref()
     }
 
+    /// The raw-byte encoder, when this is a byte-level model it gives the same tokens for:
+    /// every byte char is a token, no affixes, no dropout (see [`ByteLevelBpe`]).
+    pub fn byte_level(&self) -> Option<&ByteLevelBpe> {
+        if self.affixes || self.active_dropout().is_some() {
+            return None;
+        }
+        self.byte_level
+            .get_or_init(|| ByteLevelBpe::new(&self.vocab, &self.merges, &self.chars, self.ignore_merges).map(Arc::new))
+            .as_deref()
+    }
+
     /// The ids of the word `w` by the merge loop alone (no cache, no cut into parts, no
     /// backtracking, no dropout): the reference the fast paths are tested against.
     pub fn merge_loop_ids(&self, w: &str) -> Result<Vec<u32>> {
@@ -555,7 +573,7 @@ impl BPE {
             word.clear();
             if let Some(bt) = self.long_word_encoder(w) {
                 ids.clear();
-                if bt.encode(w, ids, backtrack) {
+                if bt.encode(w.as_bytes(), ids, backtrack) {
                     for &id in ids.iter() {
                         word.add(id, bt.token_len(id));
                     }
