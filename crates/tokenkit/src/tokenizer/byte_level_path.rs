@@ -1,5 +1,5 @@
 //! A direct path for the byte-level BPE family (GPT-2, Llama-3, Qwen, DeepSeek, tiktoken-style
-//! files): no normalizer (or an empty sequence), a regex split (or DeepSeek's chain of three)
+//! files): no normalizer (or an empty sequence, or NFC on text already in NFC), a regex split (or DeepSeek's chain of three)
 //! then the byte-level mapping, and BPE. It gives exactly what
 //! the general pipeline gives (same pieces, same word indices, same byte offsets) without
 //! building a `NormalizedString` per piece, nor mapping bytes to chars: the model's
@@ -17,6 +17,7 @@ use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::tokenizer::normalized::BytesToCharOffsetConverter;
 use crate::tokenizer::{Encoding, OffsetType, SplitDelimiterBehavior, Tokenizer};
 use crate::utils::regex::SysRegex;
+use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 use crate::Result;
 
 /// How the direct path cuts the text into pieces.
@@ -51,17 +52,45 @@ fn maps_only(b: &ByteLevel) -> bool {
     !b.add_prefix_space && !b.use_regex
 }
 
-/// How the text is cut, when the tokenizer is of the byte-level BPE family.
-pub(crate) fn plan(tok: &Tokenizer) -> Option<Cutter<'_>> {
-    let no_normalizer = match &tok.normalizer {
-        None => true,
-        Some(NormalizerWrapper::Sequence(s)) => s.get_normalizers().is_empty(),
-        Some(_) => false,
+/// How the direct path applies to a tokenizer of the byte-level BPE family.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan<'a> {
+    /// How the text is cut into pieces.
+    pub(crate) cutter: Cutter<'a>,
+    /// The normalizer is NFC (Qwen2 and later): the path applies to text that NFC leaves as
+    /// is, the rest goes through the general pipeline.
+    nfc: bool,
+}
+
+impl Plan<'_> {
+    /// Whether the direct path gives what the general pipeline gives for `text`: always
+    /// without a normalizer; with NFC, when the quick check finds `text` in NFC, which then
+    /// holds for every substring too (each char is allowed in NFC and the combining marks
+    /// are in order), so normalizing any segment of it changes nothing.
+    #[inline]
+    pub(crate) fn applies_to(&self, text: &str) -> bool {
+        !self.nfc || text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
+    }
+}
+
+/// The direct path's plan, when the tokenizer is of the byte-level BPE family.
+pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
+    let nfc = match &tok.normalizer {
+        None => false,
+        Some(NormalizerWrapper::Sequence(s)) if s.get_normalizers().is_empty() => false,
+        Some(NormalizerWrapper::NFC(_)) => true,
+        Some(_) => return None,
     };
     // The raw-byte encoder must apply (otherwise the general pipeline runs).
-    if !no_normalizer || !matches!(&tok.model, ModelWrapper::BPE(b) if b.byte_level().is_some()) {
+    if !matches!(&tok.model, ModelWrapper::BPE(b) if b.byte_level().is_some()) {
         return None;
     }
+    let cutter = cutter(tok)?;
+    Some(Plan { cutter, nfc })
+}
+
+/// How the text is cut, when the pre-tokenizer is one the direct path knows.
+fn cutter(tok: &Tokenizer) -> Option<Cutter<'_>> {
     match tok.pre_tokenizer.as_ref()? {
         PreTokenizerWrapper::ByteLevel(b) if !b.add_prefix_space && b.use_regex => Some(Cutter::Regex(&GPT2_REGEX)),
         PreTokenizerWrapper::Sequence(seq) => match seq.pretokenizers.as_slice() {
@@ -149,7 +178,7 @@ fn is_continuation(b: u8) -> bool {
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
 /// path, for id-only encoding.
 pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex)> {
-    let Cutter::Regex(regex) = plan(tok)? else { return None };
+    let Plan { cutter: Cutter::Regex(regex), nfc: false } = plan(tok)? else { return None };
     match &tok.model {
         ModelWrapper::BPE(bpe) => Some((bpe, bpe.byte_level()?, regex)),
         _ => None,

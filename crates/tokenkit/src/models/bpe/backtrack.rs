@@ -40,6 +40,9 @@ use crate::models::vocab::Vocab;
 /// "None" for ids and trie nodes.
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// Marks, in the trie, a token that is not reachable (kept for whole-piece lookups only).
+const UNREACHABLE_BIT: u32 = 1 << 31;
+
 /// One merge of a token's own merge run: its rank, then the first and last symbol after it.
 #[derive(Debug, Clone, Copy)]
 struct Step {
@@ -76,7 +79,8 @@ struct Trie {
 }
 
 /// One double-array slot: where the node's children start, its parent, and the token that
-/// ends at the node ([`NONE`] when none does).
+/// ends at the node ([`NONE`] when none does; with [`UNREACHABLE_BIT`] when it is not
+/// reachable).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     base: u32,
@@ -152,26 +156,28 @@ impl Trie {
         Self { slots }
     }
 
-    /// The longest token that `text` starts with, or [`NONE`].
+    /// The longest token that `text` starts with ([`NONE`] when none) and its length.
     #[inline]
-    fn longest_prefix(&self, text: &[u8]) -> u32 {
+    fn longest_prefix(&self, text: &[u8]) -> (u32, usize) {
         let slots = self.slots.as_slice();
         let mut node = 0usize;
-        let mut best = NONE;
-        for &b in text {
+        let mut best = (NONE, 0);
+        for (i, &b) in text.iter().enumerate() {
             let next = slots[node].base as usize + usize::from(b);
             let Some(s) = slots.get(next).filter(|s| s.check as usize == node) else {
                 break;
             };
-            if s.token != NONE {
-                best = s.token;
+            // Neither NONE nor an unreachable token.
+            if s.token < UNREACHABLE_BIT {
+                best = (s.token, i + 1);
             }
             node = next;
         }
         best
     }
 
-    /// The token that is `text` exactly, or [`NONE`].
+    /// The token that is `text` exactly (with [`UNREACHABLE_BIT`] when it is not reachable),
+    /// or [`NONE`].
     #[inline]
     fn exact(&self, text: &[u8]) -> u32 {
         let slots = self.slots.as_slice();
@@ -191,7 +197,7 @@ impl Trie {
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// Entries of the per-thread memo of pair validity; a power of two.
-const MEMO: usize = 1 << 14;
+const MEMO: usize = 1 << 15;
 
 /// The linear-time encoder of a BPE model's long words (see the module docs).
 #[derive(Debug, Clone)]
@@ -202,6 +208,47 @@ pub struct Backtracker {
     info: Vec<TokenInfo>,
     steps: Vec<Step>,
     merges: MergeMap,
+    /// Which pairs may be merges: the validity test asks mostly about pairs that are not, and
+    /// this small filter answers those without a miss in the (large) merge table.
+    pair_filter: PairFilter,
+}
+
+/// A blocked Bloom filter of pairs: two bits in one word per pair, about 8 to 16 bits per
+/// pair (about 5% false positives, which only cost the exact lookup).
+#[derive(Debug, Clone)]
+struct PairFilter {
+    words: Vec<u64>,
+    /// `64 - log2(words.len())`.
+    shift: u32,
+}
+
+impl PairFilter {
+    fn new(merges: &MergeMap) -> Self {
+        let n_words = (merges.len() / 4).max(1).next_power_of_two();
+        let mut f = Self { words: vec![0; n_words], shift: 64 - n_words.trailing_zeros() };
+        for ((a, b), _) in merges.iter() {
+            let (w, bits) = f.slot(a, b);
+            f.words[w] |= bits;
+        }
+        f
+    }
+
+    /// The word of pair `(a, b)` and its two bits.
+    #[inline]
+    fn slot(&self, a: u32, b: u32) -> (usize, u64) {
+        let h = ((u64::from(a) << 32) | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // The word from the top bits; the bits from the next twelve (the low ones are weak).
+        let w = if self.shift == 64 { 0 } else { (h >> self.shift) as usize };
+        let below = h.rotate_left(64 - self.shift.min(63));
+        (w, (1 << (below >> 58)) | (1 << ((below >> 52) & 63)))
+    }
+
+    /// Whether `(a, b)` may be a merge (`false`: it is not).
+    #[inline]
+    fn may_contain(&self, a: u32, b: u32) -> bool {
+        let (w, bits) = self.slot(a, b);
+        self.words[w] & bits == bits
+    }
 }
 
 /// Scratch space of one [`Backtracker::encode`] call, reused between calls.
@@ -211,8 +258,8 @@ pub struct BacktrackScratch {
     alive: Vec<u64>,
     /// The encoder whose results `memo` holds.
     owner: u64,
-    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b, valid)`.
-    memo: Vec<(u64, bool)>,
+    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b) << 1 | valid`.
+    memo: Vec<u64>,
 }
 
 impl Backtracker {
@@ -220,7 +267,7 @@ impl Backtracker {
     /// their ids): every token whose own chars merge into it goes into the trie with its
     /// merge run. `None` when the vocabulary's ids are too sparse to index.
     pub fn new(vocab: &Vocab, merges: &MergeMap, chars: &CharIds) -> Option<Self> {
-        Self::build(vocab, merges, |token, ids| {
+        Self::build(vocab, merges, false, |token, ids| {
             token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i)))?;
             Some(Cow::Borrowed(token.as_bytes()))
         })
@@ -229,17 +276,20 @@ impl Backtracker {
     /// Builds the encoder of texts written as `split` writes tokens: `split(token, symbols)`
     /// pushes the token's initial symbols (as the merge loop starts from them) and returns its
     /// bytes in the encoded texts, or `None` for a token no text can hold. Tokens whose own
-    /// symbols merge into them go into the trie with their merge run.
+    /// symbols merge into them go into the trie with their merge run; with `whole_tokens`
+    /// (`ignore_merges`) the others too, for [`Backtracker::whole_token`] only.
     pub(crate) fn build<'v>(
         vocab: &'v Vocab,
         merges: &MergeMap,
+        whole_tokens: bool,
         mut split: impl FnMut(&'v str, &mut Vec<u32>) -> Option<Cow<'v, [u8]>>,
     ) -> Option<Self> {
         let max_id = vocab.map().values().copied().max().unwrap_or(0) as usize;
         // Ids index a table: leave sparse vocabularies with huge ids to the merge loop.
-        if max_id > (vocab.len() * 4).max(1 << 20) {
+        if max_id > (vocab.len() * 4).max(1 << 20) || max_id >= UNREACHABLE_BIT as usize {
             return None;
         }
+        let mut unreachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
         let mut info = vec![UNREACHABLE; max_id + 1];
         let mut steps = Vec::new();
         let mut ids = Vec::new();
@@ -257,6 +307,9 @@ impl Backtracker {
             record_run(&mut ids, merges, &mut steps);
             if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
                 steps.truncate(run_start);
+                if whole_tokens {
+                    unreachable.push((key, id | UNREACHABLE_BIT));
+                }
                 continue;
             }
             info[id as usize] = TokenInfo {
@@ -269,17 +322,30 @@ impl Backtracker {
             };
             reachable.push((key, id));
         }
-        let trie = Trie::new(reachable.iter().map(|(k, id)| (k.as_ref(), *id)).collect());
+        let trie = Trie::new(reachable.iter().chain(&unreachable).map(|(k, id)| (k.as_ref(), *id)).collect());
         for (key, id) in &reachable {
-            info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]);
+            info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]).0;
         }
-        Some(Self { serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1, trie, info, steps, merges: merges.clone() })
+        Some(Self {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
+            trie,
+            info,
+            steps,
+            merges: merges.clone(),
+            pair_filter: PairFilter::new(merges),
+        })
     }
 
-    /// The reachable token that is `text` exactly, or [`NONE`].
+    /// The token that is `text` exactly, when it is reachable (then the merge loop on `text`
+    /// gives it) or the encoder was built with `whole_tokens`; else [`NONE`].
     #[inline]
-    pub(crate) fn token_of(&self, text: &[u8]) -> u32 {
-        self.trie.exact(text)
+    pub(crate) fn whole_token(&self, text: &[u8]) -> u32 {
+        let t = self.trie.exact(text);
+        if t == NONE {
+            NONE
+        } else {
+            t & !UNREACHABLE_BIT
+        }
     }
 
     #[inline]
@@ -291,6 +357,9 @@ impl Backtracker {
     /// The rank of the merge of `(a, b)`, or `u64::MAX`.
     #[inline]
     fn rank(&self, a: u32, b: u32) -> u64 {
+        if !self.pair_filter.may_contain(a, b) {
+            return u64::MAX;
+        }
         self.merges.get(&(a, b)).map_or(u64::MAX, |&(r, _)| u64::from(r))
     }
 
@@ -346,36 +415,39 @@ impl Backtracker {
         if scratch.owner != self.serial {
             scratch.owner = self.serial;
             scratch.memo.clear();
-            scratch.memo.resize(MEMO, (u64::MAX, false));
+            scratch.memo.resize(MEMO, u64::MAX);
         }
         let memo = &mut scratch.memo;
+        // A memo entry is `(a << 32 | b) << 1 | valid` (ids are below 2^31).
         let mut valid = |a: u32, b: u32| {
-            let key = (u64::from(a) << 32) | u64::from(b);
-            let slot = &mut memo[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
-            if slot.0 != key {
-                *slot = (key, self.is_valid_pair(a, b));
+            let key = ((u64::from(a) << 32) | u64::from(b)) << 1;
+            let at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize;
+            let slot = &mut memo[at & (MEMO - 1)];
+            if *slot | 1 != key | 1 {
+                *slot = key | u64::from(self.is_valid_pair(a, b));
             }
-            slot.1
+            *slot & 1 == 1
         };
         let alive = &mut scratch.alive;
         alive.clear();
         alive.resize(n / 64 + 1, u64::MAX);
         let is_alive = |alive: &[u64], p: usize| alive[p / 64] >> (p % 64) & 1 == 1;
         let mut pos = 0;
-        let mut next = self.trie.longest_prefix(text);
+        let (mut t, mut len) = self.trie.longest_prefix(text);
         while pos < n {
-            let mut t = next;
+            // The longest token at `pos` that leads on and fits the token before it.
             while t != NONE {
-                let end = pos + self.info[t as usize].len as usize;
-                if is_alive(alive, end) && (out.len() == base || valid(out[out.len() - 1], t)) {
+                if is_alive(alive, pos + len) && (out.len() == base || valid(out[out.len() - 1], t)) {
                     break;
                 }
-                t = self.info[t as usize].shorter;
+                let info = &self.info[t as usize];
+                t = info.shorter;
+                len = self.token_len(t) as usize;
             }
             if t != NONE {
                 out.push(t);
-                pos += self.info[t as usize].len as usize;
-                next = self.trie.longest_prefix(&text[pos..]);
+                pos += len;
+                (t, len) = self.trie.longest_prefix(&text[pos..]);
                 continue;
             }
             // No way on from `pos`: it is dead; try the next shorter token before it.
@@ -384,8 +456,9 @@ impl Backtracker {
                 return false;
             }
             let Some(last) = out.pop() else { return false };
-            pos -= self.info[last as usize].len as usize;
-            next = self.info[last as usize].shorter;
+            pos -= self.token_len(last) as usize;
+            t = self.info[last as usize].shorter;
+            len = self.token_len(t) as usize;
         }
         true
     }

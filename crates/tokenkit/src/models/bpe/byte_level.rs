@@ -11,12 +11,10 @@
 //! no byte fallback), and the mapping is a bijection between raw byte strings and strings of
 //! byte chars; so reachable tokens, valid pairs and the backtracker's search are the same on
 //! both sides, with lengths counted in raw bytes. `ignore_merges` compares the whole piece
-//! with the vocabulary: the trie answers for reachable tokens, a small map for the others.
+//! with the vocabulary: the trie holds the unreachable tokens too for that.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-
-use ahash::AHashMap;
 
 use super::backtrack::{BacktrackScratch, Backtracker, NONE};
 use super::chars::CharIds;
@@ -61,10 +59,8 @@ fn raw_bytes(token: &str, table: &[Option<u8>; 0x144], mut each: impl FnMut(u8))
 /// The raw-byte encoder of a byte-level BPE model (see the module docs).
 #[derive(Debug)]
 pub struct ByteLevelBpe {
+    /// Keyed on raw bytes; with `ignore_merges` its trie also holds the unreachable tokens.
     backtracker: Backtracker,
-    /// With `ignore_merges`: the tokens (as raw bytes) that their own bytes do not merge into,
-    /// which a piece equal to one still becomes.
-    unreachable: AHashMap<Box<[u8]>, u32>,
 }
 
 impl ByteLevelBpe {
@@ -76,35 +72,18 @@ impl ByteLevelBpe {
             *slot = chars.get(c)?;
         }
         let table = char_bytes();
-        let backtracker = Backtracker::build(vocab, merges, |token, ids| {
+        let backtracker = Backtracker::build(vocab, merges, ignore_merges, |token, ids| {
             raw_bytes(token, &table, |b| ids.push(byte_ids[usize::from(b)])).map(Cow::Owned)
         })?;
-        let unreachable = if ignore_merges {
-            vocab
-                .map()
-                .iter()
-                .filter(|(_, &id)| backtracker.token_len(id) == 0)
-                .filter_map(|(t, &id)| Some((raw_bytes(t, &table, |_| ())?.into_boxed_slice(), id)))
-                .filter(|(raw, _)| !raw.is_empty())
-                .collect()
-        } else {
-            AHashMap::new()
-        };
-        Some(Self { backtracker, unreachable })
+        Some(Self { backtracker })
     }
 
     /// The token `piece` is as a whole, when the model makes it one token without merging:
     /// a reachable token (the merge loop ends there), or with `ignore_merges` any token.
     #[inline]
     pub(crate) fn whole(&self, piece: &[u8]) -> Option<u32> {
-        let t = self.backtracker.token_of(piece);
-        if t != NONE {
-            return Some(t);
-        }
-        if self.unreachable.is_empty() {
-            return None;
-        }
-        self.unreachable.get(piece).copied()
+        let t = self.backtracker.whole_token(piece);
+        (t != NONE).then_some(t)
     }
 
     /// Calls `emit(id, length in raw bytes)` for each token of `piece` (raw bytes), in order:

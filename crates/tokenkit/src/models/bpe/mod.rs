@@ -27,7 +27,7 @@ use byte_level::ByteLevelBpe;
 use chars::{for_each_part, safe_cut_char, CharIds};
 pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
-use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
+use super::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
 use super::vocab::{vocab_model_methods, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
@@ -617,16 +617,16 @@ impl BPE {
     /// parts of a long one (too long to cache) each through the cache.
     #[inline]
     fn merge_word_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
-        let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
-        if let Some(c) = cache {
-            if c.with(w, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
+        let cache = self.cache_for(w);
+        if let Some((c, k)) = &cache {
+            if c.with_hashed(k, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
                 return Ok(());
             }
         }
         let Some(barriers) = &self.barriers else {
             return self.merge_uncached(w, cache, emit);
         };
-        if let Some(c) = cache {
+        if let Some((c, k)) = cache {
             let mut symbols: Vec<(u32, u32)> = Vec::new();
             barriers.for_each_part(w, &self.chars, |part| match part {
                 Part::Fixed(id, len) => {
@@ -636,7 +636,7 @@ impl BPE {
                 Part::Merge(p) => self.merge_uncached(p, None, |id, len| symbols.push((id, len))),
             })?;
             symbols.iter().for_each(|&(id, len)| emit(id, len));
-            c.insert(w, symbols.into_boxed_slice());
+            c.insert_hashed(&k, symbols.into_boxed_slice());
             return Ok(());
         }
         barriers.for_each_part(w, &self.chars, |part| match part {
@@ -649,26 +649,40 @@ impl BPE {
         })
     }
 
+    /// The cache and `w` hashed for it (once, for the lookup and the insert after a miss),
+    /// when `w` is short enough to cache.
+    #[inline]
+    fn cache_for<'w>(&self, w: &'w str) -> Option<(&Cache<CachedWord>, Hashed<'w>)> {
+        let c = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH)?;
+        Some((c, Hashed::new(w.as_bytes())))
+    }
+
     /// A part of a long word cut by [`Barriers`]: through the cache, without cutting again.
     fn merge_part_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
-        let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
-        if let Some(c) = cache {
-            if c.with(w, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
+        let cache = self.cache_for(w);
+        if let Some((c, k)) = &cache {
+            if c.with_hashed(k, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
                 return Ok(());
             }
         }
         self.merge_uncached(w, cache, emit)
     }
 
-    /// Merges `w` whole (backtracking or merge loop), then caches the result in `cache`.
-    fn merge_uncached(&self, w: &str, cache: Option<&Cache<CachedWord>>, mut emit: impl FnMut(u32, u32)) -> Result<()> {
+    /// Merges `w` whole (backtracking or merge loop), then caches the result in `cache`
+    /// (with `w` hashed).
+    fn merge_uncached(
+        &self,
+        w: &str,
+        cache: Option<(&Cache<CachedWord>, Hashed<'_>)>,
+        mut emit: impl FnMut(u32, u32),
+    ) -> Result<()> {
         let cached = self.with_merged_word(w, |word| {
             let symbols = word.symbols().iter().map(|s| (s.id, s.len));
             symbols.clone().for_each(|(id, len)| emit(id, len));
-            cache.map(|_| symbols.collect::<CachedWord>())
+            cache.is_some().then(|| symbols.collect::<CachedWord>())
         })?;
-        if let (Some(c), Some(v)) = (cache, cached) {
-            c.insert(w, v);
+        if let (Some((c, k)), Some(v)) = (cache, cached) {
+            c.insert_hashed(&k, v);
         }
         Ok(())
     }

@@ -141,7 +141,7 @@ impl Cl100kLexer<'_> {
     fn general_match(&self, start: usize) -> usize {
         let t = self.text;
         let (c0, k0, len0) = self.at(start);
-        let end = 'm: {
+        'm: {
             if c0 == '\'' {
                 if let Some(e) = self.contraction(start) {
                     break 'm e;
@@ -192,8 +192,7 @@ impl Cl100kLexer<'_> {
             } else {
                 e
             }
-        };
-        end
+        }
     }
 }
 

@@ -171,7 +171,7 @@ impl O200kLexer<'_> {
     fn general_match(&self, start: usize) -> usize {
         let t = self.text;
         let (c0, k0, len0) = self.at(start);
-        let end = 'm: {
+        'm: {
             // The two letter branches, each with then without the optional prefix.
             let prefix = k0 & (L | N) == 0 && !is_crlf(c0);
             if k0 & (UPPER | LOWER) != 0 || prefix {
@@ -207,8 +207,7 @@ impl O200kLexer<'_> {
             }
             // Whitespace: \s*[\r\n]+, then \s+(?!\S), then \s+.
             whitespace_match(t, start).0.max(start + len0)
-        };
-        end
+        }
     }
 }
 
