@@ -16,7 +16,7 @@ use criterion::{black_box, Criterion, Throughput};
 use rayon::prelude::*;
 use tokenkit::formats::tiktoken::EncodingSpec;
 use tokenkit::tiktoken::Encoding;
-use tokenkit_bench::{corpora_dir, documents, fixtures_dir};
+use tokenkit_bench::{corpora_dir, documents, fixtures_dir, worst_cases};
 
 const CORPORA: &[(&str, &str)] = &[
     ("en", "en/pride_and_prejudice.txt"),
@@ -42,24 +42,6 @@ fn median_mbs(group: &str, function: &str, bytes: usize) -> Option<f64> {
         }
     }
     None
-}
-
-/// Deterministic worst-case inputs of about `n` bytes.
-fn worst_cases(n: usize) -> Vec<(&'static str, String)> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let letter = "a".repeat(n);
-    let printable: String = (0..n).map(|_| char::from(b'!' + (next() % 94) as u8)).collect();
-    let mut cjk = String::with_capacity(n + 3);
-    while cjk.len() < n {
-        cjk.push(char::from_u32(0x4E00 + (next() % 0x5000) as u32).unwrap_or('中'));
-    }
-    vec![("one-letter", letter), ("random-printable", printable), ("cjk-no-spaces", cjk)]
 }
 
 struct Peers {

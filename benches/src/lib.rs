@@ -46,3 +46,23 @@ pub fn documents(path: &Path, max_bytes: usize, doc_bytes: usize) -> std::io::Re
     }
     Ok(docs)
 }
+
+/// Deterministic worst-case inputs of about `n` bytes for byte-level BPE: one letter
+/// repeated, random non-space printable ASCII, CJK without spaces (one long piece each, or
+/// many pieces that never repeat).
+pub fn worst_cases(n: usize) -> Vec<(&'static str, String)> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let letter = "a".repeat(n);
+    let printable: String = (0..n).map(|_| char::from(b'!' + (next() % 94) as u8)).collect();
+    let mut cjk = String::with_capacity(n + 3);
+    while cjk.len() < n {
+        cjk.push(char::from_u32(0x4E00 + (next() % 0x5000) as u32).unwrap_or('中'));
+    }
+    vec![("one-letter", letter), ("random-printable", printable), ("cjk-no-spaces", cjk)]
+}

@@ -12,8 +12,10 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rayon::prelude::*;
 
 use crate::formats::tiktoken::{self as format, EncodingSpec};
+use crate::models::bpe::byte_level::ByteLevelBpe;
 use crate::tokenizer::byte_level_path::{for_each_piece_ids, ids_plan};
 use crate::tokenizer::Tokenizer;
+use crate::utils::regex::SysRegex;
 use crate::{Error, Result};
 
 /// A set of special tokens given to [`Encoding::encode`]: all of them, or some by content.
@@ -56,6 +58,17 @@ pub struct Encoding {
     special_matcher: Option<AhoCorasick>,
     /// Rank ids ordered by their bytes (built on first use by `encode_with_unstable`).
     sorted_ranks: std::sync::OnceLock<Vec<u32>>,
+}
+
+/// Where an id given by [`Encoding::encode_segments`] stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// The first id of a regex piece of ordinary text.
+    PieceStart,
+    /// A further id of the same piece.
+    InPiece,
+    /// A special token.
+    Special,
 }
 
 /// tiktoken's error for a disallowed special token found in the text.
@@ -257,7 +270,7 @@ impl Encoding {
         Some(&self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize])
     }
 
-    fn plan(&self) -> Result<(&crate::models::bpe::BPE, &crate::utils::regex::SysRegex)> {
+    fn plan(&self) -> Result<(&crate::models::bpe::BPE, &ByteLevelBpe, &SysRegex)> {
         ids_plan(&self.tokenizer).ok_or_else(|| Error::invalid("tiktoken encoding without a byte-level BPE pipeline"))
     }
 
@@ -269,15 +282,16 @@ impl Encoding {
     }
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        let (bpe, regex) = self.plan()?;
-        for_each_piece_ids(bpe, regex, text, |ids| out.extend_from_slice(ids))
+        let (_, raw, regex) = self.plan()?;
+        for_each_piece_ids(raw, regex, text, |id, _| out.push(id));
+        Ok(())
     }
 
     /// The number of tokens of `encode_ordinary(text)`, without building the ids.
     pub fn count_ordinary(&self, text: &str) -> Result<usize> {
-        let (bpe, regex) = self.plan()?;
+        let (_, raw, regex) = self.plan()?;
         let mut n = 0;
-        for_each_piece_ids(bpe, regex, text, |ids| n += ids.len())?;
+        for_each_piece_ids(raw, regex, text, |_, _| n += 1);
         Ok(n)
     }
 
@@ -327,7 +341,7 @@ impl Encoding {
     pub fn encode(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<u32>> {
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
-        self.encode_segments(text, &allowed_mask, |ids, _| out.extend_from_slice(ids))?;
+        self.encode_segments(text, &allowed_mask, |id, _| out.push(id))?;
         Ok(out)
     }
 
@@ -335,17 +349,21 @@ impl Encoding {
     pub fn count(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<usize> {
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let mut n = 0;
-        self.encode_segments(text, &allowed_mask, |ids, _| n += ids.len())?;
+        self.encode_segments(text, &allowed_mask, |_, _| n += 1)?;
         Ok(n)
     }
 
     /// Walks `text` cut at the allowed special tokens (`allowed_mask` by special-token index),
-    /// calling `sink(ids, is_special)` in text order with the ids of each regex piece of
-    /// ordinary text (`false`) and with each special token's id (`true`).
-    fn encode_segments(&self, text: &str, allowed_mask: &[bool], mut sink: impl FnMut(&[u32], bool)) -> Result<()> {
-        let (bpe, regex) = self.plan()?;
+    /// calling `sink(id, at)` in text order with the ids of ordinary text and of each special
+    /// token; `at` tells which (and where regex pieces start).
+    fn encode_segments(&self, text: &str, allowed_mask: &[bool], mut sink: impl FnMut(u32, At)) -> Result<()> {
+        let (_, raw, regex) = self.plan()?;
+        fn ordinary(raw: &ByteLevelBpe, regex: &SysRegex, t: &str, sink: &mut impl FnMut(u32, At)) {
+            for_each_piece_ids(raw, regex, t, |id, first| sink(id, if first { At::PieceStart } else { At::InPiece }));
+        }
         let Some(ac) = self.special_matcher.as_ref().filter(|_| allowed_mask.iter().any(|&a| a)) else {
-            return for_each_piece_ids(bpe, regex, text, |ids| sink(ids, false));
+            ordinary(raw, regex, text, &mut sink);
+            return Ok(());
         };
         let (mut start, mut from) = (0, 0);
         while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
@@ -354,12 +372,13 @@ impl Encoding {
                 from = m.start() + 1;
                 continue;
             }
-            for_each_piece_ids(bpe, regex, &text[start..m.start()], |ids| sink(ids, false))?;
-            sink(&[self.special_ids[k]], true);
+            ordinary(raw, regex, &text[start..m.start()], &mut sink);
+            sink(self.special_ids[k], At::Special);
             start = m.end();
             from = start;
         }
-        for_each_piece_ids(bpe, regex, &text[start..], |ids| sink(ids, false))
+        ordinary(raw, regex, &text[start..], &mut sink);
+        Ok(())
     }
 
     /// [`Encoding::encode`] on each text, in parallel; the first error stops the batch.
@@ -382,7 +401,7 @@ impl Encoding {
         if let Some(id) = std::str::from_utf8(bytes).ok().and_then(|s| self.special_tokens.get(s)) {
             return Ok(*id);
         }
-        let (bpe, _) = self.plan()?;
+        let (bpe, _, _) = self.plan()?;
         let s = format::byte_level_string(bytes);
         use crate::tokenizer::Model as _;
         bpe.token_to_id(&s)

@@ -1,4 +1,5 @@
 //! The linear-time long-word encoder ([`Backtracker`]) gives exactly the merge loop's ids,
+//! and a byte-level model's raw-byte encoder exactly the model's,
 //! on the cl100k, o200k, GPT-2, Llama-3, Llama-2 and Mistral vocabularies, over chunks of
 //! every shared corpus taken as one word (so merges could cross spaces and newlines) and
 //! over random and adversarial strings. Skipped (with a message) when a fixture is missing.
@@ -97,13 +98,27 @@ fn compare(name: &str, bpe: &BPE, to_model: impl Fn(&str) -> String) {
             continue;
         }
         let mut ours = Vec::new();
-        assert!(bt.encode(&word, &mut ours, &mut scratch), "{name}: every char is a token in {text:?}");
+        assert!(bt.encode(word.as_bytes(), &mut ours, &mut scratch), "{name}: every char is a token in {text:?}");
         let reference = bpe.merge_loop_ids(&word).unwrap();
         assert_eq!(ours, reference, "{name}: differs on {text:?}");
+        // A byte-level model's raw-byte encoder gives the model's own tokens (with
+        // `ignore_merges` too) on the text's bytes, lengths in raw bytes.
+        if let Some(raw) = bpe.byte_level() {
+            let mut model = Vec::new();
+            bpe.tokenize_ids(&word, &mut model).unwrap();
+            let mut ids = Vec::new();
+            let mut len = 0;
+            raw.for_each_token(text.as_bytes(), |id, n| {
+                ids.push(id);
+                len += n as usize;
+            });
+            assert_eq!((ids, len), (model, text.len()), "{name}: raw bytes differ on {text:?}");
+        }
         words += 1;
         tokens += ours.len();
     }
-    eprintln!("{name}: {words} words, {tokens} tokens identical to the merge loop");
+    let raw = if bpe.byte_level().is_some() { " (and the raw-byte encoder's)" } else { "" };
+    eprintln!("{name}: {words} words, {tokens} tokens identical to the merge loop{raw}");
 }
 
 fn bpe_of(tok: &Tokenizer) -> &BPE {

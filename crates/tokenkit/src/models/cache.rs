@@ -36,13 +36,28 @@ impl Hasher for PassThrough {
 }
 
 /// One lock-protected part of a [`Cache`]: the key's hash → the key and its value. The
-/// string is hashed once per lookup; two keys with the same hash keep the first one.
-type Shard<V> = RwLock<HashMap<u64, (Box<str>, V), BuildHasherDefault<PassThrough>>>;
+/// key is hashed once per lookup; two keys with the same hash keep the first one.
+type Shard<V> = RwLock<HashMap<u64, (Box<[u8]>, V), BuildHasherDefault<PassThrough>>>;
 
 /// String → `V` cache with a fixed capacity; once a shard is full, new entries are dropped.
 pub struct Cache<V> {
     shards: Box<[Shard<V>]>,
     shard_capacity: usize,
+}
+
+/// A key with its hash, computed once for a lookup and the insert that may follow a miss.
+#[derive(Debug, Clone, Copy)]
+pub struct Hashed<'k> {
+    key: &'k [u8],
+    hash: u64,
+}
+
+impl<'k> Hashed<'k> {
+    /// Hashes `key` (any bytes: a string or a raw byte-level piece).
+    #[inline]
+    pub fn new(key: &'k [u8]) -> Self {
+        Self { key, hash: super::vocab::hash_bytes(key, 0) }
+    }
 }
 
 impl<V> Cache<V> {
@@ -59,30 +74,38 @@ impl<V> Cache<V> {
         Self::new(self.shard_capacity * SHARDS)
     }
 
-    /// The hash of `key` and its shard (chosen by the top bits, the map uses the low ones).
+    /// The shard of a hashed key (chosen by the top bits, the map uses the low ones).
     #[inline]
-    fn shard(&self, key: &str) -> (u64, &Shard<V>) {
-        let hash = super::vocab::hash_bytes(key.as_bytes(), 0);
-        (hash, &self.shards[(hash >> 60) as usize & (SHARDS - 1)])
+    fn shard(&self, k: &Hashed<'_>) -> &Shard<V> {
+        &self.shards[(k.hash >> 60) as usize & (SHARDS - 1)]
     }
 
     /// Runs `f` on the cached value of `key`, if there is one and its shard is not being written.
     #[inline]
     pub fn with<R>(&self, key: &str, f: impl FnOnce(&V) -> R) -> Option<R> {
-        let (hash, shard) = self.shard(key);
-        let shard = shard.try_read().ok()?;
-        match shard.get(&hash) {
-            Some((k, v)) if **k == *key => Some(f(v)),
+        self.with_hashed(&Hashed::new(key.as_bytes()), f)
+    }
+
+    /// [`Cache::with`] on a key hashed already.
+    #[inline]
+    pub fn with_hashed<R>(&self, k: &Hashed<'_>, f: impl FnOnce(&V) -> R) -> Option<R> {
+        let shard = self.shard(k).try_read().ok()?;
+        match shard.get(&k.hash) {
+            Some((key, v)) if **key == *k.key => Some(f(v)),
             _ => None,
         }
     }
 
     /// Remembers `value` for `key` unless the shard is full or busy.
     pub fn insert(&self, key: &str, value: V) {
-        let (hash, shard) = self.shard(key);
-        if let Ok(mut shard) = shard.try_write() {
+        self.insert_hashed(&Hashed::new(key.as_bytes()), value);
+    }
+
+    /// [`Cache::insert`] of a key hashed already (by the lookup that missed).
+    pub fn insert_hashed(&self, k: &Hashed<'_>, value: V) {
+        if let Ok(mut shard) = self.shard(k).try_write() {
             if shard.len() < self.shard_capacity {
-                shard.entry(hash).or_insert_with(|| (key.into(), value));
+                shard.entry(k.hash).or_insert_with(|| (k.key.into(), value));
             }
         }
     }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Encoding, SpecialTokens};
+use super::{At, Encoding, SpecialTokens};
 use crate::formats::tiktoken::byte_level_string;
 use crate::Result;
 
@@ -25,9 +25,13 @@ impl Encoding {
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let mut tokens = Vec::with_capacity(text.len() / 4 + 1);
         let mut last_piece = 0;
-        self.encode_segments(text, &allowed_mask, |ids, special| {
-            tokens.extend_from_slice(ids);
-            last_piece = if special { 0 } else { ids.len() };
+        self.encode_segments(text, &allowed_mask, |id, at| {
+            tokens.push(id);
+            last_piece = match at {
+                At::Special => 0,
+                At::PieceStart => 1,
+                At::InPiece => last_piece + 1,
+            };
         })?;
         if last_piece == 0 {
             return Ok((tokens, Vec::new()));
@@ -103,9 +107,9 @@ impl Encoding {
         let text = std::str::from_utf8(&bytes[..valid]).expect("valid up to here");
         let mut tokens = Vec::with_capacity(bytes.len() / 4 + 1);
         let mut last_piece = 0;
-        self.encode_segments(text, &[], |ids, _| {
-            tokens.extend_from_slice(ids);
-            last_piece = ids.len();
+        self.encode_segments(text, &[], |id, at| {
+            tokens.push(id);
+            last_piece = if at == At::PieceStart { 1 } else { last_piece + 1 };
         })?;
         let mut rest = Vec::new();
         if last_piece > 0 {
@@ -137,7 +141,7 @@ impl Encoding {
 
     /// BPE of raw bytes as one piece (no regex split).
     fn byte_pair_encode(&self, bytes: &[u8]) -> Result<Vec<u32>> {
-        let (bpe, _) = self.plan()?;
+        let (bpe, _, _) = self.plan()?;
         let word = byte_level_string(bytes);
         let mut out = Vec::with_capacity(bytes.len() / 2 + 1);
         bpe.tokenize_ids(&word, &mut out)?;

@@ -1,9 +1,12 @@
 //! A direct path for the byte-level BPE family (GPT-2, Llama-3, Qwen, DeepSeek, tiktoken-style
-//! files): no normalizer (or an empty sequence), a regex split (or DeepSeek's chain of three)
+//! files): no normalizer (or an empty sequence, or NFC on text already in NFC), a regex split (or DeepSeek's chain of three)
 //! then the byte-level mapping, and BPE. It gives exactly what
 //! the general pipeline gives (same pieces, same word indices, same byte offsets) without
-//! building a `NormalizedString` per piece.
+//! building a `NormalizedString` per piece, nor mapping bytes to chars: the model's
+//! [`ByteLevelBpe`] encodes the raw bytes of each piece.
 
+use crate::models::bpe::byte_level::ByteLevelBpe;
+use crate::models::bpe::BPE;
 use crate::models::ModelWrapper;
 use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::byte_level::{ByteLevel, GPT2_REGEX};
@@ -12,9 +15,9 @@ use crate::pre_tokenizers::lexers::{
 };
 use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::tokenizer::normalized::BytesToCharOffsetConverter;
-use crate::tokenizer::{Encoding, Model, OffsetType, SplitDelimiterBehavior, Tokenizer};
-use crate::utils::byte_level::BYTES_CHAR;
+use crate::tokenizer::{Encoding, OffsetType, SplitDelimiterBehavior, Tokenizer};
 use crate::utils::regex::SysRegex;
+use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 use crate::Result;
 
 /// How the direct path cuts the text into pieces.
@@ -49,16 +52,45 @@ fn maps_only(b: &ByteLevel) -> bool {
     !b.add_prefix_space && !b.use_regex
 }
 
-/// How the text is cut, when the tokenizer is of the byte-level BPE family.
-pub(crate) fn plan(tok: &Tokenizer) -> Option<Cutter<'_>> {
-    let no_normalizer = match &tok.normalizer {
-        None => true,
-        Some(NormalizerWrapper::Sequence(s)) => s.get_normalizers().is_empty(),
-        Some(_) => false,
+/// How the direct path applies to a tokenizer of the byte-level BPE family.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan<'a> {
+    /// How the text is cut into pieces.
+    pub(crate) cutter: Cutter<'a>,
+    /// The normalizer is NFC (Qwen2 and later): the path applies to text that NFC leaves as
+    /// is, the rest goes through the general pipeline.
+    nfc: bool,
+}
+
+impl Plan<'_> {
+    /// Whether the direct path gives what the general pipeline gives for `text`: always
+    /// without a normalizer; with NFC, when the quick check finds `text` in NFC, which then
+    /// holds for every substring too (each char is allowed in NFC and the combining marks
+    /// are in order), so normalizing any segment of it changes nothing.
+    #[inline]
+    pub(crate) fn applies_to(&self, text: &str) -> bool {
+        !self.nfc || text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
+    }
+}
+
+/// The direct path's plan, when the tokenizer is of the byte-level BPE family.
+pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
+    let nfc = match &tok.normalizer {
+        None => false,
+        Some(NormalizerWrapper::Sequence(s)) if s.get_normalizers().is_empty() => false,
+        Some(NormalizerWrapper::NFC(_)) => true,
+        Some(_) => return None,
     };
-    if !no_normalizer || !matches!(tok.model, ModelWrapper::BPE(_)) {
+    // The raw-byte encoder must apply (otherwise the general pipeline runs).
+    if !matches!(&tok.model, ModelWrapper::BPE(b) if b.byte_level().is_some()) {
         return None;
     }
+    let cutter = cutter(tok)?;
+    Some(Plan { cutter, nfc })
+}
+
+/// How the text is cut, when the pre-tokenizer is one the direct path knows.
+fn cutter(tok: &Tokenizer) -> Option<Cutter<'_>> {
     match tok.pre_tokenizer.as_ref()? {
         PreTokenizerWrapper::ByteLevel(b) if !b.add_prefix_space && b.use_regex => Some(Cutter::Regex(&GPT2_REGEX)),
         PreTokenizerWrapper::Sequence(seq) => match seq.pretokenizers.as_slice() {
@@ -91,12 +123,11 @@ pub(crate) fn encode(
         Some(c) => c.convert(o).unwrap_or(o),
         None => o,
     };
+    let ModelWrapper::BPE(bpe) = &tok.model else { return Ok(Encoding::default()) };
+    let Some(raw) = bpe.byte_level() else { return Ok(Encoding::default()) };
     let bytes = text.as_bytes();
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
-    // `origin[k]`: the original byte range of the char that mapped byte `k` of `buf` comes from.
-    let mut buf = String::new();
-    let mut origin: Vec<(usize, usize)> = Vec::new();
     let mut pieces = Vec::new();
     for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
         if let Some(id) = id {
@@ -107,87 +138,70 @@ pub(crate) fn encode(
         pieces.clear();
         cutter.pieces(&text[s..e], &mut pieces);
         for &(ms, me) in &pieces {
-            let (ps, pe) = (s + ms, s + me);
-            buf.clear();
-            origin.clear();
-            let mut i = ps;
-            while i < pe {
-                let len = utf8_len(bytes[i]);
-                for b in &bytes[i..i + len] {
-                    let c = BYTES_CHAR[*b as usize];
-                    buf.push(c);
-                    origin.extend(std::iter::repeat_n((i, i + len), c.len_utf8()));
-                }
-                i += len;
-            }
-            for t in tok.model.tokenize(&buf)? {
-                let (ts, te) = t.offsets;
-                let offsets = if ts < te && te <= origin.len() {
-                    (origin[ts].0, origin[te - 1].1)
-                } else {
-                    let at = origin.get(ts).map_or(pe, |o| o.0);
-                    (at, at)
-                };
-                enc.push_token(t.id, t.value, convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
-            }
+            let mut pos = s + ms;
+            raw.for_each_token(&bytes[pos..s + me], |id, len| {
+                let end = pos + len as usize;
+                // A token that cuts a char covers all of it, as the mapped char's offsets do.
+                let offsets = (char_start(bytes, pos), char_end(bytes, end));
+                pos = end;
+                enc.push_token(id, bpe.token_str(id).to_owned(), convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
+            });
             word += 1;
         }
     }
     Ok(enc)
 }
 
+/// The start of the char that byte `i` of `bytes` is in.
 #[inline]
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
+fn char_start(bytes: &[u8], mut i: usize) -> usize {
+    while i > 0 && i < bytes.len() && is_continuation(bytes[i]) {
+        i -= 1;
     }
+    i
 }
 
-/// The BPE model and the split regex of a tokenizer on the direct path, for id-only encoding.
-pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&crate::models::bpe::BPE, &SysRegex)> {
-    let Cutter::Regex(regex) = plan(tok)? else { return None };
+/// The end of the char that byte `end - 1` of `bytes` is in.
+#[inline]
+fn char_end(bytes: &[u8], mut end: usize) -> usize {
+    while end < bytes.len() && is_continuation(bytes[end]) {
+        end += 1;
+    }
+    end
+}
+
+#[inline]
+fn is_continuation(b: u8) -> bool {
+    (0x80..0xC0).contains(&b)
+}
+
+/// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
+/// path, for id-only encoding.
+pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex)> {
+    let Plan { cutter: Cutter::Regex(regex), nfc: false } = plan(tok)? else { return None };
     match &tok.model {
-        ModelWrapper::BPE(bpe) => Some((bpe, regex)),
+        ModelWrapper::BPE(bpe) => Some((bpe, bpe.byte_level()?, regex)),
         _ => None,
     }
 }
 
-/// Encodes `text` as ordinary text (no added-token split) on the direct path, calling `sink`
-/// with the ids of each piece in order: the ids the full pipeline gives for text without
-/// added tokens, with no token strings or offsets built.
+/// Encodes `text` as ordinary text (no added-token split) on the direct path, calling
+/// `sink(id, starts_piece)` for each id in order (`starts_piece`: the first id of a regex
+/// piece): the ids the full pipeline gives for text without added tokens, with no token
+/// strings or offsets built.
+#[inline]
 pub(crate) fn for_each_piece_ids(
-    bpe: &crate::models::bpe::BPE,
+    raw: &ByteLevelBpe,
     regex: &SysRegex,
     text: &str,
-    mut sink: impl FnMut(&[u32]),
-) -> Result<()> {
-    BUFFERS.with(|cell| {
-        let mut guard = cell.try_borrow_mut();
-        let mut local = (String::new(), Vec::new());
-        let (buf, ids) = match guard.as_deref_mut() {
-            Ok(b) => b,
-            Err(_) => &mut local,
-        };
-        let bytes = text.as_bytes();
-        for (s, e) in regex.find_iter(text) {
-            buf.clear();
-            buf.extend(bytes[s..e].iter().map(|&b| BYTES_CHAR[b as usize]));
-            ids.clear();
-            bpe.tokenize_ids(buf, ids)?;
-            sink(ids);
-        }
-        if buf.capacity() > 1 << 16 {
-            *buf = String::new();
-            *ids = Vec::new();
-        }
-        Ok(())
-    })
-}
-
-thread_local! {
-    /// The byte-level piece and its ids, reused across calls on this thread.
-    static BUFFERS: std::cell::RefCell<(String, Vec<u32>)> = const { std::cell::RefCell::new((String::new(), Vec::new())) };
+    mut sink: impl FnMut(u32, bool),
+) {
+    let bytes = text.as_bytes();
+    for (s, e) in regex.find_iter(text) {
+        let mut first = true;
+        raw.for_each_token(&bytes[s..e], |id, _| {
+            sink(id, first);
+            first = false;
+        });
+    }
 }

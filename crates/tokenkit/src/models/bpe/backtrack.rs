@@ -30,6 +30,7 @@
 //! runs (the rank of each merge taken, and the first and last symbol after it) the way the
 //! merge loop would, and checks whether the pair across the edge would be taken first.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::chars::CharIds;
@@ -37,7 +38,10 @@ use super::word::MergeMap;
 use crate::models::vocab::Vocab;
 
 /// "None" for ids and trie nodes.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Marks, in the trie, a token that is not reachable (kept for whole-piece lookups only).
+const UNREACHABLE_BIT: u32 = 1 << 31;
 
 /// One merge of a token's own merge run: its rank, then the first and last symbol after it.
 #[derive(Debug, Clone, Copy)]
@@ -64,102 +68,128 @@ struct TokenInfo {
 
 const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, last: NONE, run_start: 0, run_len: 0 };
 
-/// Trie over the UTF-8 bytes of the reachable tokens, in compressed-row form.
+/// A trie over byte strings as a double array: node `n`'s child by byte `b` is slot
+/// `base[n] + b` when that slot's `check` is `n`. A step is two loads from one array with no
+/// search (the token strings are bytes: UTF-8 of the model's chars, or raw bytes).
 #[derive(Debug, Clone)]
 struct Trie {
-    /// Child of the root for each first byte.
-    root: Box<[u32; 256]>,
-    /// Per node: `(first edge, number of edges, token ending here or [`NONE`])`, in one
-    /// place so a step reads one cache line for the node.
-    nodes: Vec<(u32, u32, u32)>,
-    /// Edges sorted by byte within each node: `child << 8 | byte`.
-    edges: Vec<u64>,
+    /// Slot 0 is the root; free slots have `check == NONE`. Padded so that `base + byte` of
+    /// any node is in bounds.
+    slots: Vec<Slot>,
 }
 
+/// One double-array slot: where the node's children start, its parent, and the token that
+/// ends at the node ([`NONE`] when none does; with [`UNREACHABLE_BIT`] when it is not
+/// reachable).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    base: u32,
+    check: u32,
+    token: u32,
+}
+
+const FREE: Slot = Slot { base: 0, check: NONE, token: NONE };
+
 impl Trie {
-    /// Builds the trie of `tokens` (string, id).
-    fn new<'a>(tokens: impl Iterator<Item = (&'a str, u32)>) -> Self {
-        // Build with sorted insertion: sorting the tokens makes each node's children
-        // contiguous and ordered, so the rows can be written in one pass.
-        let mut sorted: Vec<(&[u8], u32)> = tokens.map(|(s, id)| (s.as_bytes(), id)).collect();
-        sorted.sort_unstable();
-        // Nodes in creation order with (parent, byte); children are created in byte order per
-        // parent because the tokens are sorted.
-        let mut parent_byte: Vec<(u32, u8)> = vec![(NONE, 0)];
+    /// Builds the trie of `keys` (distinct byte strings, token id).
+    fn new(mut keys: Vec<(&[u8], u32)>) -> Self {
+        // Sorted keys make each node's children contiguous and in byte order, so the pointer
+        // trie (parent, byte) comes in one pass.
+        keys.sort_unstable();
+        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
         let mut token = vec![NONE];
-        // Path of nodes of the previous token, to find the shared prefix.
         let mut path: Vec<u32> = vec![0];
         let mut prev: &[u8] = &[];
-        for &(bytes, id) in &sorted {
+        for &(bytes, id) in &keys {
             let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
             path.truncate(common + 1);
             for &b in &bytes[common..] {
-                let node = parent_byte.len() as u32;
-                parent_byte.push((path[path.len() - 1], b));
+                let node = children.len() as u32;
+                children[path[path.len() - 1] as usize].push((b, node));
+                children.push(Vec::new());
                 token.push(NONE);
                 path.push(node);
             }
             token[path[bytes.len()] as usize] = id;
             prev = bytes;
         }
-        let n = parent_byte.len();
-        // Children per parent, in creation (= byte) order.
-        let mut counts = vec![0u32; n + 1];
-        for &(p, _) in &parent_byte[1..] {
-            counts[p as usize + 1] += 1;
-        }
-        for i in 1..=n {
-            counts[i] += counts[i - 1];
-        }
-        let nodes = (0..n).map(|i| (counts[i], counts[i + 1] - counts[i], token[i])).collect();
-        let mut fill = counts;
-        let mut edges = vec![0u64; n - 1];
-        let mut root = Box::new([NONE; 256]);
-        for (child, &(p, b)) in parent_byte.iter().enumerate().skip(1) {
-            let at = fill[p as usize] as usize;
-            fill[p as usize] += 1;
-            edges[at] = (child as u64) << 8 | u64::from(b);
-            if p == 0 {
-                root[b as usize] = child as u32;
+        // Place nodes breadth first (the shallow, hot nodes end up close together), each
+        // node's children at the first base whose slots are all free.
+        let mut slots = vec![FREE; children.len() + 512];
+        let mut used = vec![false; slots.len()];
+        used[0] = true;
+        slots[0].token = token[0];
+        let mut first_free = 1;
+        let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
+        while let Some((node, slot)) = queue.pop_front() {
+            let kids = &children[node as usize];
+            let Some(&(b0, _)) = kids.first() else { continue };
+            while used[first_free] {
+                first_free += 1;
+            }
+            let mut f = first_free.max(usize::from(b0) + 1);
+            let base = loop {
+                let base = f - usize::from(b0);
+                if base + 256 >= used.len() {
+                    used.resize(base + 512, false);
+                    slots.resize(base + 512, FREE);
+                }
+                if kids.iter().all(|&(b, _)| !used[base + usize::from(b)]) {
+                    break base;
+                }
+                f += 1;
+                while used[f] {
+                    f += 1;
+                }
+            };
+            slots[slot as usize].base = base as u32;
+            for &(b, child) in kids {
+                let at = base + usize::from(b);
+                used[at] = true;
+                slots[at] = Slot { base: 0, check: slot, token: token[child as usize] };
+                queue.push_back((child, at as u32));
             }
         }
-        Self { root, nodes, edges }
+        let last = used.iter().rposition(|&u| u).unwrap_or(0);
+        slots.truncate(last + 257);
+        slots.shrink_to_fit();
+        Self { slots }
     }
 
-    /// The child by `byte` of the node whose edges start at `start` and number `len`, or
-    /// [`NONE`].
+    /// The longest token that `text` starts with ([`NONE`] when none) and its length.
     #[inline]
-    fn child(&self, start: u32, len: u32, byte: u8) -> u32 {
-        let edges = &self.edges[start as usize..(start + len) as usize];
-        let found = if edges.len() <= 8 {
-            edges.iter().position(|&e| e as u8 == byte)
-        } else {
-            edges.binary_search_by_key(&byte, |&e| e as u8).ok()
-        };
-        found.map_or(NONE, |i| (edges[i] >> 8) as u32)
-    }
-
-    /// The longest token that `text` starts with, or [`NONE`].
-    #[inline]
-    fn longest_prefix(&self, text: &[u8]) -> u32 {
-        let Some(&b0) = text.first() else {
-            return NONE;
-        };
-        let mut node = self.root[b0 as usize];
-        let mut best = NONE;
-        let mut i = 1;
-        while node != NONE {
-            let (start, len, t) = self.nodes[node as usize];
-            if t != NONE {
-                best = t;
-            }
-            let Some(&b) = text.get(i) else {
+    fn longest_prefix(&self, text: &[u8]) -> (u32, usize) {
+        let slots = self.slots.as_slice();
+        let mut node = 0usize;
+        let mut best = (NONE, 0);
+        for (i, &b) in text.iter().enumerate() {
+            let next = slots[node].base as usize + usize::from(b);
+            let Some(s) = slots.get(next).filter(|s| s.check as usize == node) else {
                 break;
             };
-            node = self.child(start, len, b);
-            i += 1;
+            // Neither NONE nor an unreachable token.
+            if s.token < UNREACHABLE_BIT {
+                best = (s.token, i + 1);
+            }
+            node = next;
         }
         best
+    }
+
+    /// The token that is `text` exactly (with [`UNREACHABLE_BIT`] when it is not reachable),
+    /// or [`NONE`].
+    #[inline]
+    fn exact(&self, text: &[u8]) -> u32 {
+        let slots = self.slots.as_slice();
+        let mut node = 0usize;
+        for &b in text {
+            let next = slots[node].base as usize + usize::from(b);
+            match slots.get(next) {
+                Some(s) if s.check as usize == node => node = next,
+                _ => return NONE,
+            }
+        }
+        slots[node].token
     }
 }
 
@@ -167,7 +197,7 @@ impl Trie {
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// Entries of the per-thread memo of pair validity; a power of two.
-const MEMO: usize = 1 << 14;
+const MEMO: usize = 1 << 15;
 
 /// The linear-time encoder of a BPE model's long words (see the module docs).
 #[derive(Debug, Clone)]
@@ -178,6 +208,47 @@ pub struct Backtracker {
     info: Vec<TokenInfo>,
     steps: Vec<Step>,
     merges: MergeMap,
+    /// Which pairs may be merges: the validity test asks mostly about pairs that are not, and
+    /// this small filter answers those without a miss in the (large) merge table.
+    pair_filter: PairFilter,
+}
+
+/// A blocked Bloom filter of pairs: two bits in one word per pair, about 8 to 16 bits per
+/// pair (about 5% false positives, which only cost the exact lookup).
+#[derive(Debug, Clone)]
+struct PairFilter {
+    words: Vec<u64>,
+    /// `64 - log2(words.len())`.
+    shift: u32,
+}
+
+impl PairFilter {
+    fn new(merges: &MergeMap) -> Self {
+        let n_words = (merges.len() / 4).max(1).next_power_of_two();
+        let mut f = Self { words: vec![0; n_words], shift: 64 - n_words.trailing_zeros() };
+        for ((a, b), _) in merges.iter() {
+            let (w, bits) = f.slot(a, b);
+            f.words[w] |= bits;
+        }
+        f
+    }
+
+    /// The word of pair `(a, b)` and its two bits.
+    #[inline]
+    fn slot(&self, a: u32, b: u32) -> (usize, u64) {
+        let h = ((u64::from(a) << 32) | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // The word from the top bits; the bits from the next twelve (the low ones are weak).
+        let w = if self.shift == 64 { 0 } else { (h >> self.shift) as usize };
+        let below = h.rotate_left(64 - self.shift.min(63));
+        (w, (1 << (below >> 58)) | (1 << ((below >> 52) & 63)))
+    }
+
+    /// Whether `(a, b)` may be a merge (`false`: it is not).
+    #[inline]
+    fn may_contain(&self, a: u32, b: u32) -> bool {
+        let (w, bits) = self.slot(a, b);
+        self.words[w] & bits == bits
+    }
 }
 
 /// Scratch space of one [`Backtracker::encode`] call, reused between calls.
@@ -187,8 +258,8 @@ pub struct BacktrackScratch {
     alive: Vec<u64>,
     /// The encoder whose results `memo` holds.
     owner: u64,
-    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b, valid)`.
-    memo: Vec<(u64, bool)>,
+    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b) << 1 | valid`.
+    memo: Vec<u64>,
 }
 
 impl Backtracker {
@@ -196,21 +267,39 @@ impl Backtracker {
     /// their ids): every token whose own chars merge into it goes into the trie with its
     /// merge run. `None` when the vocabulary's ids are too sparse to index.
     pub fn new(vocab: &Vocab, merges: &MergeMap, chars: &CharIds) -> Option<Self> {
+        Self::build(vocab, merges, false, |token, ids| {
+            token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i)))?;
+            Some(Cow::Borrowed(token.as_bytes()))
+        })
+    }
+
+    /// Builds the encoder of texts written as `split` writes tokens: `split(token, symbols)`
+    /// pushes the token's initial symbols (as the merge loop starts from them) and returns its
+    /// bytes in the encoded texts, or `None` for a token no text can hold. Tokens whose own
+    /// symbols merge into them go into the trie with their merge run; with `whole_tokens`
+    /// (`ignore_merges`) the others too, for [`Backtracker::whole_token`] only.
+    pub(crate) fn build<'v>(
+        vocab: &'v Vocab,
+        merges: &MergeMap,
+        whole_tokens: bool,
+        mut split: impl FnMut(&'v str, &mut Vec<u32>) -> Option<Cow<'v, [u8]>>,
+    ) -> Option<Self> {
         let max_id = vocab.map().values().copied().max().unwrap_or(0) as usize;
         // Ids index a table: leave sparse vocabularies with huge ids to the merge loop.
-        if max_id > (vocab.len() * 4).max(1 << 20) {
+        if max_id > (vocab.len() * 4).max(1 << 20) || max_id >= UNREACHABLE_BIT as usize {
             return None;
         }
+        let mut unreachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
         let mut info = vec![UNREACHABLE; max_id + 1];
         let mut steps = Vec::new();
         let mut ids = Vec::new();
-        let mut reachable: Vec<(&str, u32)> = Vec::new();
+        let mut reachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
         for (token, &id) in vocab.map() {
             ids.clear();
             if token.is_empty() || id == NONE {
                 continue;
             }
-            let Some(()) = token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i))) else {
+            let Some(key) = split(token, &mut ids).filter(|k| !k.is_empty() && !ids.is_empty()) else {
                 continue;
             };
             let (first, last) = (ids[0], ids[ids.len() - 1]);
@@ -218,24 +307,45 @@ impl Backtracker {
             record_run(&mut ids, merges, &mut steps);
             if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
                 steps.truncate(run_start);
+                if whole_tokens {
+                    unreachable.push((key, id | UNREACHABLE_BIT));
+                }
                 continue;
             }
             info[id as usize] = TokenInfo {
-                len: token.len() as u32,
+                len: key.len() as u32,
                 shorter: NONE,
                 first,
                 last,
                 run_start: run_start as u32,
                 run_len: (steps.len() - run_start) as u32,
             };
-            reachable.push((token, id));
+            reachable.push((key, id));
         }
-        let trie = Trie::new(reachable.iter().copied());
-        for &(token, id) in &reachable {
-            let bytes = token.as_bytes();
-            info[id as usize].shorter = trie.longest_prefix(&bytes[..bytes.len() - 1]);
+        let trie = Trie::new(reachable.iter().chain(&unreachable).map(|(k, id)| (k.as_ref(), *id)).collect());
+        for (key, id) in &reachable {
+            info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]).0;
         }
-        Some(Self { serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1, trie, info, steps, merges: merges.clone() })
+        Some(Self {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
+            trie,
+            info,
+            steps,
+            merges: merges.clone(),
+            pair_filter: PairFilter::new(merges),
+        })
+    }
+
+    /// The token that is `text` exactly, when it is reachable (then the merge loop on `text`
+    /// gives it) or the encoder was built with `whole_tokens`; else [`NONE`].
+    #[inline]
+    pub(crate) fn whole_token(&self, text: &[u8]) -> u32 {
+        let t = self.trie.exact(text);
+        if t == NONE {
+            NONE
+        } else {
+            t & !UNREACHABLE_BIT
+        }
     }
 
     #[inline]
@@ -247,6 +357,9 @@ impl Backtracker {
     /// The rank of the merge of `(a, b)`, or `u64::MAX`.
     #[inline]
     fn rank(&self, a: u32, b: u32) -> u64 {
+        if !self.pair_filter.may_contain(a, b) {
+            return u64::MAX;
+        }
         self.merges.get(&(a, b)).map_or(u64::MAX, |&(r, _)| u64::from(r))
     }
 
@@ -293,45 +406,48 @@ impl Backtracker {
         self.info.get(t as usize).map_or(0, |i| i.len)
     }
 
-    /// Encodes `text` (a word in the model's chars), appending its token ids to `out`; returns
-    /// false, with `out` as it was, when some char of `text` is not a token.
-    pub fn encode(&self, text: &str, out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
-        let text = text.as_bytes();
+    /// Encodes `text` (a word written as the encoder was built: UTF-8 of the model's chars,
+    /// or raw bytes), appending its token ids to `out`; returns false, with `out` as it was,
+    /// when some char of `text` is not a token.
+    pub fn encode(&self, text: &[u8], out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
         let n = text.len();
         let base = out.len();
         if scratch.owner != self.serial {
             scratch.owner = self.serial;
             scratch.memo.clear();
-            scratch.memo.resize(MEMO, (u64::MAX, false));
+            scratch.memo.resize(MEMO, u64::MAX);
         }
         let memo = &mut scratch.memo;
+        // A memo entry is `(a << 32 | b) << 1 | valid` (ids are below 2^31).
         let mut valid = |a: u32, b: u32| {
-            let key = (u64::from(a) << 32) | u64::from(b);
-            let slot = &mut memo[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
-            if slot.0 != key {
-                *slot = (key, self.is_valid_pair(a, b));
+            let key = ((u64::from(a) << 32) | u64::from(b)) << 1;
+            let at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize;
+            let slot = &mut memo[at & (MEMO - 1)];
+            if *slot | 1 != key | 1 {
+                *slot = key | u64::from(self.is_valid_pair(a, b));
             }
-            slot.1
+            *slot & 1 == 1
         };
         let alive = &mut scratch.alive;
         alive.clear();
         alive.resize(n / 64 + 1, u64::MAX);
         let is_alive = |alive: &[u64], p: usize| alive[p / 64] >> (p % 64) & 1 == 1;
         let mut pos = 0;
-        let mut next = self.trie.longest_prefix(text);
+        let (mut t, mut len) = self.trie.longest_prefix(text);
         while pos < n {
-            let mut t = next;
+            // The longest token at `pos` that leads on and fits the token before it.
             while t != NONE {
-                let end = pos + self.info[t as usize].len as usize;
-                if is_alive(alive, end) && (out.len() == base || valid(out[out.len() - 1], t)) {
+                if is_alive(alive, pos + len) && (out.len() == base || valid(out[out.len() - 1], t)) {
                     break;
                 }
-                t = self.info[t as usize].shorter;
+                let info = &self.info[t as usize];
+                t = info.shorter;
+                len = self.token_len(t) as usize;
             }
             if t != NONE {
                 out.push(t);
-                pos += self.info[t as usize].len as usize;
-                next = self.trie.longest_prefix(&text[pos..]);
+                pos += len;
+                (t, len) = self.trie.longest_prefix(&text[pos..]);
                 continue;
             }
             // No way on from `pos`: it is dead; try the next shorter token before it.
@@ -340,8 +456,9 @@ impl Backtracker {
                 return false;
             }
             let Some(last) = out.pop() else { return false };
-            pos -= self.info[last as usize].len as usize;
-            next = self.info[last as usize].shorter;
+            pos -= self.token_len(last) as usize;
+            t = self.info[last as usize].shorter;
+            len = self.token_len(t) as usize;
         }
         true
     }

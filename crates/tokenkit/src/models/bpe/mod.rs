@@ -8,6 +8,7 @@
 
 pub mod backtrack;
 mod barriers;
+pub mod byte_level;
 pub mod chars;
 pub mod trainer;
 pub mod word;
@@ -22,10 +23,11 @@ use serde::{Serialize, Serializer};
 
 use backtrack::{BacktrackScratch, Backtracker};
 use barriers::{Barriers, Part};
+use byte_level::ByteLevelBpe;
 use chars::{for_each_part, safe_cut_char, CharIds};
 pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
-use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
+use super::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
 use super::vocab::{vocab_model_methods, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
@@ -211,6 +213,7 @@ impl BpeBuilder {
             scan_exact: merges.rank_follows_result(),
             affixes,
             backtracker: OnceLock::new(),
+            byte_level: OnceLock::new(),
             merges,
             dropout: self.dropout,
             unk_token: self.unk_token,
@@ -275,6 +278,9 @@ pub struct BPE {
     /// The linear-time encoder of long words, built on first use (`None`: the merges do not
     /// allow it).
     backtracker: OnceLock<Option<Arc<Backtracker>>>,
+    /// The raw-byte encoder of a byte-level model, built on first use (`None`: the model is
+    /// not one, see [`ByteLevelBpe::new`]).
+    byte_level: OnceLock<Option<Arc<ByteLevelBpe>>>,
     merges: MergeMap,
     dropout: Option<f32>,
     unk_token: Option<String>,
@@ -308,6 +314,7 @@ impl Clone for BPE {
             scan_exact: self.scan_exact,
             affixes: self.affixes,
             backtracker: self.backtracker.clone(),
+            byte_level: self.byte_level.clone(),
             merges: self.merges.clone(),
             dropout: self.dropout,
             unk_token: self.unk_token.clone(),
@@ -519,6 +526,17 @@ impl BPE {
             .as_deref()
     }
 
+    /// The raw-byte encoder, when this is a byte-level model it gives the same tokens for:
+    /// every byte char is a token, no affixes, no dropout (see [`ByteLevelBpe`]).
+    pub fn byte_level(&self) -> Option<&ByteLevelBpe> {
+        if self.affixes || self.active_dropout().is_some() {
+            return None;
+        }
+        self.byte_level
+            .get_or_init(|| ByteLevelBpe::new(&self.vocab, &self.merges, &self.chars, self.ignore_merges).map(Arc::new))
+            .as_deref()
+    }
+
     /// The ids of the word `w` by the merge loop alone (no cache, no cut into parts, no
     /// backtracking, no dropout): the reference the fast paths are tested against.
     pub fn merge_loop_ids(&self, w: &str) -> Result<Vec<u32>> {
@@ -555,7 +573,7 @@ impl BPE {
             word.clear();
             if let Some(bt) = self.long_word_encoder(w) {
                 ids.clear();
-                if bt.encode(w, ids, backtrack) {
+                if bt.encode(w.as_bytes(), ids, backtrack) {
                     for &id in ids.iter() {
                         word.add(id, bt.token_len(id));
                     }
@@ -599,16 +617,16 @@ impl BPE {
     /// parts of a long one (too long to cache) each through the cache.
     #[inline]
     fn merge_word_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
-        let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
-        if let Some(c) = cache {
-            if c.with(w, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
+        let cache = self.cache_for(w);
+        if let Some((c, k)) = &cache {
+            if c.with_hashed(k, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
                 return Ok(());
             }
         }
         let Some(barriers) = &self.barriers else {
             return self.merge_uncached(w, cache, emit);
         };
-        if let Some(c) = cache {
+        if let Some((c, k)) = cache {
             let mut symbols: Vec<(u32, u32)> = Vec::new();
             barriers.for_each_part(w, &self.chars, |part| match part {
                 Part::Fixed(id, len) => {
@@ -618,7 +636,7 @@ impl BPE {
                 Part::Merge(p) => self.merge_uncached(p, None, |id, len| symbols.push((id, len))),
             })?;
             symbols.iter().for_each(|&(id, len)| emit(id, len));
-            c.insert(w, symbols.into_boxed_slice());
+            c.insert_hashed(&k, symbols.into_boxed_slice());
             return Ok(());
         }
         barriers.for_each_part(w, &self.chars, |part| match part {
@@ -631,26 +649,40 @@ impl BPE {
         })
     }
 
+    /// The cache and `w` hashed for it (once, for the lookup and the insert after a miss),
+    /// when `w` is short enough to cache.
+    #[inline]
+    fn cache_for<'w>(&self, w: &'w str) -> Option<(&Cache<CachedWord>, Hashed<'w>)> {
+        let c = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH)?;
+        Some((c, Hashed::new(w.as_bytes())))
+    }
+
     /// A part of a long word cut by [`Barriers`]: through the cache, without cutting again.
     fn merge_part_cached(&self, w: &str, mut emit: impl FnMut(u32, u32)) -> Result<()> {
-        let cache = self.cache.as_ref().filter(|_| w.len() < MAX_CACHED_LENGTH);
-        if let Some(c) = cache {
-            if c.with(w, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
+        let cache = self.cache_for(w);
+        if let Some((c, k)) = &cache {
+            if c.with_hashed(k, |syms| syms.iter().for_each(|&(id, len)| emit(id, len))).is_some() {
                 return Ok(());
             }
         }
         self.merge_uncached(w, cache, emit)
     }
 
-    /// Merges `w` whole (backtracking or merge loop), then caches the result in `cache`.
-    fn merge_uncached(&self, w: &str, cache: Option<&Cache<CachedWord>>, mut emit: impl FnMut(u32, u32)) -> Result<()> {
+    /// Merges `w` whole (backtracking or merge loop), then caches the result in `cache`
+    /// (with `w` hashed).
+    fn merge_uncached(
+        &self,
+        w: &str,
+        cache: Option<(&Cache<CachedWord>, Hashed<'_>)>,
+        mut emit: impl FnMut(u32, u32),
+    ) -> Result<()> {
         let cached = self.with_merged_word(w, |word| {
             let symbols = word.symbols().iter().map(|s| (s.id, s.len));
             symbols.clone().for_each(|(id, len)| emit(id, len));
-            cache.map(|_| symbols.collect::<CachedWord>())
+            cache.is_some().then(|| symbols.collect::<CachedWord>())
         })?;
-        if let (Some(c), Some(v)) = (cache, cached) {
-            c.insert(w, v);
+        if let (Some((c, k)), Some(v)) = (cache, cached) {
+            c.insert_hashed(&k, v);
         }
         Ok(())
     }

@@ -7,7 +7,7 @@
 //! Qwen2 (also Qwen2.5 and Qwen3) writes a single `\p{N}`, one digit per match.
 //! [`DigitRun`] selects which reading to reproduce.
 
-use super::classes::{char_class_at, run_while, whitespace_match, Class, L, N, WS};
+use super::classes::{ascii_class, ascii_run, char_class_at, is_other, run_while, whitespace_match, Class, L, N};
 
 /// How many digits one match takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,11 +26,6 @@ pub struct Cl100kLexer<'a> {
     pos: usize,
     digits: DigitRun,
     ws_run_to_end: bool,
-}
-
-#[inline]
-fn is_other(k: Class) -> bool {
-    k & (L | N | WS) == 0
 }
 
 #[inline]
@@ -89,14 +84,64 @@ impl<'a> Cl100kLexer<'a> {
 impl Iterator for Cl100kLexer<'_> {
     type Item = (usize, usize);
 
+    #[inline]
     fn next(&mut self) -> Option<(usize, usize)> {
         let start = self.pos;
-        let t = self.text;
-        if start >= t.len() {
+        if start >= self.text.len() {
             return None;
         }
+        let end = match self.ascii_match(start) {
+            Some(end) => end,
+            None => self.general_match(start),
+        };
+        self.pos = end;
+        Some((start, end))
+    }
+}
+
+impl Cl100kLexer<'_> {
+    /// The end of the match at `start` when ASCII alone decides it (the common case), else
+    /// `None`: letters (after an optional prefix), digits, punctuation (after an optional
+    /// space). A run that a non-ASCII char ends could go on, and contractions and whitespace
+    /// have more cases, so those are left to [`Self::general_match`].
+    #[inline]
+    fn ascii_match(&self, start: usize) -> Option<usize> {
+        let t = self.text;
+        let b0 = t[start];
+        let k0 = ascii_class(b0)?;
+        if b0 == b'\'' {
+            return None;
+        }
+        let letters = |i: usize| ascii_run(t, i, |k| k & L != 0);
+        if k0 & L != 0 {
+            return letters(start);
+        }
+        if k0 & N != 0 {
+            return match self.digits {
+                DigitRun::One => Some(start + 1),
+                DigitRun::UpToThree => Some(ascii_run(t, start, |k| k & N != 0)?.min(start + 3)),
+                DigitRun::Unbounded => ascii_run(t, start, |k| k & N != 0),
+            };
+        }
+        // `[^\r\n\p{L}\p{N}]?\p{L}+` with the prefix.
+        let k1 = t.get(start + 1).map_or(Some(0), |&b| ascii_class(b))?;
+        if k1 & L != 0 && b0 != b'\r' && b0 != b'\n' {
+            return letters(start + 1);
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+        let first = if b0 == b' ' { start + 1 } else { start };
+        if first < t.len() && is_other(ascii_class(t[first])?) {
+            let e = ascii_run(t, first, is_other)?;
+            return Some(t[e..].iter().position(|&b| b != b'\r' && b != b'\n').map_or(t.len(), |n| e + n));
+        }
+        None
+    }
+
+    /// The end of the match at `start`, following the pattern's branches in order.
+    fn general_match(&self, start: usize) -> usize {
+        let t = self.text;
         let (c0, k0, len0) = self.at(start);
-        let end = 'm: {
+        'm: {
             if c0 == '\'' {
                 if let Some(e) = self.contraction(start) {
                     break 'm e;
@@ -147,9 +192,7 @@ impl Iterator for Cl100kLexer<'_> {
             } else {
                 e
             }
-        };
-        self.pos = end;
-        Some((start, end))
+        }
     }
 }
 
@@ -195,7 +238,7 @@ mod tests {
     fn matches_oniguruma_on_random_strings() {
         let re3 = SysRegex::onig_only(LLAMA3_PATTERN).unwrap();
         let reu = SysRegex::onig_only(CL100K_PATTERN).unwrap();
-        let alphabet = " \t\n\r'aZséßſ日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rRvlLmdtE";
+        let alphabet = " \t\n\r\u{1}\u{7f}'aZséßſ日本😀1٣_-.,!?\u{301}\u{3000}\u{a0}rRvlLmdtE";
         for s in super::super::random_strings(alphabet, 0x2545F4914F6CDD1D, 20_000) {
             check(&s, &re3, DigitRun::UpToThree);
             check(&s, &reu, DigitRun::Unbounded);

@@ -25,10 +25,58 @@ static BMP: LazyLock<Box<[Class; 0x10000]>> = LazyLock::new(|| {
     t
 });
 
+/// The classes of the ASCII chars by byte, as a constant: the hot case needs no lazy table.
+/// (`ascii_table_agrees` checks it against the generated ranges.)
+static ASCII: [Class; 128] = {
+    let ranges: [(u8, u8, Class); 21] = [
+        (0x09, 0x0D, WS),
+        (0x20, 0x20, WS),
+        (0x21, 0x23, P),
+        (0x24, 0x24, S),
+        (0x25, 0x2A, P),
+        (0x2B, 0x2B, S),
+        (0x2C, 0x2F, P),
+        (0x30, 0x39, N),
+        (0x3A, 0x3B, P),
+        (0x3C, 0x3E, S),
+        (0x3F, 0x40, P),
+        (0x41, 0x5A, LU),
+        (0x5B, 0x5D, P),
+        (0x5E, 0x5E, S),
+        (0x5F, 0x5F, P),
+        (0x60, 0x60, S),
+        (0x61, 0x7A, LL),
+        (0x7B, 0x7B, P),
+        (0x7C, 0x7C, S),
+        (0x7D, 0x7D, P),
+        (0x7E, 0x7E, S),
+    ];
+    let mut t = [0 as Class; 128];
+    let mut r = 0;
+    while r < ranges.len() {
+        let (a, b, k) = ranges[r];
+        let mut c = a as usize;
+        while c <= b as usize {
+            t[c] = k;
+            c += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
 /// The class bits of `c` (a combination of `LU`, `LL`, `LT`, `LM`, `LO`, `M`, `N`, `WS`, `P`, `S`).
 #[inline]
 pub fn class_of(c: char) -> Class {
     let cp = c as u32;
+    if cp < 0x80 {
+        return ASCII[cp as usize];
+    }
+    class_of_non_ascii(cp)
+}
+
+/// [`class_of`] above ASCII.
+fn class_of_non_ascii(cp: u32) -> Class {
     if cp < 0x10000 {
         BMP[cp as usize]
     } else {
@@ -70,10 +118,14 @@ pub fn char_at(s: &[u8], i: usize) -> (char, usize) {
 }
 
 /// The char at byte `i` of `text` (a char boundary), its class bits and its length in bytes.
-#[inline]
+#[inline(always)]
 pub fn char_class_at(text: &[u8], i: usize) -> (char, Class, usize) {
+    let b = text[i];
+    if b < 0x80 {
+        return (b as char, ASCII[usize::from(b)], 1);
+    }
     let (c, len) = char_at(text, i);
-    (c, class_of(c), len)
+    (c, class_of_non_ascii(c as u32), len)
 }
 
 /// The class bits of the char at byte `i` of `text`, 0 at or past the end.
@@ -84,6 +136,32 @@ pub fn class_at(text: &[u8], i: usize) -> Class {
     } else {
         0
     }
+}
+
+/// The class bits of byte `b` when it is an ASCII char, `None` for any other byte.
+#[inline(always)]
+pub fn ascii_class(b: u8) -> Option<Class> {
+    ASCII.get(usize::from(b)).copied()
+}
+
+/// The end of the run of ASCII chars from byte `i` of `text` whose classes satisfy `pred`,
+/// or `None` when a non-ASCII char ends it (whose class the caller would have to look up).
+/// The ASCII fast paths of the lexers are made of these.
+#[inline(always)]
+pub fn ascii_run(text: &[u8], mut i: usize, pred: impl Fn(Class) -> bool) -> Option<usize> {
+    while let Some(&b) = text.get(i) {
+        if !pred(ascii_class(b)?) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+/// `[^\s\p{L}\p{N}]`: a char that is no letter, digit or whitespace.
+#[inline(always)]
+pub fn is_other(k: Class) -> bool {
+    k & (L | N | WS) == 0
 }
 
 /// The end (in bytes) of the run of chars from byte `i` of `text` that satisfy `pred`.
@@ -131,6 +209,14 @@ pub fn whitespace_match(text: &[u8], start: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_table_agrees() {
+        for b in 0u8..0x80 {
+            let from_ranges = RANGES.iter().find(|r| (r.0..=r.1).contains(&u32::from(b))).map_or(0, |r| r.2);
+            assert_eq!(ASCII[usize::from(b)], from_ranges, "{b:#x}");
+        }
+    }
 
     #[test]
     fn table_agrees_with_oniguruma_on_a_sample() {

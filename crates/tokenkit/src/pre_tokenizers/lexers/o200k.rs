@@ -12,7 +12,7 @@
 //! branch with and without it; within the first branch `U*` gives back chars until a `W`
 //! follows. The lexer reproduces exactly that order.
 
-use super::classes::{char_class_at, class_at, run_while, whitespace_match, Class, L, LL, LM, LO, LT, LU, M, N, WS};
+use super::classes::{ascii_class, ascii_run, char_class_at, class_at, is_other, run_while, whitespace_match, Class, L, LL, LM, LO, LT, LU, M, N};
 
 /// The o200k pattern, as tiktoken writes it.
 pub const O200K_PATTERN: &str = concat!(
@@ -32,11 +32,6 @@ const LOWER: Class = LL | LM | LO | M;
 pub struct O200kLexer<'a> {
     text: &'a [u8],
     pos: usize,
-}
-
-#[inline]
-fn is_other(k: Class) -> bool {
-    k & (L | N | WS) == 0
 }
 
 #[inline]
@@ -124,14 +119,59 @@ impl<'a> O200kLexer<'a> {
 impl Iterator for O200kLexer<'_> {
     type Item = (usize, usize);
 
+    #[inline]
     fn next(&mut self) -> Option<(usize, usize)> {
         let start = self.pos;
-        let t = self.text;
-        if start >= t.len() {
+        if start >= self.text.len() {
             return None;
         }
+        let end = match self.ascii_match(start) {
+            Some(end) => end,
+            None => self.general_match(start),
+        };
+        self.pos = end;
+        Some((start, end))
+    }
+}
+
+impl O200kLexer<'_> {
+    /// The end of the match at `start` when ASCII alone decides it (the common case), else
+    /// `None`. On ASCII the upper class is `[A-Z]` and the lower class `[a-z]` (no overlap), so
+    /// the letter branches are: an upper run, then a lower run. A run that a non-ASCII char
+    /// ends could go on, so it is left to [`Self::general_match`].
+    #[inline]
+    fn ascii_match(&self, start: usize) -> Option<usize> {
+        let t = self.text;
+        let k0 = ascii_class(t[start])?;
+        let upper_then_lower = |i: usize| ascii_run(t, ascii_run(t, i, |k| k & LU != 0)?, |k| k & LL != 0);
+        let letters = |i: usize| upper_then_lower(i).map(|e| self.contraction(e));
+        if k0 & L != 0 {
+            return letters(start);
+        }
+        if k0 & N != 0 {
+            // \p{N}{1,3}
+            let e = ascii_run(t, start, |k| k & N != 0)?;
+            return Some(e.min(start + 3));
+        }
+        // The optional prefix (any ASCII char but letters, digits, CR and LF) before letters.
+        let k1 = t.get(start + 1).map_or(Some(0), |&b| ascii_class(b))?;
+        if k1 & L != 0 && t[start] != b'\r' && t[start] != b'\n' {
+            return letters(start + 1);
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+        let first = if t[start] == b' ' { start + 1 } else { start };
+        if first < t.len() && is_other(ascii_class(t[first])?) {
+            let e = ascii_run(t, first, is_other)?;
+            return Some(t[e..].iter().position(|&b| !matches!(b, b'\r' | b'\n' | b'/')).map_or(t.len(), |n| e + n));
+        }
+        None
+    }
+
+    /// The end of the match at `start`, following the pattern's branches in order.
+    fn general_match(&self, start: usize) -> usize {
+        let t = self.text;
         let (c0, k0, len0) = self.at(start);
-        let end = 'm: {
+        'm: {
             // The two letter branches, each with then without the optional prefix.
             let prefix = k0 & (L | N) == 0 && !is_crlf(c0);
             if k0 & (UPPER | LOWER) != 0 || prefix {
@@ -167,9 +207,7 @@ impl Iterator for O200kLexer<'_> {
             }
             // Whitespace: \s*[\r\n]+, then \s+(?!\S), then \s+.
             whitespace_match(t, start).0.max(start + len0)
-        };
-        self.pos = end;
-        Some((start, end))
+        }
     }
 }
 
@@ -203,7 +241,7 @@ mod tests {
     #[test]
     fn matches_oniguruma_on_random_strings() {
         let re = SysRegex::onig_only(O200K_PATTERN).unwrap();
-        let alphabet = " \t\n\r'aZséßſ日本😀1٣_-./,!?\u{301}\u{3000}\u{a0}rRvlLmdtEǅʰ\u{93f}क";
+        let alphabet = " \t\n\r\u{1}\u{7f}'aZséßſ日本😀1٣_-./,!?\u{301}\u{3000}\u{a0}rRvlLmdtEǅʰ\u{93f}क";
         for s in super::super::random_strings(alphabet, 0x1234_5678_9ABC_DEF1, 20_000) {
             check(&s, &re);
         }
