@@ -92,6 +92,11 @@ pub(crate) fn encode(
         None => o,
     };
     let bytes = text.as_bytes();
+    // Token strings are left to the vocabulary when they are its strings.
+    let bpe = match &tok.model {
+        ModelWrapper::BPE(bpe) => Some(bpe).filter(|b| b.tokens_are_vocab_strings()),
+        _ => None,
+    };
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
     // `origin[k]`: the original byte range of the char that mapped byte `k` of `buf` comes from.
@@ -120,15 +125,30 @@ pub(crate) fn encode(
                 }
                 i += len;
             }
-            for t in tok.model.tokenize(&buf)? {
-                let (ts, te) = t.offsets;
+            let original = |(ts, te): (usize, usize)| {
                 let offsets = if ts < te && te <= origin.len() {
                     (origin[ts].0, origin[te - 1].1)
                 } else {
                     let at = origin.get(ts).map_or(pe, |o| o.0);
                     (at, at)
                 };
-                enc.push_token(t.id, t.value, convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
+                convert(offsets)
+            };
+            let w = Some(word_idx.unwrap_or(word));
+            match bpe {
+                Some(bpe) => {
+                    let mut pos = 0;
+                    bpe.tokenize_with(&buf, |id, len| {
+                        let start = pos;
+                        pos += len as usize;
+                        enc.push_vocab_token(id, bpe.reverse_vocab(), original((start, pos)), w, type_id);
+                    })?;
+                }
+                None => {
+                    for t in tok.model.tokenize(&buf)? {
+                        enc.push_token(t.id, t.value, original(t.offsets), w, type_id);
+                    }
+                }
             }
             word += 1;
         }

@@ -54,6 +54,9 @@ fn prepend_replace(n: &NormalizerWrapper) -> Option<char> {
 /// are all matched on the raw text.
 pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
     let ModelWrapper::BPE(bpe) = &tok.model else { return None };
+    if !bpe.tokens_are_vocab_strings() {
+        return None;
+    }
     let no_normalizer = match &tok.normalizer {
         None => true,
         Some(NormalizerWrapper::Sequence(s)) => s.get_normalizers().is_empty(),
@@ -138,6 +141,7 @@ pub(crate) fn encode(
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
     let mut buf = String::new();
+    let vocab = plan.bpe.reverse_vocab();
     let mut rep = [0u8; 4];
     let rep: &str = plan.replacement.encode_utf8(&mut rep);
     for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
@@ -177,7 +181,7 @@ pub(crate) fn encode(
                 let (ts, te) = (pos, pos + len as usize);
                 pos = te;
                 let offsets = convert(cursor.original(ts, te));
-                enc.push_token(id, plan.bpe.token_str(id).to_owned(), offsets, Some(word_idx.unwrap_or(word)), type_id);
+                enc.push_vocab_token(id, vocab, offsets, Some(word_idx.unwrap_or(word)), type_id);
             })
         };
         if plan.split {
