@@ -87,6 +87,8 @@ struct Cursor<'t> {
     prefix_len: usize,
     /// Length of the replacement char.
     rep_len: usize,
+    /// Where the segment's first char ends in the input (the prepended char's end).
+    first_end: usize,
     /// The current char: its start in the segment and in the normalized piece.
     orig: usize,
     norm: usize,
@@ -119,9 +121,8 @@ impl Cursor<'_> {
     #[inline]
     fn original(&mut self, start: usize, end: usize) -> (usize, usize) {
         // The prepended char is aligned with the segment's first char.
-        let first_end = self.base + self.text.chars().next().map_or(0, char::len_utf8);
         let s = if start < self.prefix_len { self.base } else { self.char_at(start - self.prefix_len).0 };
-        let e = if end <= self.prefix_len { first_end } else { self.char_at(end - 1 - self.prefix_len).1 };
+        let e = if end <= self.prefix_len { self.first_end } else { self.char_at(end - 1 - self.prefix_len).1 };
         (s, e)
     }
 }
@@ -166,15 +167,19 @@ pub(crate) fn encode(
         if prefixed {
             buf.push_str(rep);
         }
+        // Spaces are frequent (code indentation): a byte loop beats a search per space.
         let mut last = 0;
-        for (i, _) in segment.match_indices(' ') {
-            buf.push_str(&segment[last..i]);
-            buf.push_str(rep);
-            last = i + 1;
+        for (i, &b) in segment.as_bytes().iter().enumerate() {
+            if b == b' ' {
+                buf.push_str(&segment[last..i]);
+                buf.push_str(rep);
+                last = i + 1;
+            }
         }
         buf.push_str(&segment[last..]);
         let prefix_len = if prefixed { rep.len() } else { 0 };
-        let mut cursor = Cursor { text: segment, base: s, prefix_len, rep_len: rep.len(), orig: 0, norm: 0 };
+        let first_end = s + segment.chars().next().map_or(0, char::len_utf8);
+        let mut cursor = Cursor { text: segment, base: s, prefix_len, rep_len: rep.len(), first_end, orig: 0, norm: 0 };
         let mut tokenize = |piece_start: usize, piece: &str, word: u32| {
             let mut pos = piece_start;
             plan.bpe.tokenize_with(piece, |id, len| {

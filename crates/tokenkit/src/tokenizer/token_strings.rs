@@ -121,7 +121,9 @@ impl TokenStrings {
     pub(crate) fn push_vocab(&mut self, pos: usize, id: u32, vocab: &Arc<ReverseVocab>) {
         match self {
             TokenStrings::Vocab { vocab: v, built, .. } if Arc::ptr_eq(v, vocab) => {
-                built.take();
+                if built.get_mut().is_some() {
+                    *built = OnceLock::new();
+                }
             }
             TokenStrings::Owned(v) if v.is_empty() => *self = Self::vocab(vocab.clone(), Vec::new()),
             _ => self.push(pos, id, Cow::Borrowed(vocab.get(id).unwrap_or_default())),
