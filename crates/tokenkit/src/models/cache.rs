@@ -3,6 +3,12 @@
 //! Results never depend on the cache: it only remembers what the model computed. Each shard
 //! is behind its own `RwLock`, and a contended lock is treated as a miss instead of waiting,
 //! so parallel encoding never blocks on it.
+//!
+//! Unlike HF's cache, which stops taking words once full, each shard keeps two generations:
+//! when the current one is full it becomes the previous one (the older previous one is
+//! dropped) and a new one starts. A long run of new text (a code file after prose) thus gets
+//! its own words cached instead of missing on every one of them, while words in use stay
+//! found in one generation or the other.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -35,11 +41,20 @@ impl Hasher for PassThrough {
     }
 }
 
-/// One lock-protected part of a [`Cache`]: the key's hash → the key and its value. The
-/// key is hashed once per lookup; two keys with the same hash keep the first one.
-type Shard<V> = RwLock<HashMap<u64, (Box<[u8]>, V), BuildHasherDefault<PassThrough>>>;
+/// The key's hash → the key and its value. The key is hashed once per lookup; two keys
+/// with the same hash keep the first one.
+type Map<V> = HashMap<u64, (Box<[u8]>, V), BuildHasherDefault<PassThrough>>;
 
-/// String → `V` cache with a fixed capacity; once a shard is full, new entries are dropped.
+/// The two generations of one part of a [`Cache`].
+struct Generations<V> {
+    current: Map<V>,
+    previous: Map<V>,
+}
+
+/// One lock-protected part of a [`Cache`].
+type Shard<V> = RwLock<Generations<V>>;
+
+/// String → `V` cache with a fixed capacity per generation (see the module doc).
 pub struct Cache<V> {
     shards: Box<[Shard<V>]>,
     shard_capacity: usize,
@@ -61,10 +76,12 @@ impl<'k> Hashed<'k> {
 }
 
 impl<V> Cache<V> {
-    /// A cache holding up to `capacity` entries in total.
+    /// A cache whose generations hold up to `capacity` entries each.
     pub fn new(capacity: usize) -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::default())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| RwLock::new(Generations { current: HashMap::default(), previous: HashMap::default() }))
+                .collect(),
             shard_capacity: capacity.div_ceil(SHARDS),
         }
     }
@@ -90,23 +107,30 @@ impl<V> Cache<V> {
     #[inline]
     pub fn with_hashed<R>(&self, k: &Hashed<'_>, f: impl FnOnce(&V) -> R) -> Option<R> {
         let shard = self.shard(k).try_read().ok()?;
-        match shard.get(&k.hash) {
+        match shard.current.get(&k.hash).or_else(|| shard.previous.get(&k.hash)) {
             Some((key, v)) if **key == *k.key => Some(f(v)),
             _ => None,
         }
     }
 
-    /// Remembers `value` for `key` unless the shard is full or busy.
+    /// Remembers `value` for `key` unless the shard is busy, starting a new generation when
+    /// the current one is full.
     pub fn insert(&self, key: &str, value: V) {
         self.insert_hashed(&Hashed::new(key.as_bytes()), value);
     }
 
     /// [`Cache::insert`] of a key hashed already (by the lookup that missed).
     pub fn insert_hashed(&self, k: &Hashed<'_>, value: V) {
+        if self.shard_capacity == 0 {
+            return;
+        }
         if let Ok(mut shard) = self.shard(k).try_write() {
-            if shard.len() < self.shard_capacity {
-                shard.entry(k.hash).or_insert_with(|| (k.key.into(), value));
+            if shard.current.len() >= self.shard_capacity {
+                let Generations { current, previous } = &mut *shard;
+                std::mem::swap(current, previous);
+                current.clear();
             }
+            shard.current.entry(k.hash).or_insert_with(|| (k.key.into(), value));
         }
     }
 
@@ -114,7 +138,8 @@ impl<V> Cache<V> {
     pub fn clear(&self) {
         for s in self.shards.iter() {
             if let Ok(mut s) = s.write() {
-                s.clear();
+                s.current.clear();
+                s.previous.clear();
             }
         }
     }
@@ -137,7 +162,9 @@ mod tests {
             c.insert(&i.to_string(), i);
         }
         let hits = (0..1000).filter(|i| c.with(&i.to_string(), |v| *v == *i).unwrap_or(false)).count();
-        assert!(hits > 0 && hits <= 16, "{hits}");
+        assert!(hits > 0 && hits <= 32, "{hits}");
+        // The latest entries are kept.
+        assert_eq!(c.with("999", |v| *v), Some(999));
         c.clear();
         assert_eq!(c.with("0", |v| *v), None);
     }

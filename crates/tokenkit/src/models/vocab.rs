@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use ahash::AHashMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -151,7 +152,10 @@ pub fn to_std_map(vocab: &VocabMap) -> HashMap<String, u32> {
 #[derive(Debug, Clone, Default)]
 pub struct Vocab {
     map: VocabMap,
-    reverse: ReverseVocab,
+    /// Shared with the encodings whose token strings are looked up in it.
+    reverse: Arc<ReverseVocab>,
+    /// Whether two tokens have the same id (then `reverse` gives only one of them).
+    shared_ids: bool,
 }
 
 impl PartialEq for Vocab {
@@ -163,7 +167,7 @@ impl PartialEq for Vocab {
 impl Vocab {
     /// Builds both directions.
     pub fn new(map: VocabMap) -> Self {
-        Self { reverse: ReverseVocab::new(&map), map }
+        Self { reverse: Arc::new(ReverseVocab::new(&map)), shared_ids: has_shared_ids(&map), map }
     }
     /// The id of `token`.
     #[inline]
@@ -174,6 +178,14 @@ impl Vocab {
     #[inline]
     pub fn token(&self, id: u32) -> Option<&str> {
         self.reverse.get(id)
+    }
+    /// Whether some tokens share an id.
+    pub(crate) fn has_shared_ids(&self) -> bool {
+        self.shared_ids
+    }
+    /// The id → token table, to share.
+    pub(crate) fn reverse(&self) -> &Arc<ReverseVocab> {
+        &self.reverse
     }
     /// The token → id map.
     pub fn map(&self) -> &VocabMap {

@@ -73,7 +73,7 @@ fn is_space(c: char) -> bool {
 /// offset unit per space char (as HF does, in whatever unit the offsets are). The first token
 /// keeps a single leading space when `add_prefix_space` (that space was added, not read).
 pub fn trim_offsets(encoding: &mut Encoding, add_prefix_space: bool) {
-    for (i, (token, offsets)) in encoding.tokens.iter().zip(encoding.offsets.iter_mut()).enumerate() {
+    for (i, (token, offsets)) in encoding.tokens.iter(&encoding.ids).zip(encoding.offsets.iter_mut()).enumerate() {
         // Fast exit for the common token with no space at either end.
         let (Some(first), Some(last)) = (token.chars().next(), token.chars().next_back()) else { continue };
         if !is_space(first) && !is_space(last) {

@@ -103,22 +103,14 @@ impl Frame<'_> {
         let n_before = usize::from(self.before.is_some());
         let n = e.len() + n_before + 1;
         let mut out = Encoding::with_capacity(n);
-        let push_special = |out: &mut Encoding, (token, id): &(String, u32)| {
-            out.ids.push(*id);
-            out.type_ids.push(self.special_type_id);
-            out.tokens.push(token.clone());
-            out.words.push(None);
-            out.offsets.push((0, 0));
-            out.special_tokens_mask.push(1);
-            out.attention_mask.push(1);
-        };
+        let push_special = |out: &mut Encoding, (token, id): &(String, u32)| out.push_special(*id, token, self.special_type_id);
         if let Some(b) = self.before {
             push_special(&mut out, b);
         }
         let len = e.len();
+        out.tokens.append(n_before, e.tokens, &e.ids);
         out.ids.extend(e.ids);
         out.type_ids.extend(e.type_ids);
-        out.tokens.extend(e.tokens);
         out.words.extend(e.words);
         out.offsets.extend(e.offsets);
         out.special_tokens_mask.extend(std::iter::repeat_n(0, len));

@@ -81,8 +81,9 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
         Some(NormalizerWrapper::NFC(_)) => true,
         Some(_) => return None,
     };
-    // The raw-byte encoder must apply (otherwise the general pipeline runs).
-    if !matches!(&tok.model, ModelWrapper::BPE(b) if b.byte_level().is_some()) {
+    // The raw-byte encoder must apply (otherwise the general pipeline runs), and the token
+    // strings must be the vocabulary's (encodings read them from it lazily).
+    if !matches!(&tok.model, ModelWrapper::BPE(b) if b.tokens_are_vocab_strings() && b.byte_level().is_some()) {
         return None;
     }
     let cutter = cutter(tok)?;
@@ -144,7 +145,7 @@ pub(crate) fn encode(
                 // A token that cuts a char covers all of it, as the mapped char's offsets do.
                 let offsets = (char_start(bytes, pos), char_end(bytes, end));
                 pos = end;
-                enc.push_token(id, bpe.token_str(id).to_owned(), convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
+                enc.push_vocab_token(id, bpe.reverse_vocab(), convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
             });
             word += 1;
         }

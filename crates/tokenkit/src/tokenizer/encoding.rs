@@ -1,11 +1,15 @@
 //! `Encoding`: the output of the tokenizer for one input (a sequence or a pair).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::token_strings::TokenStrings;
+use crate::models::vocab::ReverseVocab;
 use crate::Offsets;
 
 /// Which side to truncate from.
@@ -29,11 +33,12 @@ pub enum PaddingDirection {
 /// `offsets` are in the unit the encode call asked for: bytes of the original input for
 /// [`Tokenizer::encode`](crate::Tokenizer::encode), chars for
 /// [`Tokenizer::encode_char_offsets`](crate::Tokenizer::encode_char_offsets).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Encoding {
     pub(crate) ids: Vec<u32>,
     pub(crate) type_ids: Vec<u32>,
-    pub(crate) tokens: Vec<String>,
+    /// Built on the first read (see [`TokenStrings`]).
+    pub(crate) tokens: TokenStrings,
     pub(crate) words: Vec<Option<u32>>,
     pub(crate) offsets: Vec<Offsets>,
     pub(crate) special_tokens_mask: Vec<u32>,
@@ -49,7 +54,7 @@ impl Encoding {
         Self {
             ids: Vec::with_capacity(n),
             type_ids: Vec::with_capacity(n),
-            tokens: Vec::with_capacity(n),
+            tokens: TokenStrings::default(),
             words: Vec::with_capacity(n),
             offsets: Vec::with_capacity(n),
             special_tokens_mask: Vec::with_capacity(n),
@@ -72,13 +77,39 @@ impl Encoding {
         overflowing: Vec<Encoding>,
         sequence_ranges: HashMap<usize, Range<usize>>,
     ) -> Self {
+        let tokens = tokens.into();
         Self { ids, type_ids, tokens, words, offsets, special_tokens_mask, attention_mask, overflowing, sequence_ranges }
     }
 
     /// Appends one ordinary (non-special, attended) token.
     pub fn push_token(&mut self, id: u32, token: String, offsets: Offsets, word: Option<u32>, type_id: u32) {
+        self.tokens.push(self.ids.len(), id, Cow::Owned(token));
+        self.push_fields(id, offsets, word, type_id);
+    }
+
+    /// [`push_token`](Self::push_token) for a token whose string is its string in `vocab`
+    /// (the model's id → token table): the string is only looked up if the tokens are read.
+    #[inline]
+    pub(crate) fn push_vocab_token(&mut self, id: u32, vocab: &Arc<ReverseVocab>, offsets: Offsets, word: Option<u32>, type_id: u32) {
+        self.tokens.push_vocab(self.ids.len(), id, vocab);
+        self.push_fields(id, offsets, word, type_id);
+    }
+
+    /// Appends a special token (added around the sequences, attended, no word).
+    pub(crate) fn push_special(&mut self, id: u32, token: &str, type_id: u32) {
+        self.tokens.push(self.ids.len(), id, Cow::Borrowed(token));
         self.ids.push(id);
-        self.tokens.push(token);
+        self.type_ids.push(type_id);
+        self.words.push(None);
+        self.offsets.push((0, 0));
+        self.special_tokens_mask.push(1);
+        self.attention_mask.push(1);
+    }
+
+    /// Appends every field of an ordinary token but its string.
+    #[inline]
+    fn push_fields(&mut self, id: u32, offsets: Offsets, word: Option<u32>, type_id: u32) {
+        self.ids.push(id);
         self.offsets.push(offsets);
         self.type_ids.push(type_id);
         self.words.push(word);
@@ -106,7 +137,11 @@ impl Encoding {
     }
     /// Token strings.
     pub fn get_tokens(&self) -> &[String] {
-        &self.tokens
+        self.tokens.get(&self.ids)
+    }
+    /// Token strings, without building the vector [`get_tokens`](Self::get_tokens) returns.
+    pub fn iter_tokens(&self) -> impl Iterator<Item = &str> + '_ {
+        self.tokens.iter(&self.ids)
     }
     /// Word index of each token inside its sequence (`None` for special and pad tokens).
     pub fn get_word_ids(&self) -> &[Option<u32>] {
@@ -148,13 +183,16 @@ impl Encoding {
     pub fn offsets_mut(&mut self) -> &mut Vec<Offsets> {
         &mut self.offsets
     }
-    /// Replaces the ids (same length expected).
+    /// Replaces the ids (same length expected); the token strings stay as they were.
     pub fn set_ids(&mut self, ids: Vec<u32>) {
+        if matches!(self.tokens, TokenStrings::Vocab { .. }) {
+            self.tokens = std::mem::take(&mut self.tokens).into_vec(&self.ids).into();
+        }
         self.ids = ids;
     }
     /// Replaces the tokens (same length expected).
     pub fn set_tokens(&mut self, tokens: Vec<String>) {
-        self.tokens = tokens;
+        self.tokens = tokens.into();
     }
     /// Replaces the word ids.
     pub fn set_word_ids(&mut self, words: Vec<Option<u32>>) {
@@ -284,7 +322,7 @@ impl Encoding {
         Encoding {
             ids: self.ids[start..stop].to_vec(),
             type_ids: self.type_ids[start..stop].to_vec(),
-            tokens: Vec::new(),
+            tokens: TokenStrings::default(),
             words: self.words[start..stop].to_vec(),
             offsets: self.offsets[start..stop].to_vec(),
             special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
@@ -348,9 +386,7 @@ impl Encoding {
         for (k, &(start, stop)) in parts.iter().enumerate() {
             let mut part = self.slice_part(start, stop);
             let next = parts.get(k + 1).map_or(0..0, |&(s, e)| s..e);
-            part.tokens = (start..stop)
-                .map(|i| if next.contains(&i) { tokens[i].clone() } else { std::mem::take(&mut tokens[i]) })
-                .collect();
+            part.tokens = tokens.window(start..stop, &next);
             built.push(part);
         }
         let mut built = built.into_iter();
@@ -397,9 +433,9 @@ impl Encoding {
         let base = self.len();
         self.sequence_ranges
             .extend(pair.sequence_ranges.into_iter().map(|(s, r)| (s, base + r.start..base + r.end)));
+        self.tokens.append(base, pair.tokens, &pair.ids);
         self.ids.extend(pair.ids);
         self.type_ids.extend(pair.type_ids);
-        self.tokens.extend(pair.tokens);
         self.words.extend(pair.words);
         let shift = if growing_offsets { self.offsets.last().map_or(0, |o| o.1) } else { 0 };
         self.offsets.extend(pair.offsets.into_iter().map(|(s, e)| (s + shift, e + shift)));
@@ -417,6 +453,7 @@ impl Encoding {
             return;
         }
         let n = target_length - self.ids.len();
+        self.tokens.pad(self.ids.len(), n, pad_id, pad_token, direction == PaddingDirection::Left);
         match direction {
             PaddingDirection::Left => {
                 fn prepend<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
@@ -424,7 +461,6 @@ impl Encoding {
                 }
                 prepend(&mut self.ids, n, pad_id);
                 prepend(&mut self.type_ids, n, pad_type_id);
-                prepend(&mut self.tokens, n, pad_token.to_owned());
                 prepend(&mut self.words, n, None);
                 prepend(&mut self.attention_mask, n, 0);
                 prepend(&mut self.special_tokens_mask, n, 1);
@@ -436,7 +472,6 @@ impl Encoding {
             PaddingDirection::Right => {
                 self.ids.extend(std::iter::repeat_n(pad_id, n));
                 self.type_ids.extend(std::iter::repeat_n(pad_type_id, n));
-                self.tokens.extend(std::iter::repeat_n(pad_token.to_owned(), n));
                 self.words.extend(std::iter::repeat_n(None, n));
                 self.attention_mask.extend(std::iter::repeat_n(0, n));
                 self.special_tokens_mask.extend(std::iter::repeat_n(1, n));
@@ -448,6 +483,20 @@ impl Encoding {
     /// Pads many encodings in parallel.
     pub(crate) fn pad_all(encodings: &mut [Encoding], target: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) {
         encodings.par_iter_mut().for_each(|e| e.pad(target, pad_id, pad_type_id, pad_token, direction));
+    }
+}
+
+impl PartialEq for Encoding {
+    fn eq(&self, o: &Self) -> bool {
+        self.ids == o.ids
+            && self.type_ids == o.type_ids
+            && self.iter_tokens().eq(o.iter_tokens())
+            && self.words == o.words
+            && self.offsets == o.offsets
+            && self.special_tokens_mask == o.special_tokens_mask
+            && self.attention_mask == o.attention_mask
+            && self.overflowing == o.overflowing
+            && self.sequence_ranges == o.sequence_ranges
     }
 }
 
@@ -485,6 +534,64 @@ mod tests {
         assert_eq!(e.ids, [3, 4]);
         let over: Vec<_> = e.overflowing.iter().map(|o| o.ids.clone()).collect();
         assert_eq!(over, vec![vec![1, 2], vec![0]]);
+    }
+
+    /// An encoding of `n` tokens whose strings come from a vocabulary (`v0`, `v1`, ...),
+    /// but for token 1, and the same with every string given.
+    fn lazy_and_owned(n: u32) -> (Encoding, Encoding, Arc<ReverseVocab>) {
+        let map = (0..10).map(|i| (format!("v{i}"), i)).collect();
+        let vocab = Arc::new(ReverseVocab::new(&map));
+        let (mut lazy, mut owned) = (Encoding::default(), Encoding::default());
+        for i in 0..n {
+            let o = (i as usize, i as usize + 1);
+            if i == 1 {
+                lazy.push_token(i, "x".into(), o, Some(i), 0);
+                owned.push_token(i, "x".into(), o, Some(i), 0);
+            } else {
+                lazy.push_vocab_token(i, &vocab, o, Some(i), 0);
+                owned.push_token(i, format!("v{i}"), o, Some(i), 0);
+            }
+        }
+        assert!(matches!(lazy.tokens, TokenStrings::Vocab { .. }));
+        (lazy, owned, vocab)
+    }
+
+    #[test]
+    fn lazy_tokens_behave_like_owned_ones() {
+        let (lazy, owned, vocab) = lazy_and_owned(6);
+        assert_eq!(lazy.get_tokens(), ["v0", "x", "v2", "v3", "v4", "v5"]);
+        assert_eq!(lazy, owned);
+        let check = |f: &dyn Fn(&mut Encoding)| {
+            let (mut a, mut b) = (lazy.clone(), owned.clone());
+            f(&mut a);
+            f(&mut b);
+            assert_eq!(a.get_tokens(), b.get_tokens());
+            for (x, y) in a.overflowing.iter().zip(&b.overflowing) {
+                assert_eq!(x.get_tokens(), y.get_tokens());
+            }
+            assert_eq!(a, b);
+        };
+        check(&|e| e.truncate(3, 1, TruncationDirection::Right).unwrap());
+        check(&|e| e.truncate(4, 2, TruncationDirection::Left).unwrap());
+        check(&|e| e.pad(9, 7, 0, "[PAD]", PaddingDirection::Left));
+        check(&|e| e.pad(9, 7, 0, "v7", PaddingDirection::Right));
+        check(&|e| e.merge_with(enc(2), true));
+        check(&|e| {
+            let mut first = enc(2);
+            first.merge_with(std::mem::take(e), false);
+            *e = first;
+        });
+        check(&|e| e.merge_with(lazy_and_owned(3).0, false));
+        check(&|e| {
+            let mut other = Encoding::default();
+            other.push_vocab_token(3, &vocab, (0, 1), None, 0);
+            e.merge_with(other, false);
+        });
+        check(&|e| e.set_ids(vec![9; 6]));
+        let mut e = lazy.clone();
+        e.get_tokens();
+        e.push_vocab_token(8, &vocab, (6, 7), None, 0);
+        assert_eq!(e.get_tokens().last().map(String::as_str), Some("v8"));
     }
 
     #[test]

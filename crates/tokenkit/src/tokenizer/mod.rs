@@ -10,6 +10,7 @@ pub mod pattern;
 pub mod pre_tokenized;
 pub mod serialization;
 mod sp_path;
+mod token_strings;
 pub mod utils;
 
 use std::borrow::Cow;

@@ -54,6 +54,9 @@ fn prepend_replace(n: &NormalizerWrapper) -> Option<char> {
 /// are all matched on the raw text.
 pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
     let ModelWrapper::BPE(bpe) = &tok.model else { return None };
+    if !bpe.tokens_are_vocab_strings() {
+        return None;
+    }
     let no_normalizer = match &tok.normalizer {
         None => true,
         Some(NormalizerWrapper::Sequence(s)) => s.get_normalizers().is_empty(),
@@ -84,6 +87,8 @@ struct Cursor<'t> {
     prefix_len: usize,
     /// Length of the replacement char.
     rep_len: usize,
+    /// Where the segment's first char ends in the input (the prepended char's end).
+    first_end: usize,
     /// The current char: its start in the segment and in the normalized piece.
     orig: usize,
     norm: usize,
@@ -116,9 +121,8 @@ impl Cursor<'_> {
     #[inline]
     fn original(&mut self, start: usize, end: usize) -> (usize, usize) {
         // The prepended char is aligned with the segment's first char.
-        let first_end = self.base + self.text.chars().next().map_or(0, char::len_utf8);
         let s = if start < self.prefix_len { self.base } else { self.char_at(start - self.prefix_len).0 };
-        let e = if end <= self.prefix_len { first_end } else { self.char_at(end - 1 - self.prefix_len).1 };
+        let e = if end <= self.prefix_len { self.first_end } else { self.char_at(end - 1 - self.prefix_len).1 };
         (s, e)
     }
 }
@@ -138,6 +142,7 @@ pub(crate) fn encode(
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
     let mut buf = String::new();
+    let vocab = plan.bpe.reverse_vocab();
     let mut rep = [0u8; 4];
     let rep: &str = plan.replacement.encode_utf8(&mut rep);
     for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
@@ -162,22 +167,26 @@ pub(crate) fn encode(
         if prefixed {
             buf.push_str(rep);
         }
+        // Spaces are frequent (code indentation): a byte loop beats a search per space.
         let mut last = 0;
-        for (i, _) in segment.match_indices(' ') {
-            buf.push_str(&segment[last..i]);
-            buf.push_str(rep);
-            last = i + 1;
+        for (i, &b) in segment.as_bytes().iter().enumerate() {
+            if b == b' ' {
+                buf.push_str(&segment[last..i]);
+                buf.push_str(rep);
+                last = i + 1;
+            }
         }
         buf.push_str(&segment[last..]);
         let prefix_len = if prefixed { rep.len() } else { 0 };
-        let mut cursor = Cursor { text: segment, base: s, prefix_len, rep_len: rep.len(), orig: 0, norm: 0 };
+        let first_end = s + segment.chars().next().map_or(0, char::len_utf8);
+        let mut cursor = Cursor { text: segment, base: s, prefix_len, rep_len: rep.len(), first_end, orig: 0, norm: 0 };
         let mut tokenize = |piece_start: usize, piece: &str, word: u32| {
             let mut pos = piece_start;
             plan.bpe.tokenize_with(piece, |id, len| {
                 let (ts, te) = (pos, pos + len as usize);
                 pos = te;
                 let offsets = convert(cursor.original(ts, te));
-                enc.push_token(id, plan.bpe.token_str(id).to_owned(), offsets, Some(word_idx.unwrap_or(word)), type_id);
+                enc.push_vocab_token(id, vocab, offsets, Some(word_idx.unwrap_or(word)), type_id);
             })
         };
         if plan.split {

@@ -29,7 +29,7 @@ pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 
 use super::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
-use super::vocab::{vocab_model_methods, Vocab, VocabMap};
+use super::vocab::{vocab_model_methods, ReverseVocab, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
 
@@ -747,10 +747,17 @@ impl BPE {
         }
     }
 
-    /// The string of token `id` (empty for an id outside the vocabulary).
+    /// Whether the string of every token [`Model::tokenize`] gives is the vocabulary string
+    /// of its id (what [`tokenize_with`](Self::tokenize_with) callers assume): not so only
+    /// when a piece found whole (`ignore_merges`) shares its id with another token.
+    pub(crate) fn tokens_are_vocab_strings(&self) -> bool {
+        !(self.ignore_merges && self.vocab.has_shared_ids())
+    }
+
+    /// The id → token table, which encodings share to build their token strings lazily.
     #[inline]
-    pub(crate) fn token_str(&self, id: u32) -> &str {
-        self.vocab.token(id).unwrap_or_default()
+    pub(crate) fn reverse_vocab(&self) -> &Arc<ReverseVocab> {
+        self.vocab.reverse()
     }
 }
 
