@@ -56,7 +56,10 @@ fn maps_only(b: &ByteLevel) -> bool {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Plan<'a> {
     /// How the text is cut into pieces.
-    pub(crate) cutter: Cutter<'a>,
+    cutter: Cutter<'a>,
+    /// The model and its raw-byte encoder.
+    bpe: &'a BPE,
+    raw: &'a ByteLevelBpe,
     /// The normalizer is NFC (Qwen2 and later): the path applies to text that NFC leaves as
     /// is, the rest goes through the general pipeline.
     nfc: bool,
@@ -83,11 +86,13 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
     };
     // The raw-byte encoder must apply (otherwise the general pipeline runs), and the token
     // strings must be the vocabulary's (encodings read them from it lazily).
-    if !matches!(&tok.model, ModelWrapper::BPE(b) if b.tokens_are_vocab_strings() && b.byte_level().is_some()) {
+    let ModelWrapper::BPE(bpe) = &tok.model else { return None };
+    if !bpe.tokens_are_vocab_strings() {
         return None;
     }
+    let raw = bpe.byte_level()?;
     let cutter = cutter(tok)?;
-    Some(Plan { cutter, nfc })
+    Some(Plan { cutter, bpe, raw, nfc })
 }
 
 /// How the text is cut, when the pre-tokenizer is one the direct path knows.
@@ -110,7 +115,7 @@ fn cutter(tok: &Tokenizer) -> Option<Cutter<'_>> {
 /// input), as in the general pipeline.
 pub(crate) fn encode(
     tok: &Tokenizer,
-    cutter: Cutter<'_>,
+    plan: Plan<'_>,
     text: &str,
     word_idx: Option<u32>,
     type_id: u32,
@@ -124,8 +129,7 @@ pub(crate) fn encode(
         Some(c) => c.convert(o).unwrap_or(o),
         None => o,
     };
-    let ModelWrapper::BPE(bpe) = &tok.model else { return Ok(Encoding::default()) };
-    let Some(raw) = bpe.byte_level() else { return Ok(Encoding::default()) };
+    let Plan { cutter, bpe, raw, .. } = plan;
     let bytes = text.as_bytes();
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
@@ -179,11 +183,8 @@ fn is_continuation(b: u8) -> bool {
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
 /// path, for id-only encoding.
 pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex)> {
-    let Plan { cutter: Cutter::Regex(regex), nfc: false } = plan(tok)? else { return None };
-    match &tok.model {
-        ModelWrapper::BPE(bpe) => Some((bpe, bpe.byte_level()?, regex)),
-        _ => None,
-    }
+    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc: false } = plan(tok)? else { return None };
+    Some((bpe, raw, regex))
 }
 
 /// Encodes `text` as ordinary text (no added-token split) on the direct path, calling

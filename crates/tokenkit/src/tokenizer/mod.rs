@@ -409,7 +409,7 @@ impl Tokenizer {
         let sentencepiece = if direct.is_none() { sp_path::plan(self) } else { None };
         let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
             if let Some(plan) = direct.filter(|p| p.applies_to(s)) {
-                return byte_level_path::encode(self, plan.cutter, s, word_idx, type_id, offset_type);
+                return byte_level_path::encode(self, plan, s, word_idx, type_id, offset_type);
             }
             if let Some(plan) = sentencepiece {
                 return sp_path::encode(self, plan, s, word_idx, type_id, offset_type);
