@@ -9,7 +9,7 @@ use serde_json::json;
 use tokenkit::models::{ModelWrapper, Unigram, WordLevel, WordPiece, BPE};
 use tokenkit::pre_tokenizers::byte_level::ByteLevel;
 use tokenkit::trainers::{
-    BpeTrainer, Progress, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
+    BpeTrainer, Progress, TrainReport, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
 };
 use tokenkit::{AddedToken, Tokenizer};
 
@@ -350,7 +350,14 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     };
     let bars = tokenkit::trainers::ProgressBars::new();
     let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
-    let report = tok.train_with_progress(&trainer, &input, progress).map_err(|e| anyhow!(e))?;
+    let counted = Instant::now();
+    let (counts, stats) = tok.count_words(&input, progress).map_err(|e| anyhow!(e))?;
+    let mut report = TrainReport { input: stats, count_seconds: counted.elapsed().as_secs_f64(), ..Default::default() };
+    // The counting workers' heaps hold freed pages (their per-batch maps): hand them back
+    // before training allocates its own tables (about 2 MiB off the peak on a 4 MB corpus).
+    // SAFETY: mi_collect only releases memory mimalloc owns and no longer uses.
+    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
+    tok.train_from_word_counts(&trainer, counts, progress, &mut report).map_err(|e| anyhow!(e))?;
     let saved = save_outputs(&args, &tok)?;
     let stats = &report.input;
     if stats.skipped > 0 {

@@ -10,8 +10,10 @@ use rayon::prelude::*;
 use super::{Progress, Stage, WordCounts};
 use crate::{Error, Result};
 
-/// Sequences are handed to the workers in batches of about this many bytes.
-const BATCH_BYTES: usize = 4 << 20;
+/// Sequences are handed to the workers in batches of about this many bytes (a batch is held
+/// in memory while it is counted: small enough not to weigh on small trainings' peak memory,
+/// large enough to give every worker many sequences).
+const BATCH_BYTES: usize = 1 << 20;
 
 /// Where the training text comes from.
 #[derive(Debug, Clone, PartialEq)]

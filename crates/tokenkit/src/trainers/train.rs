@@ -183,7 +183,7 @@ impl Tokenizer {
         let (counts, stats) = self.count_words(input, progress)?;
         let count_seconds = t0.elapsed().as_secs_f64();
         let mut report = TrainReport { input: stats, count_seconds, ..Default::default() };
-        self.finish_training(trainer, counts, progress, &mut report)?;
+        self.train_from_word_counts(trainer, counts, progress, &mut report)?;
         Ok(report)
     }
 
@@ -215,11 +215,15 @@ impl Tokenizer {
         let (counts, n) = self.count_words_from_iterator(sequences, progress)?;
         let input = InputStats { sequences: n, bytes, ..Default::default() };
         let mut report = TrainReport { input, count_seconds: t0.elapsed().as_secs_f64(), ..Default::default() };
-        self.finish_training(trainer, counts, progress, &mut report)?;
+        self.train_from_word_counts(trainer, counts, progress, &mut report)?;
         Ok(report)
     }
 
-    fn finish_training(&mut self, trainer: &TrainerWrapper, counts: WordCounts, progress: &dyn Progress, report: &mut TrainReport) -> Result<()> {
+    /// The second half of [`train_with_progress`](Self::train_with_progress): trains on word
+    /// counts made by [`count_words`](Self::count_words) and fills in `report`'s training
+    /// fields. A caller that owns the allocator can release its caches in between (the CLI
+    /// does, to lower its peak memory). An input with no words at all is an error.
+    pub fn train_from_word_counts(&mut self, trainer: &TrainerWrapper, counts: WordCounts, progress: &dyn Progress, report: &mut TrainReport) -> Result<()> {
         if counts.keys().all(|w| w.is_empty()) {
             return Err(Error::invalid(format!(
                 "the training corpus has no words ({} sequences read{})",

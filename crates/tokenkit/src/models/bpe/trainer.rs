@@ -6,7 +6,9 @@
 //! words only. Ties on count go to the smaller pair of ids `(left, right)`, HF's rule.
 //!
 //! What differs from HF, on purpose: counts are `u64`/`i64` (HF counts pairs in `i32`), words
-//! live in one flat arena instead of one `Vec` each, and everything HF leaves to hash order is
+//! live in one flat arena instead of one `Vec` each, the word lists of heap entries live in
+//! another (an entry is 32 bytes and owns no allocation: stale entries, which stay in the heap
+//! until popped, cost little), and everything HF leaves to hash order is
 //! given a fixed order (see [`BpeTrainer::train_words`]), so the output does not depend on the
 //! thread count or on hash seeds.
 
@@ -14,6 +16,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
 use ahash::AHashMap;
+use hashbrown::HashTable;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -111,8 +114,32 @@ struct Entry {
     pair: PackedPair,
     /// Push order: among entries equal on count and pair, the earlier one pops first.
     seq: u64,
-    /// Word indices, sorted and unique.
-    words: Vec<u32>,
+    /// The entry's word indices (sorted and unique) in the [`WordLists`] arena.
+    words: ListRef,
+}
+
+/// A list in [`WordLists`]: `start..start + len`.
+#[derive(Debug, Clone, Copy)]
+struct ListRef {
+    start: usize,
+    len: u32,
+}
+
+/// The word lists of all heap entries, back to back. Lists are never freed: their total is
+/// bounded by the pair occurrences of the words plus two per merge of a word.
+#[derive(Default)]
+struct WordLists(Vec<u32>);
+
+impl WordLists {
+    fn push(&mut self, words: impl IntoIterator<Item = u32>) -> ListRef {
+        let start = self.0.len();
+        self.0.extend(words);
+        ListRef { start, len: (self.0.len() - start) as u32 }
+    }
+
+    fn get(&self, r: ListRef) -> &[u32] {
+        &self.0[r.start..r.start + r.len as usize]
+    }
 }
 
 impl PartialEq for Entry {
@@ -148,23 +175,33 @@ impl Words {
     }
 }
 
-/// The vocabulary under construction.
+/// The vocabulary under construction. Each token is stored once: the lookup table holds ids
+/// and hashes the tokens they point to.
 #[derive(Default)]
 struct VocabBuilder {
-    ids: AHashMap<String, u32>,
+    ids: HashTable<u32>,
+    hasher: ahash::RandomState,
     tokens: Vec<String>,
     /// Length of each token in chars of the original word (prefix and suffix not counted).
     lens: Vec<usize>,
 }
 
 impl VocabBuilder {
+    /// The id of `token`, if it is in the vocabulary.
+    fn get(&self, token: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(token);
+        self.ids.find(hash, |&id| self.tokens[id as usize] == token).copied()
+    }
+
     /// The id of `token`, adding it with length `len` when new.
     fn get_or_add(&mut self, token: &str, len: usize) -> u32 {
-        if let Some(&id) = self.ids.get(token) {
+        let hash = self.hasher.hash_one(token);
+        if let Some(&id) = self.ids.find(hash, |&id| self.tokens[id as usize] == token) {
             return id;
         }
         let id = self.tokens.len() as u32;
-        self.ids.insert(token.to_owned(), id);
+        let (tokens, hasher) = (&self.tokens, &self.hasher);
+        self.ids.insert_unique(hash, id, |&i| hasher.hash_one(tokens[i as usize].as_str()));
         self.tokens.push(token.to_owned());
         self.lens.push(len);
         id
@@ -238,7 +275,7 @@ impl BpeTrainer {
         drop(sorted);
 
         progress.start(Stage::CountPairs, Some(words.counts.len() as u64));
-        let (mut pair_counts, mut queue) = count_pairs(&words);
+        let (mut pair_counts, mut queue, mut lists) = count_pairs(&words);
         progress.finish(Stage::CountPairs);
 
         progress.start(Stage::Merge, Some(self.vocab_size.saturating_sub(vocab.tokens.len()) as u64));
@@ -277,7 +314,7 @@ impl BpeTrainer {
             }
 
             new_pairs.clear();
-            for &w in &top.words {
+            for &w in lists.get(top.words) {
                 merge_word(&mut words, w, a, b, new_id, &vocab.lens, max_len, &mut pair_counts, &mut new_pairs);
             }
             new_pairs.sort_unstable();
@@ -286,12 +323,18 @@ impl BpeTrainer {
                 let pair = group[0].0;
                 let count = pair_counts.get(&pair).copied().unwrap_or(0);
                 if count > 0 {
-                    queue.push(Entry { count: count as u64, pair, seq, words: group.iter().map(|g| g.1).collect() });
+                    let words = lists.push(group.iter().map(|g| g.1));
+                    queue.push(Entry { count: count as u64, pair, seq, words });
                     seq += 1;
                 }
             }
         }
         progress.finish(Stage::Merge);
+
+        // The merge state is freed before the result's strings are made (the peak memory of
+        // small trainings is here).
+        drop((queue, lists, pair_counts, words, new_pairs));
+        let VocabBuilder { tokens, .. } = vocab;
 
         // A pair merged twice (HF does it when a token is made again by another pair) keeps
         // its last rank, as HF's merge map does.
@@ -305,10 +348,11 @@ impl BpeTrainer {
             .filter(|(rank, (pair, _))| last_rank[pair] == *rank)
             .map(|(_, (pair, _))| {
                 let (a, b) = unpack(*pair);
-                (vocab.tokens[a as usize].clone(), vocab.tokens[b as usize].clone())
+                (tokens[a as usize].clone(), tokens[b as usize].clone())
             })
             .collect();
-        let vocab = vocab.tokens.into_iter().enumerate().map(|(i, t)| (t, i as u32)).collect();
+        drop(last_rank);
+        let vocab = tokens.into_iter().enumerate().map(|(i, t)| (t, i as u32)).collect();
         Ok(BpeTrainingResult { vocab, merges })
     }
 
@@ -332,7 +376,7 @@ impl BpeTrainer {
                 let last = chars.peek().is_none();
                 buf.clear();
                 buf.push(c);
-                if let Some(&id) = vocab.ids.get(buf.as_str()) {
+                if let Some(id) = vocab.get(&buf) {
                     let affixed = (!first && prefix.is_some()) || (last && suffix.is_some());
                     let id = if affixed {
                         buf.clear();
@@ -360,7 +404,7 @@ impl BpeTrainer {
 }
 
 /// Counts every adjacent pair (weighted by word count) and makes the first heap entries.
-fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>) {
+fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>, WordLists) {
     let n = words.counts.len();
     let mut occurrences: Vec<(PackedPair, u32)> = (0..n)
         .into_par_iter()
@@ -372,15 +416,21 @@ fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>) 
     occurrences.par_sort_unstable();
     let mut pair_counts = AHashMap::new();
     let mut entries = Vec::new();
+    let mut lists = WordLists::default();
     for group in occurrences.chunk_by(|x, y| x.0 == y.0) {
         let pair = group[0].0;
         let count: u64 = group.iter().map(|&(_, w)| words.counts[w as usize]).sum();
-        let mut ws: Vec<u32> = group.iter().map(|g| g.1).collect();
-        ws.dedup();
+        let mut ws = group.iter().map(|g| g.1).peekable();
+        let deduped = std::iter::from_fn(|| {
+            let w = ws.next()?;
+            while ws.next_if_eq(&w).is_some() {}
+            Some(w)
+        });
+        let list = lists.push(deduped);
         pair_counts.insert(pair, count as i64);
-        entries.push(Entry { count, pair, seq: entries.len() as u64, words: ws });
+        entries.push(Entry { count, pair, seq: entries.len() as u64, words: list });
     }
-    (pair_counts, BinaryHeap::from(entries))
+    (pair_counts, BinaryHeap::from(entries), lists)
 }
 
 /// Merges `(a, b)` into `new` throughout word `w`, left to right (HF's scan), updating the
