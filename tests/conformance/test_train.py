@@ -10,8 +10,8 @@ trainer)` on the same pipeline), and compares the tokenizer.json files:
   the affixed chars in hash order (two HF runs differ), so the vocabulary is compared as a set
   and the merges as a list of strings;
 - Unigram: same size, special tokens and pipeline, vocabulary overlap >= 98% and tokens per
-  byte on held-out text (the text after each file's sample) within 1% of HF's; the overlap,
-  and sentencepiece's tokens per byte for the Metaspace cases, are printed.
+  byte on held-out text (the text after each file's sample) within 1% of HF's and, for the
+  Metaspace cases, at most 1% above the `sentencepiece` Unigram trainer's on the same files.
 
 Also: determinism (RAYON_NUM_THREADS=1 vs 2 give byte-identical files), JSONL input with bad
 lines (skipped and counted), and bad input (clear error, non-zero exit, no panic).
@@ -298,8 +298,13 @@ def test_train_unigram(case, corpora, tmp_path):
         ("vocab overlap >= 98%", overlap >= 0.98),
         ("tokens/byte within 1% of HF", abs(tk_tpb / hf_tpb - 1) <= 0.01),
     ]
-    o_ = h.Outcome(identical=sum(ok for _, ok in checks), total=len(checks))
     spm_tpb = _spm_tokens_per_byte(files, o["vocab_size"], held, tmp_path) if preset == "metaspace" else None
+    if spm_tpb:
+        # sentencepiece's trainer differs from HF's by design (its own normalizer, pieces never
+        # span scripts): within 1% where it can be, and never more than 1% worse. On the mixed
+        # corpus it gives about 10% more tokens than HF and tokenkit, which is allowed.
+        checks.append(("tokens/byte at most 1% above sentencepiece", tk_tpb <= spm_tpb * 1.01))
+    o_ = h.Outcome(identical=sum(ok for _, ok in checks), total=len(checks))
     same_set = set(hv) == set(tv)
     note = (f"overlap {overlap:.2%} (same set: {same_set}, same order: {hv == tv}), tokens/byte tokenkit "
             f"{tk_tpb:.4f} HF {hf_tpb:.4f}" + (f" sentencepiece {spm_tpb:.4f}" if spm_tpb else ""))

@@ -39,6 +39,12 @@ fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) 
     py.allow_threads(|| catch(|| pool::run(f))).map_err(panic_err)?.map_err(tk_err)
 }
 
+/// [`run`] for work on one text, which never uses rayon: no pool to look up, so a call on a
+/// short line costs little more than the GIL's release.
+fn run_one<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
+    py.allow_threads(|| catch(f)).map_err(panic_err)?.map_err(tk_err)
+}
+
 /// tiktoken's KeyError for an id with no token.
 fn decode_err(e: tokenkit::Error) -> PyErr {
     match e {
@@ -108,14 +114,14 @@ impl PyTiktokenCore {
     /// The ids of `text`; special tokens are ordinary text.
     fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
         let enc = self.enc.clone();
-        run(py, || enc.encode_ordinary(text))
+        run_one(py, || enc.encode_ordinary(text))
     }
 
     /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
     fn encode(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let enc = self.enc.clone();
-        run(py, || enc.encode(text, &allowed, &disallowed))
+        run_one(py, || enc.encode(text, &allowed, &disallowed))
     }
 
     /// `encode` as a 1-D `numpy.uint32` array.
@@ -128,7 +134,7 @@ impl PyTiktokenCore {
     fn count(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<usize> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let enc = self.enc.clone();
-        run(py, || enc.count(text, &allowed, &disallowed))
+        run_one(py, || enc.count(text, &allowed, &disallowed))
     }
 
     /// `encode_ordinary` of each text, in parallel.
@@ -155,19 +161,19 @@ impl PyTiktokenCore {
     fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let enc = self.enc.clone();
-        run(py, || enc.encode_with_unstable(text, &allowed, &disallowed))
+        run_one(py, || enc.encode_with_unstable(text, &allowed, &disallowed))
     }
 
     /// BPE of the bytes as one piece, no regex split, no special tokens.
     fn encode_single_piece(&self, py: Python<'_>, piece: &[u8]) -> PyResult<Vec<u32>> {
         let enc = self.enc.clone();
-        run(py, || enc.encode_single_piece(piece))
+        run_one(py, || enc.encode_single_piece(piece))
     }
 
     /// Ordinary encoding of bytes that may end inside a UTF-8 sequence.
     fn encode_bytes(&self, py: Python<'_>, data: &[u8]) -> PyResult<Vec<u32>> {
         let enc = self.enc.clone();
-        run(py, || enc.encode_bytes(data))
+        run_one(py, || enc.encode_bytes(data))
     }
 
     /// The id of the token with these bytes (KeyError when there is none).

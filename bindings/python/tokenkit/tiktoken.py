@@ -79,7 +79,12 @@ class Encoding:
 
     def encode_ordinary(self, text: str) -> List[int]:
         """The ids of ``text``, special tokens treated as ordinary text."""
-        return self._call("encode_ordinary", text)
+        # The call is spelled out (not through `_call`): per-line loops spend most of their
+        # time here.
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary(_fix_surrogates(text))
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial = set(),  # noqa: B006
                disallowed_special: DisallowedSpecial = "all") -> List[int]:
