@@ -22,8 +22,10 @@ pub(super) struct Repeat {
     pub freq: u32,
 }
 
-/// The suffix array of `text` (prefix doubling: sort by the ranks of the first `k` chars,
-/// then of the first `2k`, until all ranks differ).
+/// The suffix array of `text` by prefix doubling (Manber and Myers): the suffixes sorted by
+/// their first `k` chars are sorted by their first `2k` with two counting-sort passes (the
+/// order by the second half comes from the previous order), until all ranks differ. A suffix
+/// that ends within the first `2k` chars sorts before the longer ones that share its chars.
 pub(super) fn suffix_array(text: &[u32]) -> Result<Vec<u32>> {
     let n = text.len();
     if n >= u32::MAX as usize - 1 {
@@ -36,31 +38,60 @@ pub(super) fn suffix_array(text: &[u32]) -> Result<Vec<u32>> {
     let mut alphabet: Vec<u32> = text.to_vec();
     alphabet.par_sort_unstable();
     alphabet.dedup();
-    let mut rank: Vec<u32> =
-        text.iter().map(|c| alphabet.binary_search(c).map_or(0, |r| r as u32)).collect();
+    let mut rank: Vec<u32> = text.iter().map(|c| alphabet.binary_search(c).map_or(0, |r| r as u32)).collect();
+    let mut classes = alphabet.len();
     drop(alphabet);
-    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(n);
+    let mut counts: Vec<u32> = vec![0; n.max(classes) + 1];
+    // The order by the first char.
+    let mut sa: Vec<u32> = vec![0; n];
+    let mut by_second: Vec<u32> = (0..n as u32).collect();
+    counting_sort(&rank, &by_second, &mut sa, &mut counts[..classes]);
+    let mut next_rank = vec![0u32; n];
     let mut k = 1usize;
     loop {
-        keyed.clear();
-        keyed.extend((0..n).map(|i| {
-            let second = if i + k < n { rank[i + k] as u64 + 1 } else { 0 };
-            (((rank[i] as u64) << 32) | second, i as u32)
-        }));
-        keyed.par_sort_unstable();
+        // Sorted by the second half: suffixes with no second half first, then the others in
+        // the current order of the suffix that starts their second half; then stably by the
+        // first half.
+        by_second.clear();
+        by_second.extend((n.saturating_sub(k)..n).map(|i| i as u32));
+        by_second.extend(sa.iter().filter(|&&j| j as usize >= k).map(|&j| j - k as u32));
+        counting_sort(&rank, &by_second, &mut sa, &mut counts[..classes]);
+        let key = |i: usize| (rank[i], if i + k < n { rank[i + k] + 1 } else { 0 });
         let mut r = 0u32;
-        for j in 0..n {
-            if j > 0 && keyed[j].0 != keyed[j - 1].0 {
+        next_rank[sa[0] as usize] = 0;
+        for j in 1..n {
+            if key(sa[j] as usize) != key(sa[j - 1] as usize) {
                 r += 1;
             }
-            rank[keyed[j].1 as usize] = r;
+            next_rank[sa[j] as usize] = r;
         }
-        if r as usize == n - 1 {
+        std::mem::swap(&mut rank, &mut next_rank);
+        classes = r as usize + 1;
+        if classes == n || k >= n {
             break;
         }
         k *= 2;
     }
-    Ok(keyed.into_iter().map(|(_, i)| i).collect())
+    Ok(sa)
+}
+
+/// Stable counting sort of `items` by `rank[item]` (ranks below `counts.len()`) into `out`.
+fn counting_sort(rank: &[u32], items: &[u32], out: &mut [u32], counts: &mut [u32]) {
+    counts.fill(0);
+    for &i in items {
+        counts[rank[i as usize] as usize] += 1;
+    }
+    let mut sum = 0;
+    for c in counts.iter_mut() {
+        let here = *c;
+        *c = sum;
+        sum += here;
+    }
+    for &i in items {
+        let slot = &mut counts[rank[i as usize] as usize];
+        out[*slot as usize] = i;
+        *slot += 1;
+    }
 }
 
 /// `lcp[i]` = length of the longest common prefix of the suffixes `sa[i - 1]` and `sa[i]`
@@ -139,6 +170,24 @@ mod tests {
         for s in ["", "a", "banana", "mississippi\0miss\0", "aaaaaaaa", "abcabcabc\0こんにちはこんにちは"] {
             let t = chars(s);
             assert_eq!(suffix_array(&t).unwrap(), naive_sa(&t), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn suffix_array_matches_naive_sort_on_random_texts() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for len in [2usize, 3, 7, 64, 500, 3000] {
+            for alphabet in [1u64, 2, 3, 5, 40] {
+                let t: Vec<u32> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % alphabet) as u32 * 7
+                    })
+                    .collect();
+                assert_eq!(suffix_array(&t).unwrap(), naive_sa(&t), "len {len} alphabet {alphabet}");
+            }
         }
     }
 
