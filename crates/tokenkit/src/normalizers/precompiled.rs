@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::utils::char_memo::CharMemo;
 use crate::{Error, Result};
 
 /// Applies a SentencePiece `precompiled_charsmap` the way HF tokenizers does: the text is
@@ -31,6 +32,8 @@ pub struct Precompiled {
     ascii_mapped: [bool; 128],
     /// The grapheme `"\r\n"` has a replacement.
     crlf_mapped: bool,
+    /// Which chars [`keeps_char`](Self::keeps_char) found left as is.
+    kept: CharMemo,
 }
 
 /// The serialized field of [`Precompiled`], validated by `TryFrom`.
@@ -122,7 +125,7 @@ impl Precompiled {
             err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
         })?;
         let mut precompiled =
-            Self { charsmap, trie, normalized, ascii_mapped: [false; 128], crlf_mapped: false };
+            Self { charsmap, trie, normalized, ascii_mapped: [false; 128], crlf_mapped: false, kept: CharMemo::default() };
         let mut buf = [0u8; 4];
         for b in 0..128u8 {
             precompiled.ascii_mapped[b as usize] = precompiled.transform((b as char).encode_utf8(&mut buf)).is_some();
@@ -275,9 +278,19 @@ impl Precompiled {
 
 impl Normalizer for Precompiled {
     fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
-        let s = n.get();
+        if let Some(transformations) = self.changes(n.get()) {
+            n.transform(transformations, 0);
+        }
+        Ok(())
+    }
+}
+
+impl Precompiled {
+    /// The changes normalizing `s` makes, as [`NormalizedString::transform`] takes them;
+    /// `None` when `s` is left as is.
+    pub(crate) fn changes(&self, s: &str) -> Option<Vec<(char, isize)>> {
         if self.ascii_unchanged(s) {
-            return Ok(());
+            return None;
         }
         // Filled from the first grapheme that changes; until then nothing is allocated.
         let mut transformations: Vec<(char, isize)> = Vec::new();
@@ -315,10 +328,16 @@ impl Normalizer for Precompiled {
             self.normalize_graphemes(s, i, end, &mut transformations, &mut modified);
             i = end;
         }
-        if modified {
-            n.transform(transformations, 0);
+        modified.then_some(transformations)
+    }
+
+    /// Whether the char `c`, as a grapheme of its own, is left as is (no key of the trie is
+    /// a prefix of it). Remembered per char of the Basic Multilingual Plane.
+    pub(crate) fn keeps_char(&self, c: char) -> bool {
+        if c.is_ascii() {
+            return !self.ascii_mapped[c as usize];
         }
-        Ok(())
+        self.kept.get_or_compute(c, |c| u8::from(self.transform(c.encode_utf8(&mut [0u8; 4])).is_none())) != 0
     }
 }
 

@@ -9,6 +9,7 @@ mod normalized_fast;
 pub mod pattern;
 pub mod pre_tokenized;
 pub mod serialization;
+mod sp_chain;
 mod sp_path;
 mod token_strings;
 pub mod utils;
@@ -411,8 +412,8 @@ impl Tokenizer {
             if let Some(plan) = direct.filter(|p| p.applies_to(s)) {
                 return byte_level_path::encode(self, plan, s, word_idx, type_id, offset_type);
             }
-            if let Some(plan) = sentencepiece {
-                return sp_path::encode(self, plan, s, word_idx, type_id, offset_type);
+            if let Some(encoded) = sentencepiece.and_then(|plan| sp_path::encode(self, plan, s, word_idx, type_id, offset_type)) {
+                return encoded;
             }
             let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
             if let Some(pt) = self.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {

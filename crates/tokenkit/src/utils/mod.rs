@@ -1,5 +1,6 @@
 //! Small shared helpers.
 
 pub mod byte_level;
+pub(crate) mod char_memo;
 pub mod pattern;
 pub mod regex;

@@ -13,6 +13,7 @@ pub mod trie;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
@@ -21,7 +22,7 @@ use self::trie::Trie;
 use super::bpe::byte_token_ids;
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields, VocabField};
-use super::vocab::{to_std_map, VocabMap};
+use super::vocab::{to_std_map, ReverseVocab, VocabMap};
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
 
@@ -64,6 +65,8 @@ pub struct Unigram {
     byte_fallback: bool,
     byte_ids: Option<Box<[u32; 256]>>,
     cache: Cache<Box<[Segment]>>,
+    /// The id → piece table encodings share (built on first use by the direct path).
+    reverse: OnceLock<Arc<ReverseVocab>>,
 }
 
 impl Clone for Unigram {
@@ -78,6 +81,7 @@ impl Clone for Unigram {
             byte_fallback: self.byte_fallback,
             byte_ids: self.byte_ids.clone(),
             cache: self.cache.fresh(),
+            reverse: self.reverse.clone(),
         }
     }
 }
@@ -143,6 +147,7 @@ impl Unigram {
             byte_fallback,
             byte_ids,
             cache: Cache::new(DEFAULT_CACHE_CAPACITY),
+            reverse: OnceLock::new(),
         })
     }
 
@@ -269,6 +274,49 @@ impl Unigram {
             .collect()
     }
 
+    /// Runs `f` on the segments of `sequence` (from the cache when there).
+    fn with_segments(&self, sequence: &str, f: impl FnOnce(&[Segment])) -> Result<()> {
+        if sequence.is_empty() {
+            return Ok(());
+        }
+        if u32::try_from(sequence.len()).is_err() {
+            return Err(Error::invalid("Unigram: a piece longer than 4 GiB cannot be tokenized"));
+        }
+        let cacheable = sequence.len() < MAX_CACHED_LENGTH;
+        let mut f = Some(f);
+        if cacheable {
+            if let Some(()) = self.cache.with(sequence, |segs| f.take().map_or((), |f| f(segs))) {
+                return Ok(());
+            }
+        }
+        let segments = self.segments(sequence)?;
+        if let Some(f) = f {
+            f(&segments);
+        }
+        if cacheable {
+            self.cache.insert(sequence, segments.into_boxed_slice());
+        }
+        Ok(())
+    }
+
+    /// The tokens of `sequence` without building them: `emit(id, start, end, raw)` per token,
+    /// in order, with byte offsets into `sequence`; `raw` means the token's string is
+    /// `sequence[start..end]` (an unknown segment), otherwise the piece of `id`.
+    pub(crate) fn tokenize_with(&self, sequence: &str, mut emit: impl FnMut(u32, usize, usize, bool)) -> Result<()> {
+        self.with_segments(sequence, |segs| {
+            for seg in segs {
+                emit(seg.id, seg.start as usize, seg.end as usize, seg.raw);
+            }
+        })
+    }
+
+    /// The id → piece table, which encodings share to build their token strings lazily.
+    pub(crate) fn reverse_vocab(&self) -> &Arc<ReverseVocab> {
+        self.reverse.get_or_init(|| {
+            Arc::new(ReverseVocab::Dense(self.pieces.iter().map(|(p, _)| Some(p.clone())).collect()))
+        })
+    }
+
     /// Builds the model from the fields of a tokenizer.json model object.
     pub(crate) fn from_fields(mut f: ModelFields) -> Result<Self> {
         f.expect_type("Unigram")?;
@@ -287,23 +335,8 @@ impl Unigram {
 
 impl Model for Unigram {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        if sequence.is_empty() {
-            return Ok(Vec::new());
-        }
-        if u32::try_from(sequence.len()).is_err() {
-            return Err(Error::invalid("Unigram: a piece longer than 4 GiB cannot be tokenized"));
-        }
-        let cacheable = sequence.len() < MAX_CACHED_LENGTH;
-        if cacheable {
-            if let Some(hit) = self.cache.with(sequence, |segs| self.to_tokens(sequence, segs)) {
-                return Ok(hit);
-            }
-        }
-        let segments = self.segments(sequence)?;
-        let tokens = self.to_tokens(sequence, &segments);
-        if cacheable {
-            self.cache.insert(sequence, segments.into_boxed_slice());
-        }
+        let mut tokens = Vec::new();
+        self.with_segments(sequence, |segs| tokens = self.to_tokens(sequence, segs))?;
         Ok(tokens)
     }
 
