@@ -87,18 +87,9 @@ fn class_of_non_ascii(cp: u32) -> Class {
 
 #[cold]
 fn class_above_bmp(cp: u32) -> Class {
-    match RANGES.binary_search_by(|&(a, b, _)| {
-        if b < cp {
-            std::cmp::Ordering::Less
-        } else if a > cp {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    }) {
-        Ok(i) => RANGES[i].2,
-        Err(_) => 0,
-    }
+    // The first range that does not end before `cp`, when it holds `cp`.
+    let i = RANGES.partition_point(|&(_, last, _)| last < cp);
+    RANGES.get(i).filter(|&&(first, _, _)| first <= cp).map_or(0, |r| r.2)
 }
 
 /// The code point starting at byte `i` of `s` (a char boundary of valid UTF-8) and its
