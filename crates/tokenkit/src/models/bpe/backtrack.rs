@@ -296,6 +296,7 @@ impl Backtracker {
         let mut info = vec![UNREACHABLE; max_id + 1];
         let mut steps = Vec::new();
         let mut ids = Vec::new();
+        let mut pairs = Vec::new();
         let mut reachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
         for (token, &id) in vocab.map() {
             ids.clear();
@@ -307,7 +308,7 @@ impl Backtracker {
             };
             let (first, last) = (ids[0], ids[ids.len() - 1]);
             let run_start = steps.len();
-            record_run(&mut ids, merges, &mut steps);
+            record_run(&mut ids, merges, &mut steps, &mut pairs);
             if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
                 steps.truncate(run_start);
                 if whole_tokens {
@@ -488,9 +489,11 @@ impl Backtracker {
 
 /// The merge loop (lowest rank first, leftmost on ties) on `ids`, recording each merge's rank
 /// and the first and last symbol after it. For token strings only.
-fn record_run(ids: &mut Vec<u32>, merges: &MergeMap, steps: &mut Vec<Step>) {
-    let mut pairs = vec![0; ids.len()];
-    let n = merge_loop(ids, &mut pairs, |a, b| packed(merges.get(&(a, b))), |rank, ids| {
+/// `pairs` is scratch space reused between calls.
+fn record_run(ids: &mut Vec<u32>, merges: &MergeMap, steps: &mut Vec<Step>, pairs: &mut Vec<u64>) {
+    pairs.clear();
+    pairs.resize(ids.len(), 0);
+    let n = merge_loop(ids, pairs, |a, b| packed(merges.get(&(a, b))), |rank, ids| {
         steps.push(Step { rank, first: ids[0], last: ids[ids.len() - 1] });
     });
     ids.truncate(n);
