@@ -199,11 +199,11 @@ pub(crate) fn for_each_piece_ids(
     mut sink: impl FnMut(u32, bool),
 ) {
     let bytes = text.as_bytes();
-    for (s, e) in regex.find_iter(text) {
+    regex.find_iter(text).for_each(|(s, e)| {
         let mut first = true;
         raw.for_each_token(&bytes[s..e], |id, _| {
             sink(id, first);
             first = false;
         });
-    }
+    });
 }

@@ -147,4 +147,18 @@ impl Iterator for Matches<'_, '_> {
             Matches::Onig(m) => m.next(),
         }
     }
+
+    /// One dispatch for the whole walk (`for_each` comes here), not one per match.
+    #[inline]
+    fn fold<B, F: FnMut(B, (usize, usize)) -> B>(self, init: B, f: F) -> B {
+        match self {
+            Matches::Gpt2(l) => l.fold(init, f),
+            Matches::Cl100k(l) => l.fold(init, f),
+            Matches::O200k(l) => l.fold(init, f),
+            Matches::DigitGroups(l) => l.fold(init, f),
+            Matches::Cjk(l) => l.fold(init, f),
+            Matches::DeepSeek(l) => l.fold(init, f),
+            Matches::Onig(m) => m.fold(init, f),
+        }
+    }
 }

@@ -196,6 +196,9 @@ impl Trie {
 /// Source of [`Backtracker::serial`] numbers.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
+/// The most symbols [`Backtracker::merge_short`] takes.
+pub const SHORT: usize = 8;
+
 /// Entries of the per-thread memo of pair validity; a power of two.
 const MEMO: usize = 1 << 15;
 
@@ -218,14 +221,14 @@ pub struct Backtracker {
 #[derive(Debug, Clone)]
 struct PairFilter {
     words: Vec<u64>,
-    /// `64 - log2(words.len())`.
-    shift: u32,
+    /// `log2(words.len())`: the word is the hash's top `index_bits` bits.
+    index_bits: u32,
 }
 
 impl PairFilter {
     fn new(merges: &MergeMap) -> Self {
         let n_words = (merges.len() / 4).max(1).next_power_of_two();
-        let mut f = Self { words: vec![0; n_words], shift: 64 - n_words.trailing_zeros() };
+        let mut f = Self { words: vec![0; n_words], index_bits: n_words.trailing_zeros() };
         for ((a, b), _) in merges.iter() {
             let (w, bits) = f.slot(a, b);
             f.words[w] |= bits;
@@ -238,9 +241,9 @@ impl PairFilter {
     fn slot(&self, a: u32, b: u32) -> (usize, u64) {
         let h = ((u64::from(a) << 32) | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         // The word from the top bits; the bits from the next twelve (the low ones are weak).
-        let w = if self.shift == 64 { 0 } else { (h >> self.shift) as usize };
-        let below = h.rotate_left(64 - self.shift.min(63));
-        (w, (1 << (below >> 58)) | (1 << ((below >> 52) & 63)))
+        let top = h.rotate_left(self.index_bits);
+        let w = (top & ((1 << self.index_bits) - 1)) as usize;
+        (w, (1 << (top >> 58)) | (1 << ((top >> 52) & 63)))
     }
 
     /// Whether `(a, b)` may be a merge (`false`: it is not).
@@ -293,6 +296,7 @@ impl Backtracker {
         let mut info = vec![UNREACHABLE; max_id + 1];
         let mut steps = Vec::new();
         let mut ids = Vec::new();
+        let mut pairs = Vec::new();
         let mut reachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
         for (token, &id) in vocab.map() {
             ids.clear();
@@ -304,7 +308,7 @@ impl Backtracker {
             };
             let (first, last) = (ids[0], ids[ids.len() - 1]);
             let run_start = steps.len();
-            record_run(&mut ids, merges, &mut steps);
+            record_run(&mut ids, merges, &mut steps, &mut pairs);
             if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
                 steps.truncate(run_start);
                 if whole_tokens {
@@ -406,6 +410,25 @@ impl Backtracker {
         self.info.get(t as usize).map_or(0, |i| i.len)
     }
 
+    /// Encodes a short word whose initial symbols are `ids` (at most [`SHORT`]) by the merge
+    /// loop itself, leaving its tokens at the start of `ids`; returns their number. For a few
+    /// symbols this is cheaper than the search (no scratch, no validity tests).
+    #[inline]
+    pub fn merge_short(&self, ids: &mut [u32]) -> usize {
+        let mut pairs = [0u64; SHORT];
+        let n = ids.len().min(SHORT);
+        merge_loop(&mut ids[..n], &mut pairs, |a, b| self.packed_merge(a, b), |_, _| {})
+    }
+
+    /// The [`packed`] merge of `(a, b)`.
+    #[inline]
+    fn packed_merge(&self, a: u32, b: u32) -> u64 {
+        if !self.pair_filter.may_contain(a, b) {
+            return u64::MAX;
+        }
+        packed(self.merges.get(&(a, b)))
+    }
+
     /// Encodes `text` (a word written as the encoder was built: UTF-8 of the model's chars,
     /// or raw bytes), appending its token ids to `out`; returns false, with `out` as it was,
     /// when some char of `text` is not a token.
@@ -465,22 +488,69 @@ impl Backtracker {
 }
 
 /// The merge loop (lowest rank first, leftmost on ties) on `ids`, recording each merge's rank
-/// and the first and last symbol after it. Quadratic, for token strings only.
-fn record_run(ids: &mut Vec<u32>, merges: &MergeMap, steps: &mut Vec<Step>) {
+/// and the first and last symbol after it. For token strings only.
+/// `pairs` is scratch space reused between calls.
+fn record_run(ids: &mut Vec<u32>, merges: &MergeMap, steps: &mut Vec<Step>, pairs: &mut Vec<u64>) {
+    pairs.clear();
+    pairs.resize(ids.len(), 0);
+    let n = merge_loop(ids, pairs, |a, b| packed(merges.get(&(a, b))), |rank, ids| {
+        steps.push(Step { rank, first: ids[0], last: ids[ids.len() - 1] });
+    });
+    ids.truncate(n);
+}
+
+/// A pair's merge as `rank << 32 | new id` (`u64::MAX`: no merge), so that the smallest value
+/// is the lowest rank and the first smallest the leftmost.
+#[inline]
+fn packed(merge: Option<&(u32, u32)>) -> u64 {
+    merge.map_or(u64::MAX, |&(rank, id)| (u64::from(rank) << 32) | u64::from(id))
+}
+
+/// The merge loop on `ids` in place, scanning the pairs (`O(n)` per merge): the lowest rank
+/// first, the leftmost on ties, until none applies. `merge(a, b)` is the [`packed`] merge of a
+/// pair; `pairs` is scratch of at least `ids.len()` entries; `step(rank, symbols)` is called
+/// after each merge. Returns the number of symbols left at the start of `ids`.
+///
+/// On words whose symbols are their chars (or bytes) this is exactly what the queue of
+/// [`super::Word::merge_all`] does: a queued pair is stale only when its span changed, and
+/// then it makes another token.
+#[inline]
+fn merge_loop(
+    ids: &mut [u32],
+    pairs: &mut [u64],
+    merge: impl Fn(u32, u32) -> u64,
+    mut step: impl FnMut(u32, &[u32]),
+) -> usize {
+    let mut n = ids.len();
+    if n < 2 {
+        return n;
+    }
+    for i in 0..n - 1 {
+        pairs[i] = merge(ids[i], ids[i + 1]);
+    }
     loop {
-        let mut best: Option<(u32, usize, u32)> = None;
-        for (i, w) in ids.windows(2).enumerate() {
-            if let Some(&(rank, new_id)) = merges.get(&(w[0], w[1])) {
-                if best.is_none_or(|(r, _, _)| rank < r) {
-                    best = Some((rank, i, new_id));
-                }
+        let (mut at, mut best) = (0, u64::MAX);
+        for (i, &p) in pairs[..n - 1].iter().enumerate() {
+            if p < best {
+                (at, best) = (i, p);
             }
         }
-        let Some((rank, i, new_id)) = best else {
-            return;
-        };
-        ids[i] = new_id;
-        ids.remove(i + 1);
-        steps.push(Step { rank, first: ids[0], last: ids[ids.len() - 1] });
+        if best == u64::MAX {
+            return n;
+        }
+        ids[at] = best as u32;
+        // Shifts by hand: the words are short, a `memmove` call would cost more.
+        for k in at + 1..n - 1 {
+            ids[k] = ids[k + 1];
+            pairs[k - 1] = pairs[k];
+        }
+        n -= 1;
+        if at > 0 {
+            pairs[at - 1] = merge(ids[at - 1], ids[at]);
+        }
+        if at + 1 < n {
+            pairs[at] = merge(ids[at], ids[at + 1]);
+        }
+        step((best >> 32) as u32, &ids[..n]);
     }
 }

@@ -75,44 +75,45 @@ pub fn class_of(c: char) -> Class {
     class_of_non_ascii(cp)
 }
 
-/// [`class_of`] above ASCII.
+/// [`class_of`] above ASCII: the BMP by table, the rest by search.
+#[inline]
 fn class_of_non_ascii(cp: u32) -> Class {
     if cp < 0x10000 {
         BMP[cp as usize]
     } else {
-        match RANGES.binary_search_by(|&(a, b, _)| {
-            if b < cp {
-                std::cmp::Ordering::Less
-            } else if a > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        }) {
-            Ok(i) => RANGES[i].2,
-            Err(_) => 0,
-        }
+        class_above_bmp(cp)
+    }
+}
+
+#[cold]
+fn class_above_bmp(cp: u32) -> Class {
+    // The first range that does not end before `cp`, when it holds `cp`.
+    let i = RANGES.partition_point(|&(_, last, _)| last < cp);
+    RANGES.get(i).filter(|&&(first, _, _)| first <= cp).map_or(0, |r| r.2)
+}
+
+/// The code point starting at byte `i` of `s` (a char boundary of valid UTF-8) and its
+/// length, decoded without a loop.
+#[inline(always)]
+fn decode_at(s: &[u8], i: usize) -> (u32, usize) {
+    let b0 = u32::from(s[i]);
+    if b0 < 0x80 {
+        return (b0, 1);
+    }
+    let cont = |k: usize| u32::from(s[i + k] & 0x3F);
+    if b0 < 0xE0 {
+        (((b0 & 0x1F) << 6) | cont(1), 2)
+    } else if b0 < 0xF0 {
+        (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
+    } else {
+        (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
     }
 }
 
 /// Decodes the char starting at byte `i` of `s` (which must be a char boundary) and its length.
 #[inline]
 pub fn char_at(s: &[u8], i: usize) -> (char, usize) {
-    let b0 = s[i];
-    if b0 < 0x80 {
-        return (b0 as char, 1);
-    }
-    let (len, init) = if b0 < 0xE0 {
-        (2, (b0 & 0x1F) as u32)
-    } else if b0 < 0xF0 {
-        (3, (b0 & 0x0F) as u32)
-    } else {
-        (4, (b0 & 0x07) as u32)
-    };
-    let mut cp = init;
-    for k in 1..len {
-        cp = (cp << 6) | (s[i + k] & 0x3F) as u32;
-    }
+    let (cp, len) = decode_at(s, i);
     // The input is a &str, so the sequence is valid UTF-8.
     (char::from_u32(cp).unwrap_or('\u{FFFD}'), len)
 }
@@ -124,8 +125,8 @@ pub fn char_class_at(text: &[u8], i: usize) -> (char, Class, usize) {
     if b < 0x80 {
         return (b as char, ASCII[usize::from(b)], 1);
     }
-    let (c, len) = char_at(text, i);
-    (c, class_of_non_ascii(c as u32), len)
+    let (cp, len) = decode_at(text, i);
+    (char::from_u32(cp).unwrap_or('\u{FFFD}'), class_of_non_ascii(cp), len)
 }
 
 /// The class bits of the char at byte `i` of `text`, 0 at or past the end.
