@@ -67,7 +67,7 @@ type IdMap<K> = HashMap<K, u32, BuildHasherDefault<IdHasher>>;
 pub(crate) struct BpeTables {
     /// `(left id << 32) | right id` → id of the mergeable piece `left + right`.
     pairs: IdMap<u64>,
-    /// Char → id of the piece that is that char (any type, as `PieceToId`).
+    /// Char, by [`char_key`] → id of the piece that is that char (any type, as `PieceToId`).
     chars: IdMap<u32>,
     /// The same for ASCII, by byte (128 entries; empty for no model).
     ascii: Vec<u32>,
@@ -87,11 +87,11 @@ impl BpeTables {
                 if c.is_ascii() {
                     t.ascii[c as usize] = id as u32;
                 }
-                t.chars.insert(c as u32, id as u32);
+                t.chars.insert(char_key(p.as_bytes()), id as u32);
             }
         }
         for (p, &id) in mergeable {
-            t.orphan_chars |= p.chars().any(|c| !t.chars.contains_key(&(c as u32)));
+            t.orphan_chars |= p.char_indices().any(|(i, c)| !t.chars.contains_key(&char_key(&p.as_bytes()[i..i + c.len_utf8()])));
             for (k, _) in p.char_indices().skip(1) {
                 if let (Some(&l), Some(&r)) = (piece_to_id.get(&p[..k]), piece_to_id.get(&p[k..])) {
                     t.pairs.insert(u64::from(l) << 32 | u64::from(r), id);
@@ -101,13 +101,26 @@ impl BpeTables {
         t
     }
 
+    /// The id of the piece that is the char `c` (its UTF-8 bytes), `NONE` if there is none.
     #[inline]
-    fn char_id(&self, c: &str) -> u32 {
-        let b = c.as_bytes()[0];
-        if let Some(&id) = self.ascii.get(b as usize) {
+    fn char_id(&self, c: &[u8]) -> u32 {
+        if let Some(&id) = self.ascii.get(c[0] as usize) {
             return id;
         }
-        c.chars().next().and_then(|c| self.chars.get(&(c as u32)).copied()).unwrap_or(NONE)
+        self.chars.get(&char_key(c)).copied().unwrap_or(NONE)
+    }
+}
+
+/// A char's key in [`BpeTables::chars`]: its UTF-8 bytes (at most 4) packed into a `u32`,
+/// which saves decoding it.
+#[inline]
+fn char_key(c: &[u8]) -> u32 {
+    match *c {
+        [a] => u32::from(a),
+        [a, b] => u32::from_be_bytes([0, 0, a, b]),
+        [a, b, d] => u32::from_be_bytes([0, a, b, d]),
+        [a, b, d, e, ..] => u32::from_be_bytes([a, b, d, e]),
+        [] => 0,
     }
 }
 
@@ -224,7 +237,7 @@ fn merge(
         let freeze = len > 0;
         if !freeze {
             len = utf8_len(bytes[pos]).min(bytes.len() - pos);
-            id = tables.char_id(&text[pos..pos + len]);
+            id = tables.char_id(&bytes[pos..pos + len]);
         }
         let index = symbols.len() as i32;
         symbols.push(Symbol {
@@ -238,28 +251,9 @@ fn merge(
         pos += len;
     }
     let mut rev_merge: HashMap<&str, (&str, &str)> = HashMap::new();
-    let mut add_pair = |symbols: &[Symbol], agenda: &mut BinaryHeap<Pair>, left: i32, right: i32| {
-        if left < 0 || right < 0 {
-            return;
-        }
-        let (l, r) = (&symbols[left as usize], &symbols[right as usize]);
-        if l.freeze || r.freeze {
-            return;
-        }
-        let id = if l.id != NONE && r.id != NONE {
-            match tables.pairs.get(&(u64::from(l.id) << 32 | u64::from(r.id))) {
-                Some(&id) => id,
-                None => return,
-            }
-        } else if !tables.orphan_chars {
-            return;
-        } else {
-            // A symbol that is no piece (a char outside the vocabulary): look the text up.
-            match model.mergeable_id(&text[l.start as usize..r.end as usize]) {
-                Some(id) => id,
-                None => return,
-            }
-        };
+    // Queues the merge of `left` and `right` into piece `id`.
+    let mut add_pair = |symbols: &[Symbol], agenda: &mut BinaryHeap<Pair>, left: usize, right: usize, id: u32| {
+        let (l, r) = (&symbols[left], &symbols[right]);
         if model.is_unused(id) {
             rev_merge.insert(
                 &text[l.start as usize..r.end as usize],
@@ -269,7 +263,9 @@ fn merge(
         agenda.push(Pair { score: model.score(id), left: left as u32, right: right as u32, size: r.end - l.start, id });
     };
     for i in 1..symbols.len() {
-        add_pair(symbols, agenda, i as i32 - 1, i as i32);
+        if let Some(id) = pair_id(model, tables, text, &symbols[i - 1], &symbols[i]) {
+            add_pair(symbols, agenda, i - 1, i, id);
+        }
     }
     while let Some(top) = agenda.pop() {
         let (li, ri) = (top.left as usize, top.right as usize);
@@ -284,10 +280,19 @@ fn merge(
             symbols[r.next as usize].prev = li as i32;
         }
         symbols[ri].end = symbols[ri].start;
-        let prev = symbols[li].prev;
-        let next = symbols[li].next;
-        add_pair(symbols, agenda, prev, li as i32);
-        add_pair(symbols, agenda, li as i32, next);
+        let merged = symbols[li];
+        if merged.prev >= 0 {
+            let prev = merged.prev as usize;
+            if let Some(id) = pair_id(model, tables, text, &symbols[prev], &merged) {
+                add_pair(symbols, agenda, prev, li, id);
+            }
+        }
+        if merged.next >= 0 {
+            let next = merged.next as usize;
+            if let Some(id) = pair_id(model, tables, text, &merged, &symbols[next]) {
+                add_pair(symbols, agenda, li, next, id);
+            }
+        }
     }
     let mut index = 0i32;
     while index >= 0 {
@@ -299,6 +304,21 @@ fn merge(
             out.push(((base as u32) + s.start, (base as u32) + s.end, id));
         }
         index = s.next;
+    }
+}
+
+/// The piece the adjacent symbols `l` and `r` may merge into, if any (never for a frozen one).
+#[inline(always)]
+fn pair_id(model: &SentencePiece, tables: &BpeTables, text: &str, l: &Symbol, r: &Symbol) -> Option<u32> {
+    if l.freeze || r.freeze {
+        None
+    } else if l.id != NONE && r.id != NONE {
+        tables.pairs.get(&(u64::from(l.id) << 32 | u64::from(r.id))).copied()
+    } else if !tables.orphan_chars {
+        None
+    } else {
+        // A symbol that is no piece (a char outside the vocabulary): look the text up.
+        model.mergeable_id(&text[l.start as usize..r.end as usize])
     }
 }
 
