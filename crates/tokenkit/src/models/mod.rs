@@ -13,6 +13,7 @@ pub mod wordlevel;
 pub mod wordpiece;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -25,6 +26,7 @@ pub use wordlevel::WordLevel;
 pub use wordpiece::WordPiece;
 
 use serialization::{de_error, ModelFields};
+use vocab::ReverseVocab;
 
 /// Every model tokenizer.json can name, dispatched statically.
 ///
@@ -85,6 +87,37 @@ impl ModelWrapper {
             "SentencePiece" => crate::formats::sentencepiece::SentencePiece::from_fields(fields)?.into(),
             _ => Unigram::from_fields(fields)?.into(),
         })
+    }
+
+    /// The id → token table when the string of every token [`tokenize_spans`](Self::tokenize_spans)
+    /// gives is the vocabulary string of its id (BPE, WordPiece): encodings then fill their
+    /// token strings from it lazily.
+    pub(crate) fn span_vocab(&self) -> Option<&Arc<ReverseVocab>> {
+        match self {
+            ModelWrapper::BPE(m) => m.tokens_are_vocab_strings().then(|| m.reverse_vocab()),
+            ModelWrapper::WordPiece(m) => m.tokens_are_vocab_strings().then(|| m.reverse_vocab()),
+            _ => None,
+        }
+    }
+
+    /// Appends the tokens of `sequence` to `out` as `(id, byte offsets into it)`: what
+    /// [`Model::tokenize`] gives, without building the strings for BPE and WordPiece.
+    pub(crate) fn tokenize_spans(&self, sequence: &str, out: &mut Vec<(u32, crate::Offsets)>) -> Result<()> {
+        match self {
+            ModelWrapper::BPE(m) => {
+                let mut pos = 0;
+                m.tokenize_with(sequence, |id, len| {
+                    let start = pos;
+                    pos += len as usize;
+                    out.push((id, (start, pos)));
+                })
+            }
+            ModelWrapper::WordPiece(m) => m.tokenize_spans(sequence, out),
+            other => {
+                out.extend(other.tokenize(sequence)?.into_iter().map(|t| (t.id, t.offsets)));
+                Ok(())
+            }
+        }
     }
 
     /// Forgets cached words (BPE, Unigram).

@@ -1,6 +1,8 @@
 //! BERT's text cleaning: control-char removal, whitespace unification, spaces around CJK
 //! ideographs, accent stripping and lowercasing.
 
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 use unicode_categories::UnicodeCategories;
 use unicode_normalization_alignments::char::{canonical_combining_class, decompose_canonical};
@@ -166,6 +168,7 @@ impl BertNormalizer {
             return true;
         }
         let strip = self.strip_accents.unwrap_or(self.lowercase);
+        let memo = self.memo(strip);
         n.try_rewrite_chars(|c, out| {
             if c.is_ascii() {
                 // ASCII is never a CJK ideograph nor has accents: only cleaning and case.
@@ -179,24 +182,101 @@ impl BertNormalizer {
                 out.push(b as char);
                 return true;
             }
-            let c = if self.clean_text {
-                if is_removed(c) {
-                    return true;
+            if let Some(m) = memo_index(c).map(|i| memo[i]) {
+                match m {
+                    MEMO_REMOVED => return true,
+                    MEMO_SLOW => {}
+                    m => {
+                        out.extend(char::from_u32(m));
+                        return true;
+                    }
                 }
-                if is_bert_whitespace(c) { ' ' } else { c }
-            } else {
-                c
-            };
-            if self.handle_chinese_chars && is_chinese_char(c) {
-                out.push(' ');
-                let ok = strip_and_lower(c, strip, self.lowercase, out);
-                out.push(' ');
-                ok
-            } else {
-                strip_and_lower(c, strip, self.lowercase, out)
             }
+            if self.handle_chinese_chars && is_plain_ideograph(c) {
+                out.extend([' ', c, ' ']);
+                return true;
+            }
+            self.fuse_char(c, strip, out)
         })
     }
+
+    /// What the one-pass rewrite appends for the non-ASCII char `c` (`strip`: accent
+    /// stripping is on); `false` as [`strip_and_lower`] returns it.
+    fn fuse_char(&self, c: char, strip: bool, out: &mut String) -> bool {
+        let c = if self.clean_text {
+            if is_removed(c) {
+                return true;
+            }
+            if is_bert_whitespace(c) { ' ' } else { c }
+        } else {
+            c
+        };
+        if self.handle_chinese_chars && is_chinese_char(c) {
+            out.push(' ');
+            let ok = strip_and_lower(c, strip, self.lowercase, out);
+            out.push(' ');
+            ok
+        } else {
+            strip_and_lower(c, strip, self.lowercase, out)
+        }
+    }
+
+    /// [`fuse_char`](Self::fuse_char) of each char [`memo_index`] covers, for these options:
+    /// the one char it appends, [`MEMO_REMOVED`] when it appends none, [`MEMO_SLOW`] otherwise.
+    /// Built once per combination of the options that matter (none of these chars is a CJK
+    /// ideograph).
+    fn memo(&self, strip: bool) -> &'static [u32] {
+        static MEMOS: [OnceLock<Box<[u32]>>; 8] = [const { OnceLock::new() }; 8];
+        let key = usize::from(self.clean_text) | usize::from(strip) << 1 | usize::from(self.lowercase) << 2;
+        MEMOS[key].get_or_init(|| {
+            let mut out = String::new();
+            MEMO_RANGES
+                .iter()
+                .flat_map(|r| r.clone())
+                .map(|c| {
+                    out.clear();
+                    let Some(c) = char::from_u32(c) else { return MEMO_SLOW };
+                    if !self.fuse_char(c, strip, &mut out) {
+                        return MEMO_SLOW;
+                    }
+                    let mut chars = out.chars();
+                    match (chars.next(), chars.next()) {
+                        (None, _) => MEMO_REMOVED,
+                        (Some(d), None) => d as u32,
+                        _ => MEMO_SLOW,
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
+/// The chars whose one-pass result is memoized: the two-byte UTF-8 range (Latin, Greek,
+/// Cyrillic, Arabic, ...) and CJK punctuation, Hiragana and Katakana.
+const MEMO_RANGES: [std::ops::Range<u32>; 2] = [0x80..0x800, 0x3000..0x3100];
+/// A memo entry: the char is dropped.
+const MEMO_REMOVED: u32 = u32::MAX - 1;
+/// A memo entry: the char takes the general path.
+const MEMO_SLOW: u32 = u32::MAX;
+
+/// The index of `c` (not ASCII) in a memo, if [`MEMO_RANGES`] covers it.
+#[inline]
+fn memo_index(c: char) -> Option<usize> {
+    let c = c as u32;
+    if c < 0x800 {
+        Some(c as usize - 0x80)
+    } else if (0x3000..0x3100).contains(&c) {
+        Some(c as usize - 0x3000 + 0x780)
+    } else {
+        None
+    }
+}
+
+/// A CJK ideograph outside the compatibility blocks: none is removed, whitespace, a cased
+/// letter or has a canonical decomposition, so the one-pass rewrite only pads it with spaces.
+#[inline]
+fn is_plain_ideograph(c: char) -> bool {
+    is_chinese_char(c) && !matches!(c as u32, 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
 }
 
 impl Normalizer for BertNormalizer {
@@ -233,6 +313,37 @@ mod tests {
 
     /// The one-pass path gives exactly what the step-by-step path gives (text and alignments),
     /// for every option combination, on tricky and random strings.
+    /// The memo and the ideograph shortcut give what the general per-char rewrite gives.
+    #[test]
+    fn memo_and_ideographs_match_fuse_char() {
+        let ideographs = [0x4E00..0xA000, 0x3400..0x4DC0, 0x20000..0x2A6E0, 0x2A700..0x2B740, 0x2B740..0x2B820, 0x2B920..0x2CEB0];
+        for clean in [false, true] {
+            for strip in [false, true] {
+                for lower in [false, true] {
+                    let bn = BertNormalizer::new(clean, true, Some(strip), lower);
+                    let memo = bn.memo(strip);
+                    for c in MEMO_RANGES.iter().flat_map(|r| r.clone()).filter_map(char::from_u32) {
+                        assert!(!is_chinese_char(c));
+                        let mut out = String::new();
+                        let ok = bn.fuse_char(c, strip, &mut out);
+                        let m = memo[memo_index(c).unwrap()];
+                        match m {
+                            MEMO_SLOW => assert!(!ok || out.chars().count() > 1, "{c:?}"),
+                            MEMO_REMOVED => assert!(ok && out.is_empty(), "{c:?}"),
+                            m => assert!(ok && out == char::from_u32(m).unwrap().to_string(), "{c:?}"),
+                        }
+                    }
+                    for c in ideographs.iter().flat_map(|r| r.clone()).filter_map(char::from_u32) {
+                        assert!(is_plain_ideograph(c));
+                        let mut out = String::new();
+                        assert!(bn.fuse_char(c, strip, &mut out));
+                        assert_eq!(out, format!(" {c} "));
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn fused_matches_steps() {
         let pool: Vec<char> = "aZ \t\n\r\x0b\x0c\x00\x7f\u{85}\u{a0}\u{3000}\u{fffd}\u{200b}\u{ad}éÉİßǅΣ日本語\u{f900}한カ\u{301}\u{316}\u{345}\u{1d165}\u{1d16d}\u{f73}\u{344}ﬁ①!、\u{e000}😀"

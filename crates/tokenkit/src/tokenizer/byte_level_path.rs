@@ -1,9 +1,11 @@
 //! A direct path for the byte-level BPE family (GPT-2, Llama-3, Qwen, DeepSeek, tiktoken-style
-//! files): no normalizer (or an empty sequence, or NFC on text already in NFC), a regex split (or DeepSeek's chain of three)
+//! files): no normalizer (or an empty sequence, or NFC), a regex split (or DeepSeek's chain of three)
 //! then the byte-level mapping, and BPE. It gives exactly what
 //! the general pipeline gives (same pieces, same word indices, same byte offsets) without
 //! building a `NormalizedString` per piece, nor mapping bytes to chars: the model's
-//! [`ByteLevelBpe`] encodes the raw bytes of each piece.
+//! [`ByteLevelBpe`] encodes the raw bytes of each piece. With NFC, text already in NFC is
+//! taken as is; other text is normalized (with alignments) first, segment by segment as the
+//! pipeline does, and the offsets go back through the alignments.
 
 use crate::models::bpe::byte_level::ByteLevelBpe;
 use crate::models::bpe::BPE;
@@ -14,7 +16,7 @@ use crate::pre_tokenizers::lexers::{
     deepseek_pieces, isolated_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
 };
 use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
-use crate::tokenizer::normalized::BytesToCharOffsetConverter;
+use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString};
 use crate::tokenizer::{Encoding, OffsetType, SplitDelimiterBehavior, Tokenizer};
 use crate::utils::regex::SysRegex;
 use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
@@ -60,20 +62,28 @@ pub(crate) struct Plan<'a> {
     /// The model and its raw-byte encoder.
     bpe: &'a BPE,
     raw: &'a ByteLevelBpe,
-    /// The normalizer is NFC (Qwen2 and later): the path applies to text that NFC leaves as
-    /// is, the rest goes through the general pipeline.
+    /// The normalizer is NFC (Qwen2 and later).
     nfc: bool,
+    /// Some added tokens are matched on the normalized text: with NFC, the path then only
+    /// applies to text that NFC leaves as is (the cut by added tokens is done on raw text).
+    normalized_added: bool,
 }
 
 impl Plan<'_> {
     /// Whether the direct path gives what the general pipeline gives for `text`: always
-    /// without a normalizer; with NFC, when the quick check finds `text` in NFC, which then
-    /// holds for every substring too (each char is allowed in NFC and the combining marks
-    /// are in order), so normalizing any segment of it changes nothing.
+    /// but with NFC and normalized added tokens; then when `text` is in NFC.
     #[inline]
     pub(crate) fn applies_to(&self, text: &str) -> bool {
-        !self.nfc || text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
+        !(self.nfc && self.normalized_added) || is_nfc(text)
     }
+}
+
+/// Whether the quick check finds `text` in NFC, which then holds for every substring too
+/// (each char is allowed in NFC and the combining marks are in order), so normalizing any
+/// segment of it changes nothing.
+#[inline]
+fn is_nfc(text: &str) -> bool {
+    text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
 }
 
 /// The direct path's plan, when the tokenizer is of the byte-level BPE family.
@@ -92,7 +102,7 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
     }
     let raw = bpe.byte_level()?;
     let cutter = cutter(tok)?;
-    Some(Plan { cutter, bpe, raw, nfc })
+    Some(Plan { cutter, bpe, raw, nfc, normalized_added: tok.added_vocabulary.has_normalized_tokens() })
 }
 
 /// How the text is cut, when the pre-tokenizer is one the direct path knows.
@@ -129,32 +139,62 @@ pub(crate) fn encode(
         Some(c) => c.convert(o).unwrap_or(o),
         None => o,
     };
-    let Plan { cutter, bpe, raw, .. } = plan;
-    let bytes = text.as_bytes();
     let mut enc = Encoding::with_capacity(text.len() / 3);
     let mut word: u32 = 0;
     let mut pieces = Vec::new();
+    let push = |enc: &mut Encoding, id: u32, offsets: (usize, usize), word: u32| {
+        enc.push_vocab_token(id, plan.bpe.reverse_vocab(), convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
+    };
     for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
         if let Some(id) = id {
             enc.push_token(id, text[s..e].to_owned(), convert((s, e)), Some(word_idx.unwrap_or(word)), type_id);
             word += 1;
             continue;
         }
-        pieces.clear();
-        cutter.pieces(&text[s..e], &mut pieces);
-        for &(ms, me) in &pieces {
-            let mut pos = s + ms;
-            raw.for_each_token(&bytes[pos..s + me], |id, len| {
-                let end = pos + len as usize;
-                // A token that cuts a char covers all of it, as the mapped char's offsets do.
-                let offsets = (char_start(bytes, pos), char_end(bytes, end));
-                pos = end;
-                enc.push_vocab_token(id, bpe.reverse_vocab(), convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
+        let segment = &text[s..e];
+        if plan.nfc && !is_nfc(segment) {
+            // The pipeline normalizes each segment between added tokens on its own. All the
+            // bytes of a normalized char share its alignment, so a token covers the original
+            // span from its first byte's char to its last byte's char.
+            let mut n = NormalizedString::from(segment);
+            n.nfc();
+            let align = n.alignments();
+            encode_pieces(plan, n.get(), &mut pieces, &mut word, |id, (ts, te), w| {
+                push(&mut enc, id, (s + align[ts].0, s + align[te - 1].1), w);
             });
-            word += 1;
+            continue;
         }
+        let bytes = segment.as_bytes();
+        // A token that cuts a char covers all of it, as the mapped char's offsets do.
+        encode_pieces(plan, segment, &mut pieces, &mut word, |id, (ts, te), w| {
+            push(&mut enc, id, (s + char_start(bytes, ts), s + char_end(bytes, te)), w);
+        });
     }
     Ok(enc)
+}
+
+/// Cuts `text` into pieces and encodes each, calling `token(id, byte range in text, word)`
+/// for every token in order; `word` counts the pieces.
+#[inline]
+fn encode_pieces(
+    plan: Plan<'_>,
+    text: &str,
+    pieces: &mut Vec<(usize, usize)>,
+    word: &mut u32,
+    mut token: impl FnMut(u32, (usize, usize), u32),
+) {
+    let bytes = text.as_bytes();
+    pieces.clear();
+    plan.cutter.pieces(text, pieces);
+    for &(ms, me) in pieces.iter() {
+        let mut pos = ms;
+        plan.raw.for_each_token(&bytes[ms..me], |id, len| {
+            let end = pos + len as usize;
+            token(id, (pos, end), *word);
+            pos = end;
+        });
+        *word += 1;
+    }
 }
 
 /// The start of the char that byte `i` of `bytes` is in.
@@ -183,7 +223,7 @@ fn is_continuation(b: u8) -> bool {
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
 /// path, for id-only encoding.
 pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex)> {
-    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc: false } = plan(tok)? else { return None };
+    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc: false, .. } = plan(tok)? else { return None };
     Some((bpe, raw, regex))
 }
 

@@ -450,17 +450,18 @@ impl Tokenizer {
         let mut enc = Encoding::with_capacity(pre.original().len() / 4);
         let mut word: u32 = 0;
         let mut ranges = Vec::new();
-        let push = |enc: &mut Encoding, n: &NormalizedString, word: u32, id: u32, value: String, (ts, te): Offsets| {
+        let mut spans = Vec::new();
+        let offsets = |n: &NormalizedString, (ts, te): Offsets| {
             let base = n.offsets_original().0;
             let offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
-            let offsets = offsets_in.convert(offsets);
-            enc.push_token(id, value, offsets, Some(word_idx.unwrap_or(word)), type_id);
+            offsets_in.convert(offsets)
         };
+        let vocab = self.model.span_vocab();
         for split in pre.splits() {
             let n = &split.normalized;
             if let Some(tokens) = &split.tokens {
                 for t in tokens {
-                    push(&mut enc, n, word, t.id, t.value.clone(), t.offsets);
+                    enc.push_token(t.id, t.value.clone(), offsets(n, t.offsets), Some(word_idx.unwrap_or(word)), type_id);
                 }
                 word += 1;
                 continue;
@@ -472,10 +473,20 @@ impl Tokenizer {
                 if ws == we {
                     continue;
                 }
-                for t in self.model.tokenize(&s[ws..we])? {
-                    push(&mut enc, n, word, t.id, t.value, (ws + t.offsets.0, ws + t.offsets.1));
-                }
+                let w = Some(word_idx.unwrap_or(word));
                 word += 1;
+                // The strings of the model's tokens are its vocabulary's: looked up lazily.
+                if let Some(vocab) = vocab {
+                    spans.clear();
+                    self.model.tokenize_spans(&s[ws..we], &mut spans)?;
+                    for &(id, (ts, te)) in &spans {
+                        enc.push_vocab_token(id, vocab, offsets(n, (ws + ts, ws + te)), w, type_id);
+                    }
+                    continue;
+                }
+                for t in self.model.tokenize(&s[ws..we])? {
+                    enc.push_token(t.id, t.value, offsets(n, (ws + t.offsets.0, ws + t.offsets.1)), w, type_id);
+                }
             }
         }
         Ok(enc)

@@ -13,8 +13,9 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
-use super::vocab::{vocab_model_methods, Vocab, VocabMap};
+use super::vocab::{vocab_model_methods, ReverseVocab, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
+use crate::Offsets;
 use crate::{Error, Result};
 use trie::Trie;
 
@@ -91,31 +92,72 @@ impl WordPiece {
         self.vocab.map()
     }
 
-    fn unk(&self, len: usize) -> Result<Vec<Token>> {
-        let id = self.vocab.id(&self.unk_token).ok_or_else(|| {
+    /// The id of the unk token.
+    fn unk_id(&self) -> Result<u32> {
+        self.vocab.id(&self.unk_token).ok_or_else(|| {
             Error::MissingToken(format!("WordPiece: the unk token `{}` is not in the vocabulary", self.unk_token))
-        })?;
-        Ok(vec![Token::new(id, self.unk_token.clone(), (0, len))])
+        })
     }
 
-    /// Greedy longest-match-first by walking the tries: the same tokens as trying every
+    /// Appends the subwords of `sequence` to `out` as `(id, byte offsets into it)`: the
+    /// tokens [`Model::tokenize`] gives, without their strings. `false`, with `out` as it
+    /// was, when `sequence` is one unk token instead (too long, or a part matches nothing).
+    fn subwords(&self, sequence: &str, out: &mut Vec<(u32, Offsets)>) -> bool {
+        // A piece has at most as many chars as bytes: count them only when it may be too long.
+        if sequence.len() > self.max_input_chars_per_word && sequence.chars().count() > self.max_input_chars_per_word {
+            return false;
+        }
+        // Most pieces are a single vocabulary word.
+        if let Some(id) = self.vocab.id(sequence) {
+            out.push((id, (0, sequence.len())));
+            return true;
+        }
+        let len = out.len();
+        let found = match &self.tries {
+            Some(tries) => self.subwords_by_tries(sequence, tries, out),
+            None => self.subwords_by_lookups(sequence, out),
+        };
+        if !found {
+            out.truncate(len);
+        }
+        found
+    }
+
+    /// The tokens of `sequence` as `(id, byte offsets into it)`, appended to `out`: what
+    /// [`Model::tokenize`] gives without building the strings, which are the vocabulary
+    /// strings of the ids when [`tokens_are_vocab_strings`](Self::tokens_are_vocab_strings).
+    pub(crate) fn tokenize_spans(&self, sequence: &str, out: &mut Vec<(u32, Offsets)>) -> Result<()> {
+        if !self.subwords(sequence, out) {
+            out.push((self.unk_id()?, (0, sequence.len())));
+        }
+        Ok(())
+    }
+
+    /// Whether the string of every token is the vocabulary string of its id: each token is
+    /// the string matched (or the unk token), so unless two strings share an id.
+    pub(crate) fn tokens_are_vocab_strings(&self) -> bool {
+        !self.vocab.has_shared_ids()
+    }
+
+    /// The id → token table, which encodings share to build their token strings lazily.
+    pub(crate) fn reverse_vocab(&self) -> &Arc<ReverseVocab> {
+        self.vocab.reverse()
+    }
+
+    /// Greedy longest-match-first by walking the tries: the same subwords as trying every
     /// candidate length from the longest down, in one walk per subword.
-    fn tokenize_by_tries(&self, sequence: &str, (initial, continuing): &(Trie, Trie)) -> Result<Vec<Token>> {
+    fn subwords_by_tries(&self, sequence: &str, (initial, continuing): &(Trie, Trie), out: &mut Vec<(u32, Offsets)>) -> bool {
         let bytes = sequence.as_bytes();
-        let mut tokens = Vec::new();
         let mut start = 0;
         while start < bytes.len() {
             let trie = if start == 0 { initial } else { continuing };
             let Some((id, len)) = trie.longest(&bytes[start..]) else {
-                return self.unk(sequence.len());
+                return false;
             };
-            // The matched string itself (a vocabulary may give two strings one id).
-            let piece = &sequence[start..start + len];
-            let value = if start == 0 { piece.to_owned() } else { [self.continuing_subword_prefix.as_str(), piece].concat() };
-            tokens.push(Token::new(id, value, (start, start + len)));
+            out.push((id, (start, start + len)));
             start += len;
         }
-        Ok(tokens)
+        true
     }
 
     /// Builds the model from the fields of a tokenizer.json model object (all four fields
@@ -139,18 +181,18 @@ impl WordPiece {
 
 impl Model for WordPiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        // A piece has at most as many chars as bytes: count them only when it may be too long.
-        if sequence.len() > self.max_input_chars_per_word && sequence.chars().count() > self.max_input_chars_per_word {
-            return self.unk(sequence.len());
+        let mut spans = Vec::new();
+        if !self.subwords(sequence, &mut spans) {
+            return Ok(vec![Token::new(self.unk_id()?, self.unk_token.clone(), (0, sequence.len()))]);
         }
-        // Most pieces are a single vocabulary word.
-        if let Some(id) = self.vocab.id(sequence) {
-            return Ok(vec![Token::new(id, sequence.to_owned(), (0, sequence.len()))]);
-        }
-        match &self.tries {
-            Some(tries) => self.tokenize_by_tries(sequence, tries),
-            None => self.tokenize_by_lookups(sequence),
-        }
+        // The matched string itself (a vocabulary may give two strings one id).
+        let prefix = self.continuing_subword_prefix.as_str();
+        let token = |(id, (start, end)): (u32, Offsets)| {
+            let piece = &sequence[start..end];
+            let value = if start == 0 { piece.to_owned() } else { [prefix, piece].concat() };
+            Token::new(id, value, (start, end))
+        };
+        Ok(spans.into_iter().map(token).collect())
     }
 
     vocab_model_methods!();
@@ -158,16 +200,15 @@ impl Model for WordPiece {
 
 impl WordPiece {
     /// Greedy longest-match-first by looking up every candidate, longest first.
-    fn tokenize_by_lookups(&self, sequence: &str) -> Result<Vec<Token>> {
+    fn subwords_by_lookups(&self, sequence: &str, out: &mut Vec<(u32, Offsets)>) -> bool {
         let prefix = self.continuing_subword_prefix.as_str();
-        let mut tokens = Vec::new();
         let mut candidate = String::new();
         let mut start = 0;
         while start < sequence.len() {
             let affix = if start > 0 { prefix.len() } else { 0 };
             // Candidates longer than the longest token cannot match: start below that bound.
             let Some(room) = self.max_token_len.checked_sub(affix) else {
-                return self.unk(sequence.len());
+                return false;
             };
             let mut end = sequence.len().min(start + room);
             while !sequence.is_char_boundary(end) {
@@ -185,18 +226,18 @@ impl WordPiece {
                     piece
                 };
                 if let Some(id) = self.vocab.id(s) {
-                    found = Some(Token::new(id, s.to_owned(), (start, end)));
+                    found = Some(id);
                     break;
                 }
                 end -= piece.chars().next_back().map_or(1, char::len_utf8);
             }
-            match found {
-                Some(t) => tokens.push(t),
-                None => return self.unk(sequence.len()),
-            }
+            let Some(id) = found else {
+                return false;
+            };
+            out.push((id, (start, end)));
             start = end;
         }
-        Ok(tokens)
+        true
     }
 }
 
@@ -246,8 +287,12 @@ mod tests {
             assert!(m.tries.is_some());
             for _ in 0..50 {
                 let s: String = (0..rng.gen_range(1..8)).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect();
-                let by_lookups: Vec<_> = m.tokenize_by_lookups(&s).unwrap();
-                assert_eq!(m.tokenize(&s).unwrap(), by_lookups, "{s:?}");
+                let (mut by_tries, mut by_lookups) = (Vec::new(), Vec::new());
+                let found = m.subwords_by_tries(&s, m.tries.as_deref().unwrap(), &mut by_tries);
+                assert_eq!(found, m.subwords_by_lookups(&s, &mut by_lookups), "{s:?}");
+                if found {
+                    assert_eq!(by_tries, by_lookups, "{s:?}");
+                }
             }
         }
     }
