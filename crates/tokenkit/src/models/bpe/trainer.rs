@@ -420,13 +420,9 @@ fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>, 
     for group in occurrences.chunk_by(|x, y| x.0 == y.0) {
         let pair = group[0].0;
         let count: u64 = group.iter().map(|&(_, w)| words.counts[w as usize]).sum();
-        let mut ws = group.iter().map(|g| g.1).peekable();
-        let deduped = std::iter::from_fn(|| {
-            let w = ws.next()?;
-            while ws.next_if_eq(&w).is_some() {}
-            Some(w)
-        });
-        let list = lists.push(deduped);
+        // Sorted, so a word's repeats are adjacent.
+        let mut prev = None;
+        let list = lists.push(group.iter().map(|g| g.1).filter(|&w| prev.replace(w) != Some(w)));
         pair_counts.insert(pair, count as i64);
         entries.push(Entry { count, pair, seq: entries.len() as u64, words: list });
     }
