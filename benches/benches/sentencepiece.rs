@@ -2,9 +2,12 @@
 //! batch API with `num_threads=1`; the `sentencepiece` crate needs cmake and a C++ build) vs HF
 //! `tokenizers` (the Rust crate, on the tokenizer.json tokenkit converts the model to), all
 //! single-threaded, on the same documents, timed the same way (best of N passes over all
-//! documents, wall clock). Ids are checked identical to sentencepiece's first. tokenkit is
-//! timed twice: `tokenize` (tokens with their piece strings and offsets) and `encode_ids`
-//! (ids only, the output sentencepiece's `encode` gives).
+//! documents, wall clock). Ids are checked identical to sentencepiece's first. Each output is
+//! compared with the call that gives the same output:
+//! - ids: tokenkit `encode_ids` vs sentencepiece `encode` (ids);
+//! - pieces: tokenkit `encode_pieces` vs sentencepiece `encode(out_type=str)` (Python strings:
+//!   sentencepiece's own pieces call, as its users make it);
+//! - tokens: tokenkit `Model::tokenize` (ids, piece strings, byte offsets) vs HF `encode`.
 //!
 //! Run: `cargo bench -p tokenkit-bench --bench sentencepiece` (`TOKENKIT_BENCH_BYTES`, default
 //! 512 KiB per corpus; `TOKENKIT_BENCH_FILTER=llama2` for a subset; `TOKENKIT_BENCH_PYTHON`
@@ -56,8 +59,16 @@ fn best_of(mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Times sentencepiece in Python on `docs`; returns (seconds, ids per document).
-fn sentencepiece_python(model: &PathBuf, docs: &[String]) -> Option<(f64, Vec<Vec<u32>>)> {
+/// sentencepiece's timings in Python on `docs`.
+struct SpRun {
+    ids_secs: f64,
+    pieces_secs: f64,
+    ids: Vec<Vec<u32>>,
+    pieces: Vec<Vec<String>>,
+}
+
+/// Times sentencepiece in Python on `docs`, ids and pieces.
+fn sentencepiece_python(model: &PathBuf, docs: &[String]) -> Option<SpRun> {
     let python = std::env::var("TOKENKIT_BENCH_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|_| repo_root().join(".venv/bin/python"));
@@ -68,11 +79,14 @@ fn sentencepiece_python(model: &PathBuf, docs: &[String]) -> Option<(f64, Vec<Ve
 import json, sys, time, sentencepiece as spm
 docs = json.load(open(sys.argv[2], encoding="utf-8"))
 sp = spm.SentencePieceProcessor(model_file=sys.argv[1])
-ids = sp.encode(docs, num_threads=1)
-best = float("inf")
-for _ in range({PASSES}):
-    t = time.perf_counter(); sp.encode(docs, num_threads=1); best = min(best, time.perf_counter() - t)
-print(json.dumps({{"seconds": best, "ids": ids}}))
+def best(**kw):
+    sp.encode(docs, num_threads=1, **kw)
+    b = float("inf")
+    for _ in range({PASSES}):
+        t = time.perf_counter(); sp.encode(docs, num_threads=1, **kw); b = min(b, time.perf_counter() - t)
+    return b
+print(json.dumps({{"ids_secs": best(), "pieces_secs": best(out_type=str),
+                  "ids": sp.encode(docs, num_threads=1), "pieces": sp.encode(docs, out_type=str, num_threads=1)}}))
 "#
     );
     let out = Command::new(python).arg("-c").arg(script).arg(model).arg(&input).output().ok()?;
@@ -82,8 +96,12 @@ print(json.dumps({{"seconds": best, "ids": ids}}))
         return None;
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    let ids = serde_json::from_value(v["ids"].clone()).ok()?;
-    Some((v["seconds"].as_f64()?, ids))
+    Some(SpRun {
+        ids_secs: v["ids_secs"].as_f64()?,
+        pieces_secs: v["pieces_secs"].as_f64()?,
+        ids: serde_json::from_value(v["ids"].clone()).ok()?,
+        pieces: serde_json::from_value(v["pieces"].clone()).ok()?,
+    })
 }
 
 fn tempfile_path(name: &str) -> PathBuf {
@@ -111,22 +129,32 @@ fn main() {
             let Ok(docs) = documents(&corpora.join(crel), max_bytes, 4096) else { continue };
             let bytes: usize = docs.iter().map(String::len).sum();
             let mb = bytes as f64 / 1e6;
-            let Some((sp_secs, sp_ids)) = sentencepiece_python(&mpath, &docs) else { continue };
+            let Some(sp) = sentencepiece_python(&mpath, &docs) else { continue };
             let ours: Vec<Vec<u32>> = docs.iter().map(|d| model.encode_ids(d).expect("tokenkit encodes")).collect();
-            let same = ours.iter().zip(&sp_ids).filter(|(a, b)| a == b).count();
+            let same = ours.iter().zip(&sp.ids).filter(|(a, b)| a == b).count();
+            let same_pieces = docs
+                .iter()
+                .zip(&sp.pieces)
+                .filter(|(d, b)| model.encode_pieces(d).expect("tokenkit encodes") == **b)
+                .count();
             let hf_same = docs
                 .iter()
-                .zip(&sp_ids)
+                .zip(&sp.ids)
                 .filter(|(d, b)| hf.encode(d.as_str(), false).map(|e| e.get_ids() == b.as_slice()).unwrap_or(false))
                 .count();
-            let tk_secs = best_of(|| {
-                for d in &docs {
-                    std::hint::black_box(model.tokenize(d).expect("tokenkit encodes"));
-                }
-            });
             let ids_secs = best_of(|| {
                 for d in &docs {
                     std::hint::black_box(model.encode_ids(d).expect("tokenkit encodes"));
+                }
+            });
+            let pieces_secs = best_of(|| {
+                for d in &docs {
+                    std::hint::black_box(model.encode_pieces(d).expect("tokenkit encodes"));
+                }
+            });
+            let tk_secs = best_of(|| {
+                for d in &docs {
+                    std::hint::black_box(model.tokenize(d).expect("tokenkit encodes"));
                 }
             });
             let hf_secs = best_of(|| {
@@ -134,25 +162,28 @@ fn main() {
                     std::hint::black_box(hf.encode(d.as_str(), false).expect("tokenizers encodes"));
                 }
             });
+            let mbs = |secs: f64| mb / secs;
             rows.push(format!(
-                "| {mname} | {cname} | {same}/{n} | {hf_same}/{n} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2}x | {:.2}x | {:.2}x |",
-                mb / tk_secs,
-                mb / ids_secs,
-                mb / sp_secs,
-                mb / hf_secs,
-                sp_secs / tk_secs,
+                "| {mname} | {cname} | {same}/{n} | {same_pieces}/{n} | {hf_same}/{n} | {:.1} | {:.1} | {:.2}x | {:.1} | {:.1} | {:.2}x | {:.1} | {:.1} | {:.2}x |",
+                mbs(ids_secs),
+                mbs(sp.ids_secs),
+                sp.ids_secs / ids_secs,
+                mbs(pieces_secs),
+                mbs(sp.pieces_secs),
+                sp.pieces_secs / pieces_secs,
+                mbs(tk_secs),
+                mbs(hf_secs),
                 hf_secs / tk_secs,
-                sp_secs / ids_secs,
                 n = docs.len()
             ));
             eprintln!("{}", rows.last().map(String::as_str).unwrap_or_default());
         }
     }
     println!("\nsingle thread, MB/s of UTF-8 input (best of {PASSES}), documents of ~4 KiB, {max_bytes} bytes per corpus");
-    println!("tokenkit = Model::tokenize (ids, piece strings, offsets; what HF's encode also builds);");
-    println!("tokenkit ids = SentencePiece::encode_ids (ids only; what sentencepiece's encode returns)");
-    println!("| model | corpus | tokenkit = sp ids | HF(converted) = sp ids | tokenkit | tokenkit ids | sentencepiece | HF tokenizers | vs sp | vs HF | ids vs sp |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("ids: tokenkit encode_ids vs sentencepiece encode; pieces: tokenkit encode_pieces vs sentencepiece");
+    println!("encode(out_type=str); tokens: tokenkit tokenize (ids, pieces, offsets) vs HF tokenizers encode");
+    println!("| model | corpus | ids = sp | pieces = sp | HF ids = sp | ids tokenkit | ids sp | ids vs sp | pieces tokenkit | pieces sp | pieces vs sp | tokens tokenkit | HF | vs HF |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");
     }

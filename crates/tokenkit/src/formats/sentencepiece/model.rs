@@ -8,6 +8,7 @@
 //! looks at normalized output), so this one model does all three, on the raw input, and
 //! reports offsets as sentencepiece does (bytes of the original input).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -487,6 +488,19 @@ impl SentencePiece {
     /// Encodes `input` to ids.
     pub fn encode_ids(&self, input: &str) -> Result<Vec<u32>> {
         self.collect::<false, _>(input, |id, _, _| id)
+    }
+
+    /// Encodes `input` to pieces, as sentencepiece's `EncodeAsPieces`: each token's piece, or
+    /// for an unknown piece the normalized text it covers. Only those are allocated.
+    pub fn encode_pieces(&self, input: &str) -> Result<Vec<Cow<'_, str>>> {
+        let inner = &*self.inner;
+        self.collect::<false, _>(input, |id, piece, _| {
+            if id == inner.unk_id {
+                Cow::Owned(piece.to_owned())
+            } else {
+                Cow::Borrowed(inner.pieces[id as usize].as_str())
+            }
+        })
     }
 
     /// Decodes ids as sentencepiece's `DecodeIds` does.

@@ -36,8 +36,13 @@ fn load(p: &ModelProto) -> Result<SentencePiece> {
     SentencePiece::from_bytes(p.encode_to_vec(), "test.model")
 }
 
+/// Ids and pieces of `text`, the pieces as `tokenize` gives them; `encode_pieces` and
+/// `encode_ids` must give the same.
 fn pieces_of(m: &SentencePiece, text: &str) -> (Vec<u32>, Vec<String>) {
     let toks = m.tokenize(text).unwrap();
+    let pieces = m.encode_pieces(text).unwrap();
+    assert_eq!(pieces, toks.iter().map(|t| t.value.as_str()).collect::<Vec<_>>(), "encode_pieces {text:?}");
+    assert_eq!(m.encode_ids(text).unwrap(), toks.iter().map(|t| t.id).collect::<Vec<_>>(), "encode_ids {text:?}");
     (toks.iter().map(|t| t.id).collect(), toks.into_iter().map(|t| t.value).collect())
 }
 
@@ -112,6 +117,7 @@ fn byte_fallback_splits_unknown_chars() {
     let toks = m.tokenize("aé").unwrap();
     let got: Vec<_> = toks.iter().map(|t| (t.value.as_str(), t.offsets)).collect();
     assert_eq!(got, vec![("▁", (0, 0)), ("a", (0, 1)), ("<0xC3>", (1, 1)), ("<0xA9>", (1, 3))]);
+    assert_eq!(m.encode_pieces("aé").unwrap(), ["▁", "a", "<0xC3>", "<0xA9>"]);
     let ids: Vec<u32> = toks.iter().map(|t| t.id).collect();
     assert_eq!(m.decode_ids(&ids).unwrap(), "aé");
 }
