@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -65,8 +66,76 @@ FILE_TOKENIZERS = {
 BUILT_TOKENIZERS = {
     "gpt2_from_vocab_merges": ("registry/gpt2/vocab.json", "registry/gpt2/merges.txt"),
     "bert_uncased_from_vocab_txt": ("registry/bert_uncased/vocab.txt",),
+    # The Hub's ALBERT and T5 tokenizer.json layouts (transformers' converters before v4.4x)
+    # around ALBERT's SentencePiece model: see `_spm_hub_style`.
+    "albert_hub_style": ("registry/albert/spiece.model",),
+    "t5_hub_style": ("registry/albert/spiece.model",),
 }
 ALL_FIXTURE_TOKENIZERS = list(FILE_TOKENIZERS) + list(BUILT_TOKENIZERS)
+
+
+def proto_fields(buf: bytes):
+    """(field number, wire type, value) of a serialized protobuf message, top level only."""
+    i = 0
+    while i < len(buf):
+        key, i = _read_varint(buf, i)
+        tag, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = _read_varint(buf, i)
+        elif wire == 2:
+            n, i = _read_varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wire == 5:
+            v, i = struct.unpack("<f", buf[i:i + 4])[0], i + 4
+        elif wire == 1:
+            v, i = buf[i:i + 8], i + 8
+        else:
+            raise ValueError(f"wire type {wire}")
+        yield tag, wire, v
+
+
+def _read_varint(buf: bytes, i: int):
+    n = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def _spm_hub_style(model: Path, style: str):
+    """A Unigram tokenizer.json laid out as the Hub's ALBERT (`style` "albert") or T5 ("t5")
+    files are, built with the `tokenizers` API from a SentencePiece model: pieces and scores
+    from `sentencepiece`, the charsmap from the model proto; normalizers (ALBERT: quote
+    replaces, NFKD, StripAccents, Lowercase), Precompiled, Replace(Regex(" {2,}"), " "); then
+    WhitespaceSplit + Metaspace."""
+    import sentencepiece as spm
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    vocab = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    normalizer_spec = next(v for tag, _, v in proto_fields(model.read_bytes()) if tag == 3)
+    charsmap = next((v for tag, _, v in proto_fields(normalizer_spec) if tag == 2), b"")
+    tok = Tokenizer(models.Unigram(vocab, unk_id=sp.unk_id(), byte_fallback=False))
+    steps = []
+    if style == "albert":
+        steps = [normalizers.Replace("``", '"'), normalizers.Replace("''", '"'), normalizers.NFKD(),
+                 normalizers.StripAccents(), normalizers.Lowercase()]
+    tok.normalizer = normalizers.Sequence(steps + [normalizers.Precompiled(charsmap),
+                                                   normalizers.Replace(Regex(" {2,}"), " ")])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                                 pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")])
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    specials = [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if sp.is_control(i) or sp.is_unknown(i)]
+    tok.add_special_tokens(specials)
+    cls, sep = ("[CLS]", "[SEP]") if "[CLS]" in specials else (specials[0], specials[-1])
+    single = f"{cls}:0 $A:0 {sep}:0" if style == "albert" else f"$A:0 {sep}:0"
+    pair = f"{single} $B:1 {sep}:1"
+    tok.post_processor = processors.TemplateProcessing(
+        single=single, pair=pair, special_tokens=[(t, sp.piece_to_id(t)) for t in {cls, sep}])
+    return tok
 
 
 def build_fixture_tokenizer(name: str, out_dir: Path) -> Path:
@@ -88,6 +157,8 @@ def build_fixture_tokenizer(name: str, out_dir: Path) -> Path:
     if name == "gpt2_from_vocab_merges":
         tok = ByteLevelBPETokenizer(str(paths[0]), str(paths[1]))  # ByteLevel pre-tok/decoder/processor
         tok.add_special_tokens(["<|endoftext|>"])
+    elif name.endswith("_hub_style"):
+        tok = _spm_hub_style(paths[0], name.split("_")[0])
     else:
         tok = BertWordPieceTokenizer(str(paths[0]), lowercase=True)
     tmp = out.with_suffix(".tmp")

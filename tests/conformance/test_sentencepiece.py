@@ -234,48 +234,17 @@ UNIGRAM_MODELS = ["xlnet_base_cased", "botchan_unigram", "kyoto_ja_unigram", "al
 NBEST_CORPORA = [c for c in CORPORA if c.split("/")[0] in ("en", "ja", "zh", "mixed", "code")]
 
 
-def _proto_fields(buf: bytes):
-    """(field number, wire type, value) of a serialized protobuf message, top level only."""
-    i = 0
-    while i < len(buf):
-        key, i = _read_varint(buf, i)
-        tag, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _read_varint(buf, i)
-        elif wire == 2:
-            n, i = _read_varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wire == 5:
-            v, i = struct.unpack("<f", buf[i:i + 4])[0], i + 4
-        elif wire == 1:
-            v, i = buf[i:i + 8], i + 8
-        else:
-            raise ValueError(f"wire type {wire}")
-        yield tag, wire, v
-
-
-def _read_varint(buf: bytes, i: int):
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
 def _sp_nbest(sp, text: str, n: int):
     """sentencepiece's n-best list: [{"ids", "tokens", "score"}] from its serialized NBestSentencePieceText."""
     raw = sp._processor._NBestEncodeAsSerializedProto(text, n, False, False, False, False)
     out = []
-    for tag, _, spt in _proto_fields(raw):
+    for tag, _, spt in h.proto_fields(raw):
         if tag != 1:
             continue
         ids, tokens, score = [], [], 0.0
-        for t, _, v in _proto_fields(spt):
+        for t, _, v in h.proto_fields(spt):
             if t == 2:
-                fields = {ft: fv for ft, _, fv in _proto_fields(v)}
+                fields = {ft: fv for ft, _, fv in h.proto_fields(v)}
                 ids.append(fields.get(2, 0))
                 tokens.append(fields.get(1, b"").decode("utf-8"))
             elif t == 3:

@@ -1,6 +1,8 @@
 //! The normalizer chains of SentencePiece models converted to tokenizer.json (XLNet, ALBERT,
-//! T5): literal `Replace`s, `NFD`/`NFKD`, `StripAccents` and `Precompiled`, run without a
-//! `NormalizedString`.
+//! T5): literal `Replace`s, `NFD`/`NFKD`, `StripAccents`, `Lowercase` and `Precompiled`, run
+//! without a `NormalizedString`. Before a whitespace split, a last `Replace` of space runs by
+//! whitespace (T5's and ALBERT's `" {2,}"` → `" "`) changes nothing the split keeps, and is
+//! skipped.
 //!
 //! Most chars are *plain*: every step of the chain leaves them as they are, whatever their
 //! neighbours (not in a `Replace` pattern, their own decomposition and a starter, not a
@@ -36,6 +38,8 @@ mod props {
     pub const COMBINING: u8 = 4;
     /// A grapheme boundary separates the char from any neighbour that has this property too.
     pub const ISOLATED: u8 = 8;
+    /// The char is its own lowercase.
+    pub const LOWER_SELF: u8 = 16;
 }
 
 static UNICODE_PROPS: CharMemo = CharMemo::new();
@@ -63,6 +67,9 @@ fn compute_props(c: char) -> u8 {
     if is_combining_mark(c) {
         p |= props::COMBINING;
     }
+    if c.to_lowercase().eq([c]) {
+        p |= props::LOWER_SELF;
+    }
     // A char that breaks from an ordinary letter on both sides and from itself has no
     // grapheme rule joining it to another such char, but CR (CR LF).
     let mut buf = String::with_capacity(16);
@@ -84,6 +91,7 @@ enum Step<'a> {
     Nfd,
     Nfkd,
     StripAccents,
+    Lowercase,
     Precompiled(&'a Precompiled),
 }
 
@@ -100,6 +108,7 @@ impl<'a> Step<'a> {
             NormalizerWrapper::NFD(_) => Step::Nfd,
             NormalizerWrapper::NFKD(_) => Step::Nfkd,
             NormalizerWrapper::StripAccents(_) => Step::StripAccents,
+            NormalizerWrapper::Lowercase(_) => Step::Lowercase,
             NormalizerWrapper::Precompiled(p) => Step::Precompiled(p),
             _ => return None,
         })
@@ -128,15 +137,30 @@ pub(crate) struct Scratch {
     text: String,
 }
 
+/// Whether `n` replaces runs of spaces, and nothing else, by whitespace: all a whitespace
+/// split that follows it removes, whatever it replaced them with.
+fn replaces_space_runs_by_whitespace(n: &NormalizerWrapper) -> bool {
+    let NormalizerWrapper::Replace(r) = n else { return false };
+    let runs = matches!(r.pattern(), ReplacePattern::Regex(p) if [" {2,}", " +", " {1,}"].contains(&p.as_str()));
+    runs && r.content().chars().all(char::is_whitespace)
+}
+
 impl<'a> Chain<'a> {
     /// The chain of `normalizer` (`None`: no normalizer), when it is made of the steps above
-    /// only (one `Precompiled` at most) and its `Replace` patterns are non-empty ASCII literals.
-    pub(crate) fn new(normalizer: Option<&'a NormalizerWrapper>) -> Option<Self> {
-        let list = match normalizer {
+    /// only (one `Precompiled` at most) and its `Replace` patterns are non-empty ASCII literals;
+    /// with `whitespace_split` (the chain's output is split at whitespace, which is dropped), a
+    /// last `Replace` of space runs by whitespace is allowed too, and skipped.
+    pub(crate) fn new(normalizer: Option<&'a NormalizerWrapper>, whitespace_split: bool) -> Option<Self> {
+        let mut list = match normalizer {
             None => &[][..],
             Some(NormalizerWrapper::Sequence(s)) => s.get_normalizers(),
             Some(n) => std::slice::from_ref(n),
         };
+        if let Some((last, rest)) = list.split_last() {
+            if whitespace_split && replaces_space_runs_by_whitespace(last) {
+                list = rest;
+            }
+        }
         let mut chain = Chain { list, plain_ascii: !(1u128 << b'\r'), required: 0, forbidden: 0, precompiled: None };
         for n in list {
             match Step::of(n)? {
@@ -148,6 +172,12 @@ impl<'a> Chain<'a> {
                 Step::Nfd => chain.required |= props::NFD_SELF,
                 Step::Nfkd => chain.required |= props::NFKD_SELF,
                 Step::StripAccents => chain.forbidden |= props::COMBINING,
+                Step::Lowercase => {
+                    chain.required |= props::LOWER_SELF;
+                    for b in b'A'..=b'Z' {
+                        chain.plain_ascii &= !(1u128 << b);
+                    }
+                }
                 Step::Precompiled(p) => {
                     if chain.precompiled.replace(p).is_some() {
                         return None;
@@ -251,6 +281,14 @@ impl<'a> Chain<'a> {
                     }
                 }
                 Step::StripAccents => next.extend(cur.iter().filter(|x| !is_combining_mark(x.0))),
+                Step::Lowercase => {
+                    // `NormalizedString::lowercase`: the first char of each lowercase replaces
+                    // its char, the others are inserted after it.
+                    let lower = cur.iter().flat_map(|x| x.0.to_lowercase().enumerate().map(|(i, l)| (l, isize::from(i > 0))));
+                    if !transform(cur, lower, at, next) {
+                        return false;
+                    }
+                }
                 Step::Precompiled(p) => {
                     // Chars that are each a grapheme the charsmap keeps: nothing changes.
                     if cur.iter().all(|&(c, _)| self.kept_alone(p, c)) {
@@ -342,7 +380,7 @@ fn transform(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::normalizers::{Replace, StripAccents, NFKD};
+    use crate::normalizers::{Lowercase, Replace, StripAccents, NFKD};
     use crate::tokenizer::{NormalizedString, Normalizer};
 
     fn precompiled() -> Option<Precompiled> {
@@ -369,11 +407,19 @@ mod tests {
             NFKD.into(),
             StripAccents.into(),
         ]))];
+        let NormalizerWrapper::Sequence(s) = &chains[0] else { unreachable!() };
+        let mut lowercased = s.get_normalizers().to_vec();
+        lowercased.push(Lowercase.into());
+        chains.push(NormalizerWrapper::Sequence(crate::normalizers::Sequence::new(lowercased.clone())));
+        chains.push(Lowercase.into());
         if let Some(p) = precompiled() {
             let NormalizerWrapper::Sequence(s) = &chains[0] else { unreachable!() };
             let mut with = s.get_normalizers().to_vec();
             with.push(p.clone().into());
             chains.push(NormalizerWrapper::Sequence(crate::normalizers::Sequence::new(with)));
+            // ALBERT's chain: quotes, NFKD, StripAccents, Lowercase, then the charsmap.
+            lowercased.push(p.clone().into());
+            chains.push(NormalizerWrapper::Sequence(crate::normalizers::Sequence::new(lowercased)));
             chains.push(p.into());
         }
         let texts = [
@@ -392,10 +438,12 @@ mod tests {
             "ﬁ ligature ½ ⅓ ㍿ ℡ ™",
             "tab\tnl\nnbsp\u{a0}zwsp\u{200b}x",
             "क्षि हिन्दी",
+            "Upper CASE İstanbul ΣΑΣ Ǆemal ẞ Ⅻ ＡＢＣ Å\u{30A}",
+            "\u{130}\u{301} at the start",
         ];
         let mut scratch = Scratch::default();
         for n in &chains {
-            let chain = Chain::new(Some(n)).expect("a supported chain");
+            let chain = Chain::new(Some(n), false).expect("a supported chain");
             let mut direct = 0;
             for text in texts {
                 let mut got = Vec::new();

@@ -142,7 +142,7 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
                 PreTokenizerWrapper::Metaspace(m) => (m, false),
                 p => (whitespace_metaspace(p)?, true),
             };
-            let chain = Chain::new(n.as_ref())?;
+            let chain = Chain::new(n.as_ref(), whitespace_split)?;
             Some(Plan {
                 model,
                 form: Form::Chain { chain, scheme: m.prepend_scheme, whitespace_split },
