@@ -35,6 +35,7 @@ impl PyChatTemplate {
     /// Renders one conversation. `messages_json` is a JSON array of messages; `tools_json` and
     /// `documents_json` JSON arrays or None; `kwargs_json` a JSON object of template variables
     /// (special tokens first, then the caller's keyword arguments).
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of transformers' apply_chat_template
     #[pyo3(signature = (messages_json, add_generation_prompt = false, continue_final_message = None, tools_json = None, documents_json = None, kwargs_json = None))]
     fn render(
         &self,

@@ -130,8 +130,8 @@ impl PyEncoding {
     }
 
     #[getter]
-    fn ids(&self) -> Vec<u32> {
-        self.enc.get_ids().to_vec()
+    fn ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        crate::ids::list(py, self.enc.get_ids())
     }
     #[getter]
     fn tokens(&self) -> Vec<String> {

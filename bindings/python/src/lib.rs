@@ -17,6 +17,7 @@ mod component;
 mod decode_stream;
 mod encoding;
 mod errors;
+mod ids;
 mod numpy;
 mod pool;
 mod tiktoken;

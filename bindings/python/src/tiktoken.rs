@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use tokenkit::tiktoken::{Encoding, SpecialTokens};
 
 use crate::errors::{catch, guard, panic_err, tk_err};
-use crate::{numpy, pool};
+use crate::{ids, numpy, pool};
 
 /// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
 #[pyclass(module = "tokenkit", name = "TiktokenCore", frozen)]
@@ -50,6 +50,15 @@ fn decode_err(e: tokenkit::Error) -> PyErr {
     match e {
         tokenkit::Error::IdOutOfRange { id, .. } => PyKeyError::new_err(format!("Invalid token for decoding: {id}")),
         e => tk_err(e),
+    }
+}
+
+impl PyTiktokenCore {
+    /// The ids of `text` with tiktoken's special-token policy, as a vector.
+    fn encode_ids(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let enc = self.enc.clone();
+        run_one(py, || enc.encode(text, &allowed, &disallowed))
     }
 }
 
@@ -112,21 +121,19 @@ impl PyTiktokenCore {
     }
 
     /// The ids of `text`; special tokens are ordinary text.
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
         let enc = self.enc.clone();
-        run_one(py, || enc.encode_ordinary(text))
+        ids::list(py, &run_one(py, || enc.encode_ordinary(text))?)
     }
 
     /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
-    fn encode(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
-        let enc = self.enc.clone();
-        run_one(py, || enc.encode(text, &allowed, &disallowed))
+    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        ids::list(py, &self.encode_ids(py, text, allowed_special, disallowed_special)?)
     }
 
     /// `encode` as a 1-D `numpy.uint32` array.
     fn encode_to_numpy(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        let ids = self.encode(py, text, allowed_special, disallowed_special)?;
+        let ids = self.encode_ids(py, text, allowed_special, disallowed_special)?;
         numpy::u32_array(py, &ids, &[ids.len()])
     }
 
@@ -138,22 +145,24 @@ impl PyTiktokenCore {
     }
 
     /// `encode_ordinary` of each text, in parallel.
-    fn encode_ordinary_batch(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Bound<'py, PyList>> {
         let enc = self.enc.clone();
-        run(py, || {
+        let rows = run(py, || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             enc.encode_ordinary_batch(&refs)
-        })
+        })?;
+        ids::lists(py, &rows)
     }
 
     /// `encode` of each text, in parallel.
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<String>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u32>>> {
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let enc = self.enc.clone();
-        run(py, || {
+        let rows = run(py, || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             enc.encode_batch(&refs, &allowed, &disallowed)
-        })
+        })?;
+        ids::lists(py, &rows)
     }
 
     /// tiktoken's `encode_with_unstable`: the stable ids and the possible completions
