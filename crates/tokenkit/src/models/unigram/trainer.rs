@@ -23,7 +23,6 @@
 
 mod lattice;
 mod suffix;
-mod trie;
 #[cfg(test)]
 mod tests;
 

@@ -1,6 +1,9 @@
 //! A byte trie over the Unigram pieces as a double array: the child of state `s` on byte `b`
 //! is `t = base[s] + b`, valid when `check[t] == s`, so each byte of a prefix search costs
-//! one array access (the Viterbi calls it at every char of every input).
+//! one array access (the Viterbi calls it at every char of every input, the trainer's at
+//! every position of its corpus).
+
+use rayon::prelude::*;
 
 /// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
@@ -70,13 +73,6 @@ impl UsedSlots {
     }
 }
 
-/// A node of the pointer trie the double array is built from.
-#[derive(Default)]
-struct BuildNode {
-    id: Option<(u32, f32)>,
-    children: Vec<(u8, usize)>,
-}
-
 impl Trie {
     /// Builds the trie; a piece listed twice keeps its last id.
     pub fn new<'a>(pieces: impl IntoIterator<Item = (&'a str, u32)>) -> Self {
@@ -85,64 +81,69 @@ impl Trie {
 
     /// Builds the trie with a score per piece (see [`Self::common_prefixes_scored`]); a piece
     /// listed twice keeps its last id and score.
+    ///
+    /// The double array is laid out straight from the sorted pieces (no pointer trie first:
+    /// the Unigram trainer builds it over up to a million seed pieces), breadth first: the
+    /// children of each state get the first base where all their slots are free, found by
+    /// walking a bitset of used slots.
     pub fn with_scores<'a>(pieces: impl IntoIterator<Item = (&'a str, u32, f32)>) -> Self {
-        let mut nodes = vec![BuildNode::default()];
-        for (piece, id, score) in pieces {
-            let mut node = 0usize;
-            for &b in piece.as_bytes() {
-                node = match nodes[node].children.iter().find(|&&(c, _)| c == b) {
-                    Some(&(_, next)) => next,
-                    None => {
-                        let next = nodes.len();
-                        nodes.push(BuildNode::default());
-                        nodes[node].children.push((b, next));
-                        next
-                    }
-                };
-            }
-            nodes[node].id = Some((id, score));
+        // A stable sort keeps equal pieces in input order, so the last one given wins below.
+        let mut keys: Vec<(&[u8], u32, f32)> = pieces.into_iter().map(|(p, id, score)| (p.as_bytes(), id, score)).collect();
+        if keys.len() > 1 << 16 {
+            keys.par_sort_by(|a, b| a.0.cmp(b.0));
+        } else {
+            keys.sort_by(|a, b| a.0.cmp(b.0));
         }
-        // Place states breadth first: each node's children get the first base where all
-        // their slots are free, found by walking the free slots (a bitset of used slots).
-        let (root_id, root_score) = nodes[0].id.unwrap_or((NONE, 0.0));
         // The root is nobody's child: its check matches no state.
-        let mut units = vec![Unit { base: 0, check: NONE, id: root_id, score: root_score }];
+        let mut units = vec![Unit { check: NONE, ..FREE }];
         let mut used = UsedSlots::default();
         used.set(0);
-        let mut state_of = vec![0u32; nodes.len()];
-        let mut queue = std::collections::VecDeque::from([0usize]);
+        // (state, first key, end key, depth) of the keys below each state, which share their
+        // first `depth` bytes.
+        let mut queue = std::collections::VecDeque::from([(0u32, 0usize, keys.len(), 0usize)]);
+        let mut kids: Vec<(u8, usize, usize)> = Vec::new();
+        // No free slot below `cursor`.
         let mut cursor = 1usize;
-        while let Some(n) = queue.pop_front() {
-            let mut kids = std::mem::take(&mut nodes[n].children);
-            if kids.is_empty() {
+        while let Some((state, mut lo, hi, depth)) = queue.pop_front() {
+            // The keys that end at this state sort first.
+            while lo < hi && keys[lo].0.len() == depth {
+                let unit = &mut units[state as usize];
+                (unit.id, unit.score) = (keys[lo].1, keys[lo].2);
+                lo += 1;
+            }
+            if lo == hi {
                 continue;
             }
-            kids.sort_unstable_by_key(|&(b, _)| b);
-            let first = kids[0].0 as usize;
+            kids.clear();
+            let mut start = lo;
+            for k in lo + 1..=hi {
+                if k == hi || keys[k].0[depth] != keys[start].0[depth] {
+                    kids.push((keys[start].0[depth], start, k));
+                    start = k;
+                }
+            }
             // Holes more than `WINDOW` slots behind the end are given up: else each placement
             // would walk over all of them (most of the build time of a large vocabulary).
             cursor = used.next_free(cursor.max(units.len().saturating_sub(WINDOW)));
+            let first = kids[0].0 as usize;
             let mut slot = used.next_free(cursor.max(first + 1));
             let base = loop {
                 let base = slot - first;
-                if kids.iter().all(|&(b, _)| !used.get(base + b as usize)) {
+                if kids.iter().all(|&(b, _, _)| !used.get(base + b as usize)) {
                     break base;
                 }
                 slot = used.next_free(slot + 1);
             };
-            let s = state_of[n];
-            units[s as usize].base = base as u32;
-            let last = base + kids.last().map_or(0, |&(b, _)| b as usize);
+            units[state as usize].base = base as u32;
+            let last = base + kids.last().map_or(0, |&(b, _, _)| b as usize);
             if units.len() <= last {
                 units.resize(last + 1, FREE);
             }
-            for &(b, child) in kids.iter() {
+            for &(b, klo, khi) in &kids {
                 let t = base + b as usize;
                 used.set(t);
-                let (id, score) = nodes[child].id.unwrap_or((NONE, 0.0));
-                units[t] = Unit { base: 0, check: s, id, score };
-                state_of[child] = t as u32;
-                queue.push_back(child);
+                units[t] = Unit { check: state, ..FREE };
+                queue.push_back((t as u32, klo, khi, depth + 1));
             }
         }
         // Every lookup `base + b` with b < 256 stays in bounds.
