@@ -4,3 +4,4 @@ pub mod byte_level;
 pub(crate) mod char_memo;
 pub mod pattern;
 pub mod regex;
+pub(crate) mod used_slots;

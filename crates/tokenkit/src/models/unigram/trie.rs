@@ -5,6 +5,8 @@
 
 use rayon::prelude::*;
 
+use crate::utils::used_slots::UsedSlots;
+
 /// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
 
@@ -36,40 +38,6 @@ pub struct Trie {
 impl Default for Trie {
     fn default() -> Self {
         Self::new(std::iter::empty())
-    }
-}
-
-/// Which slots of the double array are taken (a growable bitset).
-#[derive(Default)]
-struct UsedSlots(Vec<u64>);
-
-impl UsedSlots {
-    fn get(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
-    }
-    fn set(&mut self, i: usize) {
-        if self.0.len() <= i / 64 {
-            self.0.resize(i / 64 + 1, 0);
-        }
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-    /// The first free slot at or after `i`.
-    fn next_free(&self, i: usize) -> usize {
-        let mut w = i / 64;
-        let mut bits = match self.0.get(w) {
-            Some(&x) => !x & (u64::MAX << (i % 64)),
-            None => return i,
-        };
-        loop {
-            if bits != 0 {
-                return w * 64 + bits.trailing_zeros() as usize;
-            }
-            w += 1;
-            match self.0.get(w) {
-                Some(&x) => bits = !x,
-                None => return w * 64,
-            }
-        }
     }
 }
 
