@@ -32,6 +32,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use super::chars::CharIds;
 use super::word::MergeMap;
@@ -161,21 +162,36 @@ impl Trie {
     /// The longest token that `text` starts with ([`NONE`] when none) and its length.
     #[inline]
     fn longest_prefix(&self, text: &[u8]) -> (u32, usize) {
+        self.walk(text).0
+    }
+
+    /// [`Trie::longest_prefix`] of `text`, and [`Trie::exact`] of it, in one walk: down as far
+    /// as `text` goes, then back up (by the parent links) to the deepest reachable token,
+    /// which is usually at most a byte or two up.
+    #[inline]
+    fn walk(&self, text: &[u8]) -> ((u32, usize), u32) {
         let slots = self.slots.as_slice();
         let mut node = 0usize;
-        let mut best = (NONE, 0);
-        for (i, &b) in text.iter().enumerate() {
+        let mut depth = 0;
+        for &b in text {
             let next = slots[node].base as usize + usize::from(b);
-            let Some(s) = slots.get(next).filter(|s| s.check as usize == node) else {
-                break;
-            };
+            match slots.get(next) {
+                Some(s) if s.check as usize == node => node = next,
+                _ => break,
+            }
+            depth += 1;
+        }
+        let exact = if depth == text.len() { slots[node].token } else { NONE };
+        while node != 0 {
+            let s = &slots[node];
             // Neither NONE nor an unreachable token.
             if s.token < UNREACHABLE_BIT {
-                best = (s.token, i + 1);
+                return ((s.token, depth), exact);
             }
-            node = next;
+            node = s.check as usize;
+            depth -= 1;
         }
-        best
+        ((NONE, 0), exact)
     }
 
     /// The token that is `text` exactly (with [`UNREACHABLE_BIT`] when it is not reachable),
@@ -195,20 +211,52 @@ impl Trie {
     }
 }
 
-/// Source of [`Backtracker::serial`] numbers.
-static SERIAL: AtomicU64 = AtomicU64::new(0);
-
 /// The most symbols [`Backtracker::merge_short`] takes.
 pub const SHORT: usize = 8;
 
-/// Entries of the per-thread memo of pair validity; a power of two.
-const MEMO: usize = 1 << 15;
+/// The first step of an encoding: the longest reachable token the text starts with
+/// ([`NONE`] when none) and its length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Start((u32, usize));
+
+/// A trie token as a whole-piece token: [`NONE`], or the id without [`UNREACHABLE_BIT`].
+#[inline]
+fn whole(t: u32) -> u32 {
+    if t == NONE {
+        NONE
+    } else {
+        t & !UNREACHABLE_BIT
+    }
+}
+
+/// Entries of the memo of pair validity; a power of two.
+const MEMO: usize = 1 << 16;
+
+/// A direct-mapped memo of [`Backtracker::is_valid_pair`] shared by the threads that encode
+/// with one encoder (allocated on first use): an entry is `(a << 32 | b) << 1 | valid`
+/// (ids are below 2^31), `u64::MAX` when free. Each entry is one atomic word that names its
+/// pair, so a relaxed load sees either a whole answer for its pair or a miss; threads that
+/// race on a slot only evict each other's entries. Shared, it is warm for every thread of a
+/// batch, not once per thread.
+#[derive(Debug, Default)]
+struct PairMemo(OnceLock<Box<[AtomicU64]>>);
+
+impl Clone for PairMemo {
+    /// A clone starts empty (the memo is a cache).
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PairMemo {
+    fn slots(&self) -> &[AtomicU64] {
+        self.0.get_or_init(|| (0..MEMO).map(|_| AtomicU64::new(u64::MAX)).collect())
+    }
+}
 
 /// The linear-time encoder of a BPE model's long words (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Backtracker {
-    /// Unique per encoder, so a scratch memo filled by another encoder is never read.
-    serial: u64,
     trie: Trie,
     info: Vec<TokenInfo>,
     steps: Vec<Step>,
@@ -216,6 +264,7 @@ pub struct Backtracker {
     /// Which pairs may be merges: the validity test asks mostly about pairs that are not, and
     /// this small filter answers those without a miss in the (large) merge table.
     pair_filter: PairFilter,
+    memo: PairMemo,
 }
 
 /// A blocked Bloom filter of pairs: two bits in one word per pair, about 8 to 16 bits per
@@ -261,10 +310,6 @@ impl PairFilter {
 pub struct BacktrackScratch {
     /// Bit `p` set: position `p` may still lead to the end.
     alive: Vec<u64>,
-    /// The encoder whose results `memo` holds.
-    owner: u64,
-    /// Direct-mapped memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b) << 1 | valid`.
-    memo: Vec<u64>,
 }
 
 impl Backtracker {
@@ -333,12 +378,12 @@ impl Backtracker {
             info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]).0;
         }
         Some(Self {
-            serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
             trie,
             info,
             steps,
             merges: merges.clone(),
             pair_filter: PairFilter::new(merges),
+            memo: PairMemo::default(),
         })
     }
 
@@ -346,12 +391,15 @@ impl Backtracker {
     /// gives it) or the encoder was built with `whole_tokens`; else [`NONE`].
     #[inline]
     pub(crate) fn whole_token(&self, text: &[u8]) -> u32 {
-        let t = self.trie.exact(text);
-        if t == NONE {
-            NONE
-        } else {
-            t & !UNREACHABLE_BIT
-        }
+        whole(self.trie.exact(text))
+    }
+
+    /// Where the encoding of `text` starts, in one trie walk: [`Backtracker::whole_token`] of
+    /// it, and the first step for [`Backtracker::encode_from`].
+    #[inline]
+    pub(crate) fn start(&self, text: &[u8]) -> (u32, Start) {
+        let (first, exact) = self.trie.walk(text);
+        (whole(exact), Start(first))
     }
 
     #[inline]
@@ -435,30 +483,38 @@ impl Backtracker {
     /// or raw bytes), appending its token ids to `out`; returns false, with `out` as it was,
     /// when some char of `text` is not a token.
     pub fn encode(&self, text: &[u8], out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
+        self.encode_from(text, Start(self.trie.longest_prefix(text)), out, scratch)
+    }
+
+    /// [`Backtracker::encode`] from the first step [`Backtracker::start`] gave for `text`.
+    pub(crate) fn encode_from(
+        &self,
+        text: &[u8],
+        start: Start,
+        out: &mut Vec<u32>,
+        scratch: &mut BacktrackScratch,
+    ) -> bool {
         let n = text.len();
         let base = out.len();
-        if scratch.owner != self.serial {
-            scratch.owner = self.serial;
-            scratch.memo.clear();
-            scratch.memo.resize(MEMO, u64::MAX);
-        }
-        let memo = &mut scratch.memo;
-        // A memo entry is `(a << 32 | b) << 1 | valid` (ids are below 2^31).
-        let mut valid = |a: u32, b: u32| {
+        let memo = self.memo.slots();
+        let valid = |a: u32, b: u32| {
             let key = ((u64::from(a) << 32) | u64::from(b)) << 1;
             let at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize;
-            let slot = &mut memo[at & (MEMO - 1)];
-            if *slot | 1 != key | 1 {
-                *slot = key | u64::from(self.is_valid_pair(a, b));
+            let slot = &memo[at & (MEMO - 1)];
+            let entry = slot.load(Ordering::Relaxed);
+            if entry | 1 == key | 1 {
+                return entry & 1 == 1;
             }
-            *slot & 1 == 1
+            let v = self.is_valid_pair(a, b);
+            slot.store(key | u64::from(v), Ordering::Relaxed);
+            v
         };
         let alive = &mut scratch.alive;
         alive.clear();
         alive.resize(n / 64 + 1, u64::MAX);
         let is_alive = |alive: &[u64], p: usize| alive[p / 64] >> (p % 64) & 1 == 1;
         let mut pos = 0;
-        let (mut t, mut len) = self.trie.longest_prefix(text);
+        let Start((mut t, mut len)) = start;
         while pos < n {
             // The longest token at `pos` that leads on and fits the token before it.
             while t != NONE {

@@ -95,11 +95,11 @@ impl ByteLevelBpe {
         if piece.is_empty() {
             return;
         }
-        if let Some(id) = self.whole(piece) {
-            emit(id, piece.len() as u32);
-            return;
-        }
         if piece.len() <= SHORT {
+            if let Some(id) = self.whole(piece) {
+                emit(id, piece.len() as u32);
+                return;
+            }
             let mut ids = [0u32; SHORT];
             for (id, &b) in ids.iter_mut().zip(piece) {
                 *id = self.byte_ids[usize::from(b)];
@@ -108,6 +108,12 @@ impl ByteLevelBpe {
             for &id in &ids[..n] {
                 emit(id, self.backtracker.token_len(id));
             }
+            return;
+        }
+        // One trie walk finds the whole-piece token or the search's first step.
+        let (whole, start) = self.backtracker.start(piece);
+        if whole != NONE {
+            emit(whole, piece.len() as u32);
             return;
         }
         SCRATCH.with(|cell| {
@@ -119,7 +125,7 @@ impl ByteLevelBpe {
             };
             ids.clear();
             // Every byte is a token, so the search always reaches the end.
-            let done = self.backtracker.encode(piece, ids, backtrack);
+            let done = self.backtracker.encode_from(piece, start, ids, backtrack);
             debug_assert!(done);
             for &id in ids.iter() {
                 emit(id, self.backtracker.token_len(id));

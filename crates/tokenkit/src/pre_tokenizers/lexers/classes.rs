@@ -93,20 +93,17 @@ fn class_above_bmp(cp: u32) -> Class {
 }
 
 /// The code point starting at byte `i` of `s` (a char boundary of valid UTF-8) and its
-/// length, decoded without a loop.
+/// length, decoded without a loop (one length check per char; a truncated sequence, which
+/// valid UTF-8 never has, reads as U+FFFD).
 #[inline(always)]
 fn decode_at(s: &[u8], i: usize) -> (u32, usize) {
-    let b0 = u32::from(s[i]);
-    if b0 < 0x80 {
-        return (b0, 1);
-    }
-    let cont = |k: usize| u32::from(s[i + k] & 0x3F);
-    if b0 < 0xE0 {
-        (((b0 & 0x1F) << 6) | cont(1), 2)
-    } else if b0 < 0xF0 {
-        (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
-    } else {
-        (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
+    let cont = |b: u8| u32::from(b & 0x3F);
+    match s[i..] {
+        [b0, ..] if b0 < 0x80 => (u32::from(b0), 1),
+        [b0, b1, ..] if b0 < 0xE0 => (((u32::from(b0) & 0x1F) << 6) | cont(b1), 2),
+        [b0, b1, b2, ..] if b0 < 0xF0 => (((u32::from(b0) & 0x0F) << 12) | (cont(b1) << 6) | cont(b2), 3),
+        [b0, b1, b2, b3, ..] => (((u32::from(b0) & 0x07) << 18) | (cont(b1) << 12) | (cont(b2) << 6) | cont(b3), 4),
+        _ => (0xFFFD, 1),
     }
 }
 
@@ -187,6 +184,13 @@ pub fn whitespace_match(text: &[u8], start: usize) -> (usize, usize) {
     let mut last_start = start;
     let mut i = start;
     while i < text.len() {
+        if text[i] == b' ' {
+            // A run of spaces (the indentation of code and man pages) in one step.
+            let run = text[i..].iter().position(|&b| b != b' ').unwrap_or(text.len() - i);
+            last_start = i + run - 1;
+            i += run;
+            continue;
+        }
         let (c, k, len) = char_class_at(text, i);
         if k & WS == 0 {
             break;

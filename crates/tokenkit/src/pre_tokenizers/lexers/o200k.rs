@@ -12,7 +12,10 @@
 //! branch with and without it; within the first branch `U*` gives back chars until a `W`
 //! follows. The lexer reproduces exactly that order.
 
-use super::classes::{ascii_class, ascii_run, char_class_at, class_at, is_other, run_while, whitespace_match, Class, L, LL, LM, LO, LT, LU, M, N};
+use super::classes::{
+    ascii_class, ascii_run, char_class_at, class_at, is_other, run_while, whitespace_match, Class, L, LL, LM, LO, LT, LU,
+    M, N, WS,
+};
 
 /// The o200k pattern, as tiktoken writes it.
 pub const O200K_PATTERN: &str = concat!(
@@ -164,7 +167,9 @@ impl O200kLexer<'_> {
             let e = ascii_run(t, first, is_other)?;
             return Some(t[e..].iter().position(|&b| !matches!(b, b'\r' | b'\n' | b'/')).map_or(t.len(), |n| e + n));
         }
-        None
+        // Whitespace that no letter or other char follows (or CR, LF, which take no prefix):
+        // only the whitespace branches are left.
+        (k0 & WS != 0).then(|| whitespace_match(t, start).0)
     }
 
     /// The end of the match at `start`, following the pattern's branches in order.
