@@ -80,12 +80,11 @@ pub(crate) struct BpeTables {
     /// equal scores sharing a rank): merging the lowest rank first, leftmost on ties, is
     /// merging the highest score first, leftmost on ties. `NONE` for other pieces.
     ranks: Vec<u32>,
-    /// One bit per piece id: set when the id is on either side of some pair of `merges`.
-    in_merge: Vec<u64>,
-    /// Char, by [`char_key`] → id of the piece that is that char (any type, as `PieceToId`).
-    chars: IdMap<u32>,
-    /// The same for ASCII, by byte (128 entries; empty for no model).
-    ascii: Vec<u32>,
+    /// Per BMP code point: the id of the piece that is that char (any type, as `PieceToId`),
+    /// with [`FREE`] set when no pair has it on either side; `NONE` when it is no piece.
+    bmp: Vec<u32>,
+    /// The same for chars beyond the BMP, by code point.
+    astral: IdMap<u32>,
     /// Some mergeable piece contains a char that is not a piece by itself, so a symbol that
     /// is no piece may still merge (otherwise such symbols are skipped without a lookup).
     orphan_chars: bool,
@@ -107,45 +106,56 @@ impl BpeTables {
         mergeable: &VocabMap,
         any_unused: bool,
     ) -> Self {
-        let mut t = Self { ascii: vec![NONE; 128], ..Default::default() };
+        let mut t = Self { bmp: vec![NONE; 0x10000], ..Default::default() };
         t.ranks = score_ranks(scores, mergeable);
+        // Chars first (without flags), for the orphan test below.
         for (id, p) in pieces.iter().enumerate() {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
                 // `piece_to_id` keeps one id per text; pieces are unique, so this is it.
-                if c.is_ascii() {
-                    t.ascii[c as usize] = id as u32;
-                }
-                t.chars.insert(char_key(p.as_bytes()), id as u32);
+                t.set_entry(c, id as u32);
             }
         }
         let mut results = std::collections::HashSet::new();
+        let mut in_merge = std::collections::HashSet::new();
         for (p, &id) in mergeable {
-            t.orphan_chars |= p.char_indices().any(|(i, c)| !t.chars.contains_key(&char_key(&p.as_bytes()[i..i + c.len_utf8()])));
+            t.orphan_chars |= p.chars().any(|c| t.entry(c) == NONE);
             for (k, _) in p.char_indices().skip(1) {
                 if let (Some(&l), Some(&r)) = (piece_to_id.get(&p[..k]), piece_to_id.get(&p[k..])) {
                     t.merges.insert((l, r), (t.ranks[id as usize], id));
                     results.insert(id);
-                    for side in [l, r] {
-                        let word = side as usize / 64;
-                        if word >= t.in_merge.len() {
-                            t.in_merge.resize(word + 1, 0);
-                        }
-                        t.in_merge[word] |= 1 << (side % 64);
-                    }
+                    in_merge.extend([l, r]);
                 }
+            }
+        }
+        for (id, p) in pieces.iter().enumerate() {
+            let mut cs = p.chars();
+            if let (Some(c), None) = (cs.next(), cs.next()) {
+                let id = id as u32;
+                t.set_entry(c, if in_merge.contains(&id) { id } else { id | FREE });
             }
         }
         let distinct_ranks: std::collections::HashSet<u32> = results.iter().map(|&id| t.ranks[id as usize]).collect();
         t.scan_exact = distinct_ranks.len() == results.len();
-        t.cut = !t.orphan_chars && !any_unused;
+        // Ids must leave the `FREE` bit clear.
+        t.cut = !t.orphan_chars && !any_unused && pieces.len() < FREE as usize;
         t
     }
 
-    /// Whether no pair has `id` on either side: a symbol of that id never merges.
-    #[inline]
-    fn is_free(&self, id: u32) -> bool {
-        self.in_merge.get(id as usize / 64).is_none_or(|w| w & (1 << (id % 64)) == 0)
+    fn set_entry(&mut self, c: char, entry: u32) {
+        match self.bmp.get_mut(c as usize) {
+            Some(e) => *e = entry,
+            None => {
+                self.astral.insert(c as u32, entry);
+            }
+        }
+    }
+
+    fn entry(&self, c: char) -> u32 {
+        match self.bmp.get(c as usize) {
+            Some(&e) => e,
+            None => self.astral.get(&(c as u32)).copied().unwrap_or(NONE),
+        }
     }
 
     /// The piece `l` and `r` merge into, by their ids: `(rank, id)`.
@@ -154,15 +164,32 @@ impl BpeTables {
         self.merges.get(&(l, r)).copied()
     }
 
-    /// The id of the piece that is the char `c` (its UTF-8 bytes), `NONE` if there is none.
+    /// The char at `bytes[pos]` (a char boundary of UTF-8 text): its length in bytes and its
+    /// entry (the id of the piece it is, with [`FREE`] when that never merges; `NONE`).
     #[inline]
-    fn char_id(&self, c: &[u8]) -> u32 {
-        if let Some(&id) = self.ascii.get(c[0] as usize) {
-            return id;
+    fn char_at(&self, bytes: &[u8], pos: usize) -> (usize, u32) {
+        let b0 = bytes[pos];
+        if b0 < 0x80 {
+            return (1, self.bmp[b0 as usize]);
         }
-        self.chars.get(&char_key(c)).copied().unwrap_or(NONE)
+        let len = utf8_len(b0).min(bytes.len() - pos);
+        let cont = |k: usize| u32::from(bytes[pos + k] & 0x3F);
+        let entry = match len {
+            2 => self.bmp[(u32::from(b0 & 0x1F) << 6 | cont(1)) as usize],
+            3 => self.bmp[(u32::from(b0 & 0x0F) << 12 | cont(1) << 6 | cont(2)) as usize],
+            4 => {
+                let c = u32::from(b0 & 0x07) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3);
+                self.astral.get(&c).copied().unwrap_or(NONE)
+            }
+            _ => NONE,
+        };
+        (len, entry)
     }
 }
+
+/// Flag of a char entry in [`BpeTables`]: the char's piece is on neither side of any pair,
+/// so its symbol never merges. `NONE` has it too.
+const FREE: u32 = 1 << 31;
 
 /// The rank of each mergeable piece's score ([`BpeTables::ranks`]). Scores compare as
 /// sentencepiece's `<` does (`-0.0` equals `0.0`).
@@ -177,19 +204,6 @@ fn score_ranks(scores: &[f32], mergeable: &VocabMap) -> Vec<u32> {
         ranks[id as usize] = order.partition_point(|&s| s.total_cmp(&k) == Ordering::Greater) as u32;
     }
     ranks
-}
-
-/// A char's key in [`BpeTables::chars`]: its UTF-8 bytes (at most 4) packed into a `u32`,
-/// which saves decoding it.
-#[inline]
-fn char_key(c: &[u8]) -> u32 {
-    match *c {
-        [a] => u32::from(a),
-        [a, b] => u32::from_be_bytes([0, 0, a, b]),
-        [a, b, d] => u32::from_be_bytes([0, a, b, d]),
-        [a, b, d, e, ..] => u32::from_be_bytes([a, b, d, e]),
-        [] => 0,
-    }
 }
 
 /// Buffers reused between calls on this thread: [`merge`]'s symbols and agenda, and the
@@ -307,25 +321,23 @@ fn merge_parts(model: &SentencePiece, text: &str, base: usize, scratch: &mut Scr
     let bytes = text.as_bytes();
     let Scratch { word, queue, pairs, .. } = scratch;
     word.clear();
+    let user_defined = model.user_defined_trie().is_some();
+    let unk = model.unk_id();
     // Where the symbols gathered in `word` start.
     let mut part = 0;
     let mut pos = 0;
     while pos < bytes.len() {
-        let (len, id, fixed) = match user_defined_prefix(model, &bytes[pos..]) {
-            Some((len, id)) => (len, id, true),
-            None => {
-                let len = utf8_len(bytes[pos]).min(bytes.len() - pos);
-                let id = tables.char_id(&bytes[pos..pos + len]);
-                (len, id, id == NONE || tables.is_free(id))
-            }
+        let (len, entry) = match user_defined.then(|| user_defined_prefix(model, &bytes[pos..])).flatten() {
+            Some((len, id)) => (len, id | FREE),
+            None => tables.char_at(bytes, pos),
         };
-        if fixed {
+        if entry & FREE != 0 {
             merge_part(tables, word, queue, pairs, base + part, out);
             let start = (base + pos) as u32;
-            out.push((start, start + len as u32, if id == NONE { model.unk_id() } else { id }));
+            out.push((start, start + len as u32, if entry == NONE { unk } else { entry & !FREE }));
             part = pos + len;
         } else {
-            word.add(id, len as u32);
+            word.add(entry, len as u32);
         }
         pos += len;
     }
@@ -364,8 +376,8 @@ fn merge(
         let (len, id, freeze) = match user_defined_prefix(model, &bytes[pos..]) {
             Some((len, id)) => (len, id, true),
             None => {
-                let len = utf8_len(bytes[pos]).min(bytes.len() - pos);
-                (len, tables.char_id(&bytes[pos..pos + len]), false)
+                let (len, entry) = tables.char_at(bytes, pos);
+                (len, if entry == NONE { NONE } else { entry & !FREE }, false)
             }
         };
         let index = symbols.len() as i32;
