@@ -1,14 +1,23 @@
 //! SentencePiece's BPE (`bpe_model.cc`): start from chars (user-defined symbols whole and
 //! frozen), repeatedly merge the adjacent pair whose concatenation is the highest-scoring
 //! piece (leftmost on ties), then split back any unused piece into the pair it was made of.
+//!
+//! Most models have no unused piece and no mergeable piece with a char that is not a piece
+//! by itself: their text is cut around the symbols that never merge and each part is merged
+//! on ids by the [`Word`] loop of `models::bpe`, with merge ranks standing for the scores
+//! (see [`merge_parts`]). Other models go through [`merge`], sentencepiece's loop on text.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use rand::rngs::StdRng;
+
 use super::model::{Segment, SentencePiece};
-use super::normalizer::{utf8_len, SPACE_SYMBOL};
+use super::normalizer::utf8_len;
+use crate::models::bpe::chars::for_each_part;
+use crate::models::bpe::{MergeMap, MergeQueue, Word, SMALL_WORD};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
 use crate::models::vocab::VocabMap;
 
@@ -27,10 +36,10 @@ struct Symbol {
 const NONE: u32 = u32::MAX;
 
 /// A candidate merge of `symbols[left]` and `symbols[right]` into piece `id`, whose text is
-/// `size` bytes.
+/// `size` bytes; `rank` orders it by the piece's score (see [`BpeTables::ranks`]).
 #[derive(Debug, Clone, Copy)]
 struct Pair {
-    score: f32,
+    rank: u32,
     left: u32,
     right: u32,
     size: u32,
@@ -65,68 +74,154 @@ type IdMap<K> = HashMap<K, u32, BuildHasherDefault<IdHasher>>;
 /// pieces by their ids, and the id of each single-char piece.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BpeTables {
-    /// `(left id << 32) | right id` → id of the mergeable piece `left + right`.
-    pairs: IdMap<u64>,
-    /// Char, by [`char_key`] → id of the piece that is that char (any type, as `PieceToId`).
-    chars: IdMap<u32>,
-    /// The same for ASCII, by byte (128 entries; empty for no model).
-    ascii: Vec<u32>,
+    /// `(left id, right id)` → `(rank, id)` of the mergeable piece `left + right`.
+    merges: MergeMap,
+    /// Per piece id, the rank of its score among the mergeable pieces' (0 for the highest,
+    /// equal scores sharing a rank): merging the lowest rank first, leftmost on ties, is
+    /// merging the highest score first, leftmost on ties. `NONE` for other pieces.
+    ranks: Vec<u32>,
+    /// Per BMP code point: the id of the piece that is that char (any type, as `PieceToId`),
+    /// with [`FREE`] set when no pair has it on either side; `NONE` when it is no piece.
+    bmp: Vec<u32>,
+    /// The same for chars beyond the BMP, by code point.
+    astral: IdMap<u32>,
     /// Some mergeable piece contains a char that is not a piece by itself, so a symbol that
     /// is no piece may still merge (otherwise such symbols are skipped without a lookup).
     orphan_chars: bool,
+    /// Text may be cut around symbols that never merge and merged on ids ([`merge_parts`]):
+    /// no orphan chars and no unused piece (whose split back depends on the whole text).
+    cut: bool,
+    /// No two merge results share a rank, so a short part may be merged by scanning
+    /// ([`Word::merge_small`] takes the lowest `(rank, id)`, not the leftmost lowest rank).
+    scan_exact: bool,
 }
 
 impl BpeTables {
-    /// Builds the tables from the piece list, every piece's id and the mergeable pieces' ids.
-    pub(crate) fn new(pieces: &[String], piece_to_id: &VocabMap, mergeable: &VocabMap) -> Self {
-        let mut t = Self { ascii: vec![NONE; 128], ..Default::default() };
+    /// Builds the tables from the piece list and scores, every piece's id, the mergeable
+    /// pieces' ids and whether any piece is unused.
+    pub(crate) fn new(
+        pieces: &[String],
+        scores: &[f32],
+        piece_to_id: &VocabMap,
+        mergeable: &VocabMap,
+        any_unused: bool,
+    ) -> Self {
+        let mut t = Self { bmp: vec![NONE; 0x10000], ..Default::default() };
+        t.ranks = score_ranks(scores, mergeable);
+        // Chars first (without flags), for the orphan test below.
         for (id, p) in pieces.iter().enumerate() {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
                 // `piece_to_id` keeps one id per text; pieces are unique, so this is it.
-                if c.is_ascii() {
-                    t.ascii[c as usize] = id as u32;
-                }
-                t.chars.insert(char_key(p.as_bytes()), id as u32);
+                t.set_entry(c, id as u32);
             }
         }
+        let mut results = std::collections::HashSet::new();
+        let mut in_merge = std::collections::HashSet::new();
         for (p, &id) in mergeable {
-            t.orphan_chars |= p.char_indices().any(|(i, c)| !t.chars.contains_key(&char_key(&p.as_bytes()[i..i + c.len_utf8()])));
+            t.orphan_chars |= p.chars().any(|c| t.entry(c) == NONE);
             for (k, _) in p.char_indices().skip(1) {
                 if let (Some(&l), Some(&r)) = (piece_to_id.get(&p[..k]), piece_to_id.get(&p[k..])) {
-                    t.pairs.insert(u64::from(l) << 32 | u64::from(r), id);
+                    t.merges.insert((l, r), (t.ranks[id as usize], id));
+                    results.insert(id);
+                    in_merge.extend([l, r]);
                 }
             }
         }
+        for (id, p) in pieces.iter().enumerate() {
+            let mut cs = p.chars();
+            if let (Some(c), None) = (cs.next(), cs.next()) {
+                let id = id as u32;
+                t.set_entry(c, if in_merge.contains(&id) { id } else { id | FREE });
+            }
+        }
+        let distinct_ranks: std::collections::HashSet<u32> = results.iter().map(|&id| t.ranks[id as usize]).collect();
+        t.scan_exact = distinct_ranks.len() == results.len();
+        // Ids must leave the `FREE` bit clear.
+        t.cut = !t.orphan_chars && !any_unused && pieces.len() < FREE as usize;
         t
     }
 
-    /// The id of the piece that is the char `c` (its UTF-8 bytes), `NONE` if there is none.
-    #[inline]
-    fn char_id(&self, c: &[u8]) -> u32 {
-        if let Some(&id) = self.ascii.get(c[0] as usize) {
-            return id;
+    fn set_entry(&mut self, c: char, entry: u32) {
+        match self.bmp.get_mut(c as usize) {
+            Some(e) => *e = entry,
+            None => {
+                self.astral.insert(c as u32, entry);
+            }
         }
-        self.chars.get(&char_key(c)).copied().unwrap_or(NONE)
+    }
+
+    fn entry(&self, c: char) -> u32 {
+        match self.bmp.get(c as usize) {
+            Some(&e) => e,
+            None => self.astral.get(&(c as u32)).copied().unwrap_or(NONE),
+        }
+    }
+
+    /// The piece `l` and `r` merge into, by their ids: `(rank, id)`.
+    #[inline]
+    fn merge_of(&self, l: u32, r: u32) -> Option<(u32, u32)> {
+        self.merges.get(&(l, r)).copied()
+    }
+
+    /// The char at `bytes[pos]` (a char boundary of UTF-8 text): its length in bytes and its
+    /// entry (the id of the piece it is, with [`FREE`] when that never merges; `NONE`).
+    #[inline]
+    fn char_at(&self, bytes: &[u8], pos: usize) -> (usize, u32) {
+        let b0 = bytes[pos];
+        if b0 < 0x80 {
+            return (1, self.bmp[b0 as usize]);
+        }
+        let len = utf8_len(b0).min(bytes.len() - pos);
+        let cont = |k: usize| u32::from(bytes[pos + k] & 0x3F);
+        let entry = match len {
+            2 => self.bmp[(u32::from(b0 & 0x1F) << 6 | cont(1)) as usize],
+            3 => self.bmp[(u32::from(b0 & 0x0F) << 12 | cont(1) << 6 | cont(2)) as usize],
+            4 => {
+                let c = u32::from(b0 & 0x07) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3);
+                self.astral.get(&c).copied().unwrap_or(NONE)
+            }
+            _ => NONE,
+        };
+        (len, entry)
     }
 }
 
-/// A char's key in [`BpeTables::chars`]: its UTF-8 bytes (at most 4) packed into a `u32`,
-/// which saves decoding it.
-#[inline]
-fn char_key(c: &[u8]) -> u32 {
-    match *c {
-        [a] => u32::from(a),
-        [a, b] => u32::from_be_bytes([0, 0, a, b]),
-        [a, b, d] => u32::from_be_bytes([0, a, b, d]),
-        [a, b, d, e, ..] => u32::from_be_bytes([a, b, d, e]),
-        [] => 0,
+/// Flag of a char entry in [`BpeTables`]: the char's piece is on neither side of any pair,
+/// so its symbol never merges. `NONE` has it too.
+const FREE: u32 = 1 << 31;
+
+/// The rank of each mergeable piece's score ([`BpeTables::ranks`]). Scores compare as
+/// sentencepiece's `<` does (`-0.0` equals `0.0`).
+fn score_ranks(scores: &[f32], mergeable: &VocabMap) -> Vec<u32> {
+    let key = |id: u32| scores.get(id as usize).map_or(0.0, |&s| s + 0.0);
+    let mut order: Vec<f32> = mergeable.values().map(|&id| key(id)).collect();
+    order.sort_by(|a, b| b.total_cmp(a));
+    order.dedup_by(|a, b| a.total_cmp(b) == Ordering::Equal);
+    let mut ranks = vec![NONE; scores.len()];
+    for &id in mergeable.values() {
+        let k = key(id);
+        ranks[id as usize] = order.partition_point(|&s| s.total_cmp(&k) == Ordering::Greater) as u32;
     }
+    ranks
 }
+
+/// Buffers reused between calls on this thread: [`merge`]'s symbols and agenda, and the
+/// part, queue and pair list of [`merge_parts`].
+#[derive(Default)]
+struct Scratch {
+    symbols: Vec<Symbol>,
+    agenda: BinaryHeap<Pair>,
+    word: Word,
+    queue: MergeQueue,
+    pairs: Vec<u64>,
+}
+
+/// Scratch buffers larger than this many entries are released after use.
+const SCRATCH_KEEP: usize = 1 << 16;
 
 thread_local! {
-    /// Symbols and agenda reused between calls on this thread.
-    static SCRATCH: RefCell<(Vec<Symbol>, BinaryHeap<Pair>)> = RefCell::new(Default::default());
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 impl PartialEq for Pair {
@@ -141,9 +236,9 @@ impl PartialOrd for Pair {
     }
 }
 impl Ord for Pair {
-    /// The max-heap pops the highest score first, then the leftmost pair.
+    /// The max-heap pops the lowest rank (highest score) first, then the leftmost pair.
     fn cmp(&self, o: &Self) -> Ordering {
-        self.score.total_cmp(&o.score).then_with(|| o.left.cmp(&self.left))
+        o.rank.cmp(&self.rank).then_with(|| o.left.cmp(&self.left))
     }
 }
 
@@ -158,25 +253,13 @@ pub(crate) fn encode(model: &SentencePiece, text: &str, out: &mut Vec<Segment>) 
         encode_span(model, text, 0, out);
         return;
     };
-    let bytes = text.as_bytes();
-    let space = SPACE_SYMBOL.as_bytes();
     let mut start = 0;
-    let mut prev_space = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i..].starts_with(space) {
-            if i > start && !prev_space {
-                encode_word(cache, model, &text[start..i], start, out);
-                start = i;
-            }
-            prev_space = true;
-            i += space.len();
-        } else {
-            prev_space = false;
-            i += 1;
-        }
-    }
-    encode_word(cache, model, &text[start..], start, out);
+    // Words start at a `▁` (`SPACE_SYMBOL`) after another char; the callback cannot fail.
+    let _ = for_each_part(text, '\u{2581}', |word| {
+        encode_word(cache, model, word, start, out);
+        start += word.len();
+        Ok(())
+    });
 }
 
 fn encode_word(cache: &Cache<Box<[Segment]>>, model: &SentencePiece, word: &str, base: usize, out: &mut Vec<Segment>) {
@@ -199,17 +282,81 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
     }
     SCRATCH.with(|cell| {
         let mut guard = cell.try_borrow_mut();
-        let mut local = Default::default();
-        let (symbols, agenda) = match guard.as_deref_mut() {
-            Ok(b) => b,
+        let mut local = Scratch::default();
+        let scratch = match guard.as_deref_mut() {
+            Ok(s) => s,
             Err(_) => &mut local,
         };
-        merge(model, text, base, symbols, agenda, out);
-        if symbols.capacity() > 1 << 16 {
-            *symbols = Vec::new();
-            *agenda = BinaryHeap::new();
+        if model.bpe_tables().cut {
+            merge_parts(model, text, base, scratch, out);
+        } else {
+            merge(model, text, base, &mut scratch.symbols, &mut scratch.agenda, out);
+        }
+        if scratch.symbols.capacity() > SCRATCH_KEEP || scratch.word.capacity() > SCRATCH_KEEP || scratch.queue.capacity() > SCRATCH_KEEP {
+            *scratch = Scratch::default();
         }
     })
+}
+
+/// The user-defined piece `bytes` starts with (the longest): `(byte length, id)`.
+#[inline]
+fn user_defined_prefix(model: &SentencePiece, bytes: &[u8]) -> Option<(usize, u32)> {
+    let mut found = None;
+    if let Some(t) = model.user_defined_trie() {
+        t.common_prefixes(bytes, |l, i| found = Some((l, i)));
+    }
+    found
+}
+
+/// [`merge`]'s result (without unused pieces or orphan chars), appended to `out`, computed in
+/// parts: the text is cut around every symbol that never merges (a user-defined piece, frozen;
+/// a char that is no piece; a char no pair has on either side), which is then a token as it
+/// is. No merge crosses such a symbol, so the merges on each side never interact, and the
+/// highest-score-leftmost order restricted to one part is the order that part has when
+/// merged alone (as in `models::bpe::barriers`). Each part is merged on ids by [`Word`],
+/// lowest rank first, leftmost on ties (stale queue entries only ever repeat a merge at the
+/// same rank and position, which sentencepiece's size check skips to the same effect).
+fn merge_parts(model: &SentencePiece, text: &str, base: usize, scratch: &mut Scratch, out: &mut Vec<Segment>) {
+    let tables = model.bpe_tables();
+    let bytes = text.as_bytes();
+    let Scratch { word, queue, pairs, .. } = scratch;
+    word.clear();
+    let user_defined = model.user_defined_trie().is_some();
+    let unk = model.unk_id();
+    // Where the symbols gathered in `word` start.
+    let mut part = 0;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (len, entry) = match user_defined.then(|| user_defined_prefix(model, &bytes[pos..])).flatten() {
+            Some((len, id)) => (len, id | FREE),
+            None => tables.char_at(bytes, pos),
+        };
+        if entry & FREE != 0 {
+            merge_part(tables, word, queue, pairs, base + part, out);
+            let start = (base + pos) as u32;
+            out.push((start, start + len as u32, if entry == NONE { unk } else { entry & !FREE }));
+            part = pos + len;
+        } else {
+            word.add(entry, len as u32);
+        }
+        pos += len;
+    }
+    merge_part(tables, word, queue, pairs, base + part, out);
+}
+
+/// Merges the symbols of `word` (which start at byte `start`), appends them to `out` and
+/// empties `word`.
+#[inline]
+fn merge_part(tables: &BpeTables, word: &mut Word, queue: &mut MergeQueue, pairs: &mut Vec<u64>, start: usize, out: &mut Vec<Segment>) {
+    match word.len() {
+        0 => return,
+        1 => {}
+        n if tables.scan_exact && n <= SMALL_WORD => word.merge_small(&tables.merges, pairs),
+        _ => word.merge_all::<StdRng>(&tables.merges, queue, None),
+    }
+    let start = start as u32;
+    out.extend(word.tokens().map(|(id, (s, e))| (start + s as u32, start + e as u32, id)));
+    word.clear();
 }
 
 fn merge(
@@ -226,19 +373,13 @@ fn merge(
     agenda.clear();
     let mut pos = 0;
     while pos < bytes.len() {
-        let mut len = 0;
-        let mut id = NONE;
-        if let Some(t) = model.user_defined_trie() {
-            t.common_prefixes(&bytes[pos..], |l, i| {
-                len = l;
-                id = i;
-            });
-        }
-        let freeze = len > 0;
-        if !freeze {
-            len = utf8_len(bytes[pos]).min(bytes.len() - pos);
-            id = tables.char_id(&bytes[pos..pos + len]);
-        }
+        let (len, id, freeze) = match user_defined_prefix(model, &bytes[pos..]) {
+            Some((len, id)) => (len, id, true),
+            None => {
+                let (len, entry) = tables.char_at(bytes, pos);
+                (len, if entry == NONE { NONE } else { entry & !FREE }, false)
+            }
+        };
         let index = symbols.len() as i32;
         symbols.push(Symbol {
             start: pos as u32,
@@ -252,7 +393,7 @@ fn merge(
     }
     let mut rev_merge: HashMap<&str, (&str, &str)> = HashMap::new();
     // Queues the merge of `left` and `right` into piece `id`.
-    let mut add_pair = |symbols: &[Symbol], agenda: &mut BinaryHeap<Pair>, left: usize, right: usize, id: u32| {
+    let mut add_pair = |symbols: &[Symbol], agenda: &mut BinaryHeap<Pair>, left: usize, right: usize, (rank, id): (u32, u32)| {
         let (l, r) = (&symbols[left], &symbols[right]);
         if model.is_unused(id) {
             rev_merge.insert(
@@ -260,7 +401,7 @@ fn merge(
                 (&text[l.start as usize..l.end as usize], &text[r.start as usize..r.end as usize]),
             );
         }
-        agenda.push(Pair { score: model.score(id), left: left as u32, right: right as u32, size: r.end - l.start, id });
+        agenda.push(Pair { rank, left: left as u32, right: right as u32, size: r.end - l.start, id });
     };
     for i in 1..symbols.len() {
         if let Some(id) = pair_id(model, tables, text, &symbols[i - 1], &symbols[i]) {
@@ -307,19 +448,39 @@ fn merge(
     }
 }
 
-/// The piece the adjacent symbols `l` and `r` may merge into, if any (never for a frozen one).
+/// The piece the adjacent symbols `l` and `r` may merge into, `(rank, id)`, if any (never for
+/// a frozen one).
 #[inline(always)]
-fn pair_id(model: &SentencePiece, tables: &BpeTables, text: &str, l: &Symbol, r: &Symbol) -> Option<u32> {
+fn pair_id(model: &SentencePiece, tables: &BpeTables, text: &str, l: &Symbol, r: &Symbol) -> Option<(u32, u32)> {
     if l.freeze || r.freeze {
         None
     } else if l.id != NONE && r.id != NONE {
-        tables.pairs.get(&(u64::from(l.id) << 32 | u64::from(r.id))).copied()
+        tables.merge_of(l.id, r.id)
     } else if !tables.orphan_chars {
         None
     } else {
         // A symbol that is no piece (a char outside the vocabulary): look the text up.
-        model.mergeable_id(&text[l.start as usize..r.end as usize])
+        let id = model.mergeable_id(&text[l.start as usize..r.end as usize])?;
+        Some((tables.ranks[id as usize], id))
     }
+}
+
+/// sentencepiece's merge loop alone over the whole of `text` (no words, no parts): the
+/// reference the other paths are tested against.
+#[cfg(test)]
+pub(crate) fn merge_loop(model: &SentencePiece, text: &str) -> Vec<Segment> {
+    let (mut scratch, mut out) = (Scratch::default(), Vec::new());
+    if text.is_empty() {
+        return out;
+    }
+    merge(model, text, 0, &mut scratch.symbols, &mut scratch.agenda, &mut out);
+    out
+}
+
+/// Whether `text` is cut into parts ([`merge_parts`]) for this model.
+#[cfg(test)]
+pub(crate) fn cuts(model: &SentencePiece) -> bool {
+    model.bpe_tables().cut
 }
 
 /// Emits `text[start..end]`, splitting an unused piece back into the pair that made it.

@@ -60,7 +60,6 @@ struct Inner {
     proto: ModelProto,
     raw: Vec<u8>,
     pieces: Vec<String>,
-    scores: Vec<f32>,
     kinds: Vec<PieceType>,
     /// Every piece.
     piece_to_id: VocabMap,
@@ -86,9 +85,6 @@ impl PartialEq for SentencePiece {
 
 /// A segment of normalized text: `(start, end, id)`, byte offsets.
 pub(crate) type Segment = (u32, u32, u32);
-
-/// The per-token callback of [`SentencePiece::encode_with`]: id, piece, original byte span.
-type Emit<'a> = dyn FnMut(u32, &str, (usize, usize)) + 'a;
 
 thread_local! {
     static BUFFERS: RefCell<(Normalized, Vec<Segment>)> = RefCell::new(Default::default());
@@ -217,7 +213,10 @@ impl SentencePiece {
                     user_defined,
                 })
             }
-            ModelType::Bpe => Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &piece_to_id, &mergeable))),
+            ModelType::Bpe => {
+                let any_unused = kinds.contains(&PieceType::Unused);
+                Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)))
+            }
             other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
         };
         // Words are independent for BPE when no piece has a `▁` after a non-`▁` char.
@@ -231,7 +230,6 @@ impl SentencePiece {
                 proto,
                 raw,
                 pieces,
-                scores,
                 kinds,
                 piece_to_id,
                 mergeable,
@@ -290,10 +288,6 @@ impl SentencePiece {
     pub(crate) fn mergeable_id(&self, piece: &str) -> Option<u32> {
         self.inner.mergeable.get(piece).copied()
     }
-    /// The score of piece `id`.
-    pub(crate) fn score(&self, id: u32) -> f32 {
-        self.inner.scores[id as usize]
-    }
     pub(crate) fn is_unused(&self, id: u32) -> bool {
         self.inner.kinds.get(id as usize) == Some(&PieceType::Unused)
     }
@@ -325,7 +319,7 @@ impl SentencePiece {
     fn collect<const OFFSETS: bool, T>(&self, input: &str, mut make: impl FnMut(u32, &str, (usize, usize)) -> T) -> Result<Vec<T>> {
         self.with_normalized::<OFFSETS, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
-            let mut out = Vec::with_capacity(segs.len());
+            let mut out = Vec::with_capacity(self.token_bound(segs));
             self.emit::<OFFSETS>(norm, segs, |id, piece, offsets| out.push(make(id, piece, offsets)));
             out
         })
@@ -402,7 +396,7 @@ impl SentencePiece {
                 .nbest(norm.text.as_bytes(), n)
                 .into_iter()
                 .map(|(segs, score)| {
-                    let mut tokens = Vec::with_capacity(segs.len());
+                    let mut tokens = Vec::with_capacity(self.token_bound(&segs));
                     self.emit::<true>(norm, &segs, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)));
                     (tokens, score)
                 })
@@ -449,40 +443,44 @@ impl SentencePiece {
         let text = norm.text.as_str();
         let inner = &*self.inner;
         let orig = |k: usize| if OFFSETS { norm.to_orig[k] as usize } else { 0 };
-        let mut prev_unk = false;
-        // A pending merged run of unknown pieces: (start in text, orig start, end in text).
-        let mut pending: Option<(usize, usize, usize)> = None;
-        let flush = |pending: &mut Option<(usize, usize, usize)>, f: &mut Emit| {
-            if let Some((s, os, e)) = pending.take() {
-                f(inner.unk_id, &text[s..e], (os, orig(e)));
-            }
-        };
-        for &(s, e, id) in segs.iter() {
+        // A run of unknown pieces being merged (without byte fallback): its start and end in
+        // `text`.
+        let mut unk_run: Option<(usize, usize)> = None;
+        for &(s, e, id) in segs {
             let (s, e) = (s as usize, e as usize);
-            let is_unk = id == inner.unk_id;
-            let (ob, oe) = (orig(s), orig(e));
-            if is_unk && inner.byte_fallback {
-                flush(&mut pending, &mut f);
-                let w = &norm.text.as_bytes()[s..e];
+            if id != inner.unk_id {
+                if let Some((us, ue)) = unk_run.take() {
+                    f(inner.unk_id, &text[us..ue], (orig(us), orig(ue)));
+                }
+                f(id, &inner.pieces[id as usize], (orig(s), orig(e)));
+            } else if inner.byte_fallback {
+                let (ob, oe) = (orig(s), orig(e));
+                let w = &text.as_bytes()[s..e];
                 for (i, &b) in w.iter().enumerate() {
                     let bid = inner.byte_ids[b as usize];
                     let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };
                     f(bid, &inner.pieces[bid as usize], span);
                 }
-            } else if is_unk && prev_unk {
-                if let Some(p) = pending.as_mut() {
-                    p.2 = e;
-                }
-            } else if is_unk {
-                flush(&mut pending, &mut f);
-                pending = Some((s, ob, e));
             } else {
-                flush(&mut pending, &mut f);
-                f(id, &inner.pieces[id as usize], (ob, oe));
+                match &mut unk_run {
+                    Some(run) => run.1 = e,
+                    None => unk_run = Some((s, e)),
+                }
             }
-            prev_unk = is_unk;
         }
-        flush(&mut pending, &mut f);
+        if let Some((us, ue)) = unk_run {
+            f(inner.unk_id, &text[us..ue], (orig(us), orig(ue)));
+        }
+    }
+
+    /// How many tokens [`Self::emit`] makes of `segs` at most (with byte fallback, an unknown
+    /// piece makes one per byte).
+    fn token_bound(&self, segs: &[Segment]) -> usize {
+        if !self.inner.byte_fallback {
+            return segs.len();
+        }
+        let unk = self.inner.unk_id;
+        segs.iter().map(|&(s, e, id)| if id == unk { (e - s) as usize } else { 1 }).sum()
     }
 
     /// Encodes `input` to ids.

@@ -302,3 +302,73 @@ fn bpe_merges_chars_that_are_not_pieces() {
         assert_eq!(m.encode_ids(text).unwrap(), ids, "{text:?}");
     }
 }
+
+/// The segments of `text` (normalized) by [`bpe::encode`] and by the plain merge loop.
+fn bpe_both_ways(m: &SentencePiece, text: &str) -> (Vec<model::Segment>, Vec<model::Segment>) {
+    let mut norm = normalizer::Normalized::default();
+    m.normalizer().normalize_text(text, &mut norm);
+    let mut fast = Vec::new();
+    bpe::encode(m, &norm.text, &mut fast);
+    (fast, bpe::merge_loop(m, &norm.text))
+}
+
+#[test]
+fn bpe_parts_same_as_merge_loop_on_random_models() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let alphabet = ["a", "b", "c", "d", "é", "▁"];
+    for round in 0..300 {
+        // Chars (sometimes without `d`, which then is unknown), then pieces made of two
+        // pieces each, scores from a few values so that ties are common; sometimes a
+        // user-defined piece.
+        let mut pieces: Vec<(String, f32, i32)> = vec![("<unk>".into(), 0.0, 2)];
+        let skip_d = round % 3 == 0;
+        for c in alphabet.iter().filter(|&&c| !(skip_d && c == "d")) {
+            pieces.push(((*c).into(), -(rng.gen_range(0..4) as f32), 1));
+        }
+        for _ in 0..rng.gen_range(1..25) {
+            let (a, b) = (rng.gen_range(1..pieces.len()), rng.gen_range(1..pieces.len()));
+            let joined = format!("{}{}", pieces[a].0, pieces[b].0);
+            if pieces.iter().all(|p| p.0 != joined) {
+                pieces.push((joined, -(rng.gen_range(0..6) as f32), 1));
+            }
+        }
+        if round % 4 == 0 && pieces.iter().all(|p| p.0 != "ca") {
+            pieces.push(("ca".into(), 0.0, 4));
+        }
+        let refs: Vec<(&str, f32, i32)> = pieces.iter().map(|(p, s, t)| (p.as_str(), *s, *t)).collect();
+        let m = load(&proto(&refs, 2)).unwrap();
+        assert!(bpe::cuts(&m));
+        for _ in 0..20 {
+            let text: String = (0..rng.gen_range(0..60))
+                .map(|_| ["a", "b", "c", "d", "é", " ", "x"][rng.gen_range(0..7)])
+                .collect();
+            let (fast, slow) = bpe_both_ways(&m, &text);
+            assert_eq!(fast, slow, "{text:?} {pieces:?}");
+        }
+    }
+}
+
+/// On the SentencePiece BPE fixtures, the segments of every corpus line equal those of the
+/// plain merge loop.
+#[test]
+fn bpe_fixtures_same_as_merge_loop() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.fixtures");
+    let models = ["hub/llama2.model", "registry/mistral01/tokenizer.model", "registry/sentencepiece/botchan_en_bpe_1000.model"];
+    let corpora = ["ja/wagahai.txt", "zh/manpages-zh_CN.txt", "mixed/mixed_input.txt", "code/cpython-3.11-stdlib.py.txt", "en/pride_and_prejudice.txt"];
+    for file in models.iter().map(|f| fixtures.join(f)).filter(|f| f.exists()) {
+        let m = read_model(&file).unwrap();
+        assert!(bpe::cuts(&m), "{file:?}");
+        for corpus in corpora {
+            let Ok(text) = std::fs::read_to_string(fixtures.join("corpora").join(corpus)) else { continue };
+            let lines: Vec<&str> = text.lines().take(300).collect();
+            for line in &lines {
+                let (fast, slow) = bpe_both_ways(&m, line);
+                assert_eq!(fast, slow, "{file:?} {line:?}");
+            }
+            // Long inputs too (words too long for the cache).
+            let (fast, slow) = bpe_both_ways(&m, &lines.join("\n"));
+            assert_eq!(fast, slow, "{file:?} {corpus}");
+        }
+    }
+}

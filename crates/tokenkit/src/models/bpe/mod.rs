@@ -243,7 +243,7 @@ thread_local! {
 const SCRATCH_KEEP: usize = 1 << 16;
 
 /// Words of at most this many symbols are merged by scanning ([`Word::merge_small`]).
-const SMALL_WORD: usize = 48;
+pub(crate) const SMALL_WORD: usize = 48;
 
 /// Words longer than this many bytes are encoded by the [`Backtracker`] when it applies.
 const LONG_WORD: usize = 64;
