@@ -140,15 +140,17 @@ impl WordPiece {
         if sequence.len() > self.max_input_chars_per_word && sequence.chars().count() > self.max_input_chars_per_word {
             return false;
         }
-        // Most pieces are a single vocabulary word.
-        if let Some(id) = self.vocab.id(sequence) {
-            out.push((id, (0, sequence.len())));
-            return true;
-        }
         let len = out.len();
         let found = match &self.tries {
+            // The first walk finds a piece that is a single vocabulary word (most are).
             Some(tries) => self.subwords_by_tries(sequence, tries, out),
-            None => self.subwords_by_lookups(sequence, out),
+            None => match self.vocab.id(sequence) {
+                Some(id) => {
+                    out.push((id, (0, sequence.len())));
+                    true
+                }
+                None => self.subwords_by_lookups(sequence, out),
+            },
         };
         if !found {
             out.truncate(len);
