@@ -167,41 +167,39 @@ impl BertNormalizer {
             }
             return true;
         }
-        let strip = self.strip_accents.unwrap_or(self.lowercase);
-        let memo = self.memo(strip);
-        n.try_rewrite_chars(|c, out| {
-            if c.is_ascii() {
-                // ASCII is never a CJK ideograph nor has accents: only cleaning and case.
-                let b = c as u8;
-                let b = match b {
-                    b'\t' | b'\n' | b'\r' if self.clean_text => b' ',
-                    0..=0x1F | 0x7F if self.clean_text => return true,
-                    _ if self.lowercase => b.to_ascii_lowercase(),
-                    _ => b,
-                };
-                out.push(b as char);
-                return true;
-            }
-            if let Some(m) = memo_index(c).map(|i| memo[i]) {
-                match m {
-                    MEMO_REMOVED => return true,
-                    MEMO_SLOW => {}
-                    m => {
-                        out.extend(char::from_u32(m));
-                        return true;
-                    }
-                }
-            }
-            if self.handle_chinese_chars && is_plain_ideograph(c) {
-                out.extend([' ', c, ' ']);
-                return true;
-            }
-            self.fuse_char(c, strip, out)
-        })
+        let memo = self.char_memo();
+        n.try_rewrite_chars(|c, out| self.rewrite_char(c, memo, out))
     }
 
-    /// What the one-pass rewrite appends for the non-ASCII char `c` (`strip`: accent
-    /// stripping is on); `false` as [`strip_and_lower`] returns it.
+    /// The memo of [`rewrite_char`](Self::rewrite_char) for these options.
+    pub(crate) fn char_memo(&self) -> &'static [u32] {
+        self.memo(self.strip_accents.unwrap_or(self.lowercase))
+    }
+
+    /// Appends what the one-pass rewrite makes of `c` to `out` (nothing when it is removed);
+    /// `memo` is [`char_memo`](Self::char_memo). `false` when a canonical reordering of
+    /// combining marks could make the one-pass result differ from the step-by-step one.
+    #[inline]
+    pub(crate) fn rewrite_char(&self, c: char, memo: &[u32], out: &mut String) -> bool {
+        if let Some(m) = memo_index(c).map(|i| memo[i]) {
+            match m {
+                MEMO_REMOVED => return true,
+                MEMO_SLOW => {}
+                m => {
+                    out.extend(char::from_u32(m));
+                    return true;
+                }
+            }
+        }
+        if self.handle_chinese_chars && is_plain_ideograph(c) {
+            out.extend([' ', c, ' ']);
+            return true;
+        }
+        self.fuse_char(c, self.strip_accents.unwrap_or(self.lowercase), out)
+    }
+
+    /// What the one-pass rewrite appends for `c` (`strip`: accent stripping is on); `false`
+    /// as [`strip_and_lower`] returns it.
     fn fuse_char(&self, c: char, strip: bool, out: &mut String) -> bool {
         let c = if self.clean_text {
             if is_removed(c) {
@@ -251,17 +249,18 @@ impl BertNormalizer {
     }
 }
 
-/// The chars whose one-pass result is memoized: the two-byte UTF-8 range (Latin, Greek,
-/// Cyrillic, Arabic, ...) and CJK punctuation, Hiragana and Katakana.
-const MEMO_RANGES: [std::ops::Range<u32>; 2] = [0x80..0x800, 0x3000..0x3100];
+/// The chars whose one-pass result is memoized: ASCII and the two-byte UTF-8 range (Latin,
+/// Greek, Cyrillic, Arabic, ...), so the index of such a char is the char itself, and CJK
+/// punctuation, Hiragana and Katakana.
+const MEMO_RANGES: [std::ops::Range<u32>; 2] = [0x0..0x800, 0x3000..0x3100];
 /// A memo entry: the char is dropped.
-const MEMO_REMOVED: u32 = u32::MAX - 1;
+pub(crate) const MEMO_REMOVED: u32 = u32::MAX - 1;
 /// A memo entry: the char takes the general path.
-const MEMO_SLOW: u32 = u32::MAX;
+pub(crate) const MEMO_SLOW: u32 = u32::MAX;
 
 /// The index of `c` in a memo, if [`MEMO_RANGES`] covers it.
 #[inline]
-fn memo_index(c: char) -> Option<usize> {
+pub(crate) fn memo_index(c: char) -> Option<usize> {
     let c = c as u32;
     let mut base = 0;
     for r in &MEMO_RANGES {
@@ -276,7 +275,7 @@ fn memo_index(c: char) -> Option<usize> {
 /// A CJK ideograph outside the compatibility blocks: none is removed, whitespace, a cased
 /// letter or has a canonical decomposition, so the one-pass rewrite only pads it with spaces.
 #[inline]
-fn is_plain_ideograph(c: char) -> bool {
+pub(crate) fn is_plain_ideograph(c: char) -> bool {
     is_chinese_char(c) && !matches!(c as u32, 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
 }
 

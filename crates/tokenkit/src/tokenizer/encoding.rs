@@ -64,6 +64,32 @@ impl Encoding {
         }
     }
 
+    /// An encoding of ordinary tokens (non-special, attended, all of type `type_id`) from
+    /// their ids, offsets and words. The string of each is its string in `vocab` (the model's
+    /// id → token table) but for the `(position, string)` entries of `explicit`, in
+    /// increasing position.
+    pub(crate) fn from_vocab_tokens(
+        ids: Vec<u32>,
+        offsets: Vec<Offsets>,
+        words: Vec<Option<u32>>,
+        type_id: u32,
+        vocab: &Arc<ReverseVocab>,
+        explicit: Vec<(usize, String)>,
+    ) -> Self {
+        let n = ids.len();
+        Self {
+            tokens: TokenStrings::with_vocab(vocab, explicit, &ids),
+            type_ids: vec![type_id; n],
+            special_tokens_mask: vec![0; n],
+            attention_mask: vec![1; n],
+            ids,
+            offsets,
+            words,
+            overflowing: Vec::new(),
+            sequence_ranges: HashMap::new(),
+        }
+    }
+
     /// Builds an encoding from all its fields.
     #[allow(clippy::too_many_arguments)]
     pub fn new(

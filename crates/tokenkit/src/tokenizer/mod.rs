@@ -1,6 +1,7 @@
 //! The tokenizer pipeline: added tokens → normalizer → pre-tokenizer → model → post-processor.
 
 pub mod added_vocabulary;
+mod bert_path;
 pub(crate) mod byte_level_path;
 pub mod decode_stream;
 pub mod encoding;
@@ -408,11 +409,15 @@ impl Tokenizer {
     fn encode_single_sequence(&self, sequence: InputSequence, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
         let direct = byte_level_path::plan(self);
         let sentencepiece = if direct.is_none() { sp_path::plan(self) } else { None };
+        let bert = if direct.is_none() && sentencepiece.is_none() { bert_path::plan(self) } else { None };
         let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
             if let Some(plan) = direct.filter(|p| p.applies_to(s)) {
                 return byte_level_path::encode(self, plan, s, word_idx, type_id, offset_type);
             }
             if let Some(encoded) = sentencepiece.and_then(|plan| sp_path::encode(self, plan, s, word_idx, type_id, offset_type)) {
+                return encoded;
+            }
+            if let Some(encoded) = bert.and_then(|plan| bert_path::encode(self, plan, s, word_idx, type_id, offset_type)) {
                 return encoded;
             }
             let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;

@@ -70,6 +70,13 @@ impl TokenStrings {
         TokenStrings::Vocab { vocab, explicit, built: OnceLock::new() }
     }
 
+    /// The strings of the tokens `ids`: each its string in `vocab` but for the `(position,
+    /// string)` entries of `explicit`, in increasing position.
+    pub(crate) fn with_vocab(vocab: &Arc<ReverseVocab>, mut explicit: Vec<(usize, String)>, ids: &[u32]) -> Self {
+        explicit.retain(|(pos, s)| ids.get(*pos).is_none_or(|&id| vocab.get(id) != Some(s.as_str())));
+        Self::vocab(vocab.clone(), explicit)
+    }
+
     /// The strings of the tokens `ids`, built on the first call.
     pub(crate) fn get(&self, ids: &[u32]) -> &[String] {
         match self {

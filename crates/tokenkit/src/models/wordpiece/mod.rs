@@ -31,6 +31,37 @@ pub struct WordPiece {
     /// Tries of the tokens (first subword) and of the prefixed tokens without their prefix
     /// (later subwords); `None` for vocabularies they cannot hold.
     tries: Option<Arc<(Trie, Trie)>>,
+    /// The id of each token of one char below [`CHAR_IDS_LIMIT`], by char ([`NO_ID`] for the
+    /// other chars); empty when it cannot be used (see [`single_char_ids`]).
+    char_ids: Arc<[u32]>,
+    /// The id of the unk token.
+    unk_id: Option<u32>,
+}
+
+/// Tokens of one char are indexed by char below this (the Basic Multilingual Plane).
+const CHAR_IDS_LIMIT: usize = 0x1_0000;
+/// No token for this char.
+const NO_ID: u32 = u32::MAX;
+
+/// The table of [`WordPiece::char_ids`]: empty when pieces are never split
+/// (`max_input_chars_per_word` 0) or an id is [`NO_ID`].
+fn single_char_ids(vocab: &VocabMap, max_input_chars_per_word: usize) -> Arc<[u32]> {
+    if max_input_chars_per_word == 0 || vocab.values().any(|&id| id == NO_ID) {
+        return Arc::from([]);
+    }
+    let singles: Vec<(usize, u32)> = vocab
+        .iter()
+        .filter_map(|(token, &id)| {
+            let mut chars = token.chars();
+            let c = chars.next()? as usize;
+            (chars.next().is_none() && c < CHAR_IDS_LIMIT).then_some((c, id))
+        })
+        .collect();
+    let mut table = vec![NO_ID; singles.iter().map(|&(c, _)| c + 1).max().unwrap_or(0)];
+    for (c, id) in singles {
+        table[c] = id;
+    }
+    table.into()
 }
 
 impl PartialEq for WordPiece {
@@ -61,6 +92,8 @@ impl WordPiece {
         let tries = Trie::new(&vocab, "").zip(Trie::new(&vocab, &continuing_subword_prefix)).map(Arc::new);
         Self {
             tries,
+            char_ids: single_char_ids(&vocab, max_input_chars_per_word),
+            unk_id: vocab.get(&unk_token).copied(),
             max_token_len: vocab.keys().map(String::len).max().unwrap_or(0),
             vocab: Vocab::new(vocab),
             unk_token,
@@ -94,7 +127,7 @@ impl WordPiece {
 
     /// The id of the unk token.
     fn unk_id(&self) -> Result<u32> {
-        self.vocab.id(&self.unk_token).ok_or_else(|| {
+        self.unk_id.ok_or_else(|| {
             Error::MissingToken(format!("WordPiece: the unk token `{}` is not in the vocabulary", self.unk_token))
         })
     }
@@ -107,15 +140,17 @@ impl WordPiece {
         if sequence.len() > self.max_input_chars_per_word && sequence.chars().count() > self.max_input_chars_per_word {
             return false;
         }
-        // Most pieces are a single vocabulary word.
-        if let Some(id) = self.vocab.id(sequence) {
-            out.push((id, (0, sequence.len())));
-            return true;
-        }
         let len = out.len();
         let found = match &self.tries {
+            // The first walk finds a piece that is a single vocabulary word (most are).
             Some(tries) => self.subwords_by_tries(sequence, tries, out),
-            None => self.subwords_by_lookups(sequence, out),
+            None => match self.vocab.id(sequence) {
+                Some(id) => {
+                    out.push((id, (0, sequence.len())));
+                    true
+                }
+                None => self.subwords_by_lookups(sequence, out),
+            },
         };
         if !found {
             out.truncate(len);
@@ -131,6 +166,17 @@ impl WordPiece {
             out.push((self.unk_id()?, (0, sequence.len())));
         }
         Ok(())
+    }
+
+    /// The token of a piece that is the single char `c`, when the table of such tokens
+    /// knows it: the char's own token, else the unk token (a piece of one char cannot be
+    /// split). What [`tokenize_spans`](Self::tokenize_spans) gives for it, without a lookup.
+    #[inline]
+    pub(crate) fn char_token(&self, c: char) -> Option<u32> {
+        match *self.char_ids.get(c as usize)? {
+            NO_ID => self.unk_id,
+            id => Some(id),
+        }
     }
 
     /// Whether the string of every token is the vocabulary string of its id: each token is

@@ -6,22 +6,68 @@ use crate::models::vocab::VocabMap;
 /// "No token ends here" / "no child".
 const NONE: u32 = u32::MAX;
 
-/// A byte trie of token strings in compressed-row form.
+/// One cell of a [`Trie`]: a node when `parent` is not [`NONE`].
+#[derive(Debug, Clone, Copy)]
+struct Cell {
+    /// The child of this node by byte `b` is cell `base + b` (when that cell's parent is this
+    /// node).
+    base: u32,
+    /// The cell of the parent node; [`NONE`] for a free cell and the root.
+    parent: u32,
+    /// The id of the token ending here, or [`NONE`].
+    id: u32,
+}
+
+const FREE: Cell = Cell { base: 0, parent: NONE, id: NONE };
+
+/// The free cells while a [`Trie`] is laid out: `skip[i]` is `i` for a free cell, else a
+/// cell at or before the next free one (paths are shortened as they are followed); cells
+/// past the end are free.
+#[derive(Default)]
+struct FreeCells {
+    skip: Vec<usize>,
+}
+
+impl FreeCells {
+    fn is_free(&self, i: usize) -> bool {
+        self.skip.get(i).is_none_or(|&s| s == i)
+    }
+
+    /// The first free cell at or after `i`.
+    fn next(&mut self, i: usize) -> usize {
+        let mut free = i;
+        while free < self.skip.len() && self.skip[free] != free {
+            free = self.skip[free];
+        }
+        let mut j = i;
+        while j < free {
+            j = std::mem::replace(&mut self.skip[j], free);
+        }
+        free
+    }
+
+    /// Marks cell `i` used.
+    fn take(&mut self, i: usize) {
+        if self.skip.len() <= i + 1 {
+            let len = self.skip.len();
+            self.skip.extend(len..i + 2);
+        }
+        self.skip[i] = i + 1;
+    }
+}
+
+/// A byte trie of token strings as a double array: a step is one addition and one check,
+/// whatever the number of children. The root is cell 0.
 #[derive(Debug, Clone)]
 pub(crate) struct Trie {
-    /// Child of the root for each first byte.
-    root: Box<[u32; 256]>,
-    /// Per node: `(first edge, number of edges, id of the token ending here or NONE)`.
-    nodes: Vec<(u32, u32, u32)>,
-    /// Edges, sorted by byte within each node: `(byte, child)`.
-    edges: Vec<(u8, u32)>,
+    cells: Vec<Cell>,
 }
 
 impl Trie {
     /// The trie of the tokens of `vocab` that start with `prefix`, without the prefix (empty
     /// rests are left out); `None` when an id equals the internal marker.
     pub(crate) fn new(vocab: &VocabMap, prefix: &str) -> Option<Self> {
-        // Build with child lists first, then lay the nodes out in compressed rows.
+        // Build with child lists first, then place the nodes breadth first.
         let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
         let mut ids: Vec<u32> = vec![NONE];
         for (token, &id) in vocab {
@@ -44,41 +90,57 @@ impl Trie {
             }
             ids[node] = id;
         }
-        let mut root = Box::new([NONE; 256]);
-        for &(b, child) in &children[0] {
-            root[b as usize] = child;
+        let mut cells = vec![FREE];
+        let mut free = FreeCells::default();
+        free.take(0);
+        let mut place = vec![0usize; children.len()];
+        let mut queue = std::collections::VecDeque::from([0usize]);
+        while let Some(node) = queue.pop_front() {
+            let at = place[node];
+            cells[at].id = ids[node];
+            let kids = &mut children[node];
+            if kids.is_empty() {
+                continue;
+            }
+            kids.sort_unstable();
+            // The first free cell from which all the children's cells are free.
+            let c0 = usize::from(kids[0].0);
+            let mut p = free.next(c0 + 1);
+            while !kids.iter().all(|&(c, _)| free.is_free(p - c0 + usize::from(c))) {
+                p = free.next(p + 1);
+            }
+            let base = p - c0;
+            cells[at].base = u32::try_from(base).ok()?;
+            for &(c, child) in kids.iter() {
+                let t = base + usize::from(c);
+                free.take(t);
+                if cells.len() <= t {
+                    cells.resize(t + 1, FREE);
+                }
+                cells[t].parent = u32::try_from(at).ok()?;
+                place[child as usize] = t;
+                queue.push_back(child as usize);
+            }
         }
-        let mut nodes = Vec::with_capacity(children.len());
-        let mut edges = Vec::new();
-        for (list, id) in children.iter_mut().zip(ids) {
-            list.sort_unstable();
-            nodes.push((edges.len() as u32, list.len() as u32, id));
-            edges.extend_from_slice(list);
-        }
-        Some(Self { root, nodes, edges })
+        Some(Self { cells })
     }
 
     /// The id and byte length of the longest token that `s` starts with.
     #[inline]
     pub(crate) fn longest(&self, s: &[u8]) -> Option<(u32, usize)> {
-        let mut node = self.root[*s.first()? as usize];
-        if node == NONE {
-            return None;
-        }
+        let mut node = 0;
         let mut best = None;
-        let mut i = 1;
-        loop {
-            let (start, len, id) = self.nodes[node as usize];
-            if id != NONE {
-                best = Some((id, i));
+        for (i, &b) in s.iter().enumerate() {
+            let t = self.cells[node].base as usize + usize::from(b);
+            match self.cells.get(t) {
+                Some(cell) if cell.parent as usize == node => {
+                    node = t;
+                    if cell.id != NONE {
+                        best = Some((cell.id, i + 1));
+                    }
+                }
+                _ => break,
             }
-            let Some(&b) = s.get(i) else { break };
-            let row = &self.edges[start as usize..(start + len) as usize];
-            match row.binary_search_by_key(&b, |&(c, _)| c) {
-                Ok(k) => node = row[k].1,
-                Err(_) => break,
-            }
-            i += 1;
         }
         best
     }
