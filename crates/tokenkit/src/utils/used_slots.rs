@@ -1,5 +1,5 @@
 //! Which slots of a double array are taken, for the tries laid out as double arrays (the
-//! Unigram pieces, the byte-level BPE backtracker's tokens): a growable bitset that finds the
+//! Unigram pieces, the WordPiece tokens, the BPE backtracker's tokens): a growable bitset that finds the
 //! next free slot a word at a time.
 
 /// A growable bitset of used slots.

@@ -2,6 +2,7 @@
 //! one walk instead of one hash lookup (of a freshly built `##` string) per candidate length.
 
 use crate::models::vocab::VocabMap;
+use crate::utils::used_slots::UsedSlots;
 
 /// "No token ends here" / "no child".
 const NONE: u32 = u32::MAX;
@@ -20,41 +21,8 @@ struct Cell {
 
 const FREE: Cell = Cell { base: 0, parent: NONE, id: NONE };
 
-/// The free cells while a [`Trie`] is laid out: `skip[i]` is `i` for a free cell, else a
-/// cell at or before the next free one (paths are shortened as they are followed); cells
-/// past the end are free.
-#[derive(Default)]
-struct FreeCells {
-    skip: Vec<usize>,
-}
-
-impl FreeCells {
-    fn is_free(&self, i: usize) -> bool {
-        self.skip.get(i).is_none_or(|&s| s == i)
-    }
-
-    /// The first free cell at or after `i`.
-    fn next(&mut self, i: usize) -> usize {
-        let mut free = i;
-        while free < self.skip.len() && self.skip[free] != free {
-            free = self.skip[free];
-        }
-        let mut j = i;
-        while j < free {
-            j = std::mem::replace(&mut self.skip[j], free);
-        }
-        free
-    }
-
-    /// Marks cell `i` used.
-    fn take(&mut self, i: usize) {
-        if self.skip.len() <= i + 1 {
-            let len = self.skip.len();
-            self.skip.extend(len..i + 2);
-        }
-        self.skip[i] = i + 1;
-    }
-}
+/// How far behind the last used cell the placement looks for free cells.
+const PLACEMENT_WINDOW: usize = 4096;
 
 /// A byte trie of token strings as a double array: a step is one addition and one check,
 /// whatever the number of children. The root is cell 0.
@@ -91,8 +59,10 @@ impl Trie {
             ids[node] = id;
         }
         let mut cells = vec![FREE];
-        let mut free = FreeCells::default();
-        free.take(0);
+        let mut used = UsedSlots::default();
+        used.set(0);
+        // No free cell below `first_free`; `end` is one past the last used cell.
+        let (mut first_free, mut end) = (1usize, 1usize);
         let mut place = vec![0usize; children.len()];
         let mut queue = std::collections::VecDeque::from([0usize]);
         while let Some(node) = queue.pop_front() {
@@ -104,16 +74,19 @@ impl Trie {
             }
             kids.sort_unstable();
             // The first free cell from which all the children's cells are free.
+            // Holes more than `PLACEMENT_WINDOW` cells behind the end are given up.
+            first_free = used.next_free(first_free.max(end.saturating_sub(PLACEMENT_WINDOW)));
             let c0 = usize::from(kids[0].0);
-            let mut p = free.next(c0 + 1);
-            while !kids.iter().all(|&(c, _)| free.is_free(p - c0 + usize::from(c))) {
-                p = free.next(p + 1);
+            let mut p = used.next_free(first_free.max(c0 + 1));
+            while !kids.iter().all(|&(c, _)| !used.get(p - c0 + usize::from(c))) {
+                p = used.next_free(p + 1);
             }
             let base = p - c0;
             cells[at].base = u32::try_from(base).ok()?;
             for &(c, child) in kids.iter() {
                 let t = base + usize::from(c);
-                free.take(t);
+                used.set(t);
+                end = end.max(t + 1);
                 if cells.len() <= t {
                     cells.resize(t + 1, FREE);
                 }
