@@ -67,7 +67,7 @@ fn from_state(v: &Value) -> Result<Encoding, String> {
     let ranges = ranges
         .into_iter()
         .map(|(k, (s, e))| k.parse::<usize>().map(|k| (k, s..e)).map_err(|e| e.to_string()))
-        .collect::<Result<HashMap<_, _>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Encoding::new(
         field(v, "ids")?,
         field(v, "type_ids")?,

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{Encoding, PostProcessor};
+use crate::tokenizer::{process_by_parts, Encoding, PostProcessor};
 use crate::Result;
 
 fn default_true() -> bool {
@@ -100,17 +100,39 @@ impl PostProcessor for ByteLevel {
         0
     }
 
+    /// A single sequence is processed in place (what the general route gives, without making
+    /// a list of one part); a pair takes the general route.
+    fn process(&self, mut encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+        if pair.is_some() {
+            return process_by_parts(self, encoding, pair, add_special_tokens);
+        }
+        encoding.set_as_sequence(0, 0);
+        for o in encoding.get_overflowing_mut() {
+            o.set_sequence_id(0);
+        }
+        self.process_one(&mut encoding, 0);
+        Ok(encoding)
+    }
+
     fn process_encodings(&self, mut encodings: Vec<Encoding>, _add_special_tokens: bool) -> Result<Vec<Encoding>> {
         for (i, e) in encodings.iter_mut().enumerate() {
-            if self.trim_offsets {
-                trim_offsets(e, self.add_prefix_space);
-                for o in &mut e.overflowing {
-                    trim_offsets(o, self.add_prefix_space);
-                }
-            }
-            e.set_sequence_id(i);
+            self.process_one(e, i);
         }
         Ok(encodings)
+    }
+}
+
+impl ByteLevel {
+    /// Trims the offsets of `e` and of its overflowing parts (when `trim_offsets`) and makes
+    /// it sequence `i`.
+    fn process_one(&self, e: &mut Encoding, i: usize) {
+        if self.trim_offsets {
+            trim_offsets(e, self.add_prefix_space);
+            for o in &mut e.overflowing {
+                trim_offsets(o, self.add_prefix_space);
+            }
+        }
+        e.set_sequence_id(i);
     }
 }
 
@@ -118,6 +140,27 @@ impl PostProcessor for ByteLevel {
 mod tests {
     use super::*;
     use crate::processors::PostProcessorWrapper;
+
+    #[test]
+    fn single_sequence_in_place_equals_processing_by_parts() {
+        let encoding = |overflow: bool| {
+            let mut e = Encoding::default();
+            for (i, t) in ["Ġhello", "Ġ", "world", "ĠĠ!", "x"].iter().enumerate() {
+                e.push_token(i as u32, (*t).into(), (i * 3, i * 3 + 3), Some(i as u32), 0);
+            }
+            if overflow {
+                e.truncate(3, 1, crate::tokenizer::TruncationDirection::Right).unwrap();
+            }
+            e
+        };
+        for (trim, prefix, overflow) in [(true, true, false), (true, false, true), (false, true, true), (true, true, true)] {
+            let p = ByteLevel::default().trim_offsets(trim).add_prefix_space(prefix);
+            let direct = p.process(encoding(overflow), None, true).unwrap();
+            let by_parts = process_by_parts(&p, encoding(overflow), None, true).unwrap();
+            assert_eq!(direct, by_parts, "trim {trim}, prefix {prefix}, overflow {overflow}");
+            assert_eq!(trim, direct.get_offsets() != encoding(overflow).get_offsets());
+        }
+    }
 
     #[test]
     fn serde_matches_hf() {

@@ -11,7 +11,6 @@ pub mod roberta;
 pub mod sequence;
 pub mod template;
 
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +60,16 @@ impl PostProcessor for PostProcessorWrapper {
             Self::ByteLevel(p) => p.process_encodings(encodings, add_special_tokens),
             Self::Template(p) => p.process_encodings(encodings, add_special_tokens),
             Self::Sequence(p) => p.process_encodings(encodings, add_special_tokens),
+        }
+    }
+
+    fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+        match self {
+            Self::Roberta(p) => p.process(encoding, pair, add_special_tokens),
+            Self::Bert(p) => p.process(encoding, pair, add_special_tokens),
+            Self::ByteLevel(p) => p.process(encoding, pair, add_special_tokens),
+            Self::Template(p) => p.process(encoding, pair, add_special_tokens),
+            Self::Sequence(p) => p.process(encoding, pair, add_special_tokens),
         }
     }
 }
@@ -119,7 +128,7 @@ impl Frame<'_> {
         if let Some(t) = self.force_type_id {
             out.type_ids.iter_mut().for_each(|x| *x = t);
         }
-        out.sequence_ranges = HashMap::from([(self.sequence_id, n_before..n - 1)]);
+        out.sequence_ranges.insert(self.sequence_id, n_before..n - 1);
         out
     }
 }

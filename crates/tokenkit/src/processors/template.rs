@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{Encoding, PostProcessor};
+use crate::tokenizer::{process_by_parts, Encoding, PostProcessor};
 use crate::{Error, Result};
 
 /// Which input sequence a template piece stands for. Serializes as `"A"` or `"B"`.
@@ -283,10 +283,14 @@ impl TemplateProcessing {
         &self.special_tokens
     }
 
-    fn special_encoding(&self, id: &str, type_id: u32) -> Result<Encoding> {
-        let tok = self.special_tokens.0.get(id).ok_or_else(|| {
+    fn special_token(&self, id: &str) -> Result<&SpecialToken> {
+        self.special_tokens.0.get(id).ok_or_else(|| {
             Error::invalid(format!("TemplateProcessing: the template uses special token `{id}`, which is not in `special_tokens`"))
-        })?;
+        })
+    }
+
+    fn special_encoding(&self, id: &str, type_id: u32) -> Result<Encoding> {
+        let tok = self.special_token(id)?;
         let n = tok.ids.len();
         Ok(Encoding::new(
             tok.ids.clone(),
@@ -297,21 +301,27 @@ impl TemplateProcessing {
             vec![1; n],
             vec![1; n],
             Vec::new(),
-            HashMap::new(),
+            [],
         ))
     }
 
-    /// The parts of the output, in template order: each sequence gets the type id of its piece
-    /// and its sequence index; special pieces become encodings of their own (only when
-    /// `add_special_tokens`).
-    fn apply_template(&self, template: &Template, mut encodings: Vec<Encoding>, add_special_tokens: bool) -> Result<Vec<Encoding>> {
-        // The last use of each sequence takes it instead of cloning it.
+    /// The piece of `template` where each sequence is used last (that use takes it, the
+    /// others copy it).
+    fn last_uses(template: &Template) -> [Option<usize>; 2] {
         let mut last_use = [None; 2];
         for (pos, piece) in template.0.iter().enumerate() {
             if let Piece::Sequence { id, .. } = piece {
                 last_use[id.index()] = Some(pos);
             }
         }
+        last_use
+    }
+
+    /// The parts of the output, in template order: each sequence gets the type id of its piece
+    /// and its sequence index; special pieces become encodings of their own (only when
+    /// `add_special_tokens`).
+    fn apply_template(&self, template: &Template, mut encodings: Vec<Encoding>, add_special_tokens: bool) -> Result<Vec<Encoding>> {
+        let last_use = Self::last_uses(template);
         let mut parts = Vec::with_capacity(template.0.len());
         for (pos, piece) in template.0.iter().enumerate() {
             match piece {
@@ -321,9 +331,7 @@ impl TemplateProcessing {
                     let e = encodings.get_mut(i).ok_or_else(|| {
                         Error::invalid(format!("TemplateProcessing: the template uses sequence ${id:?} but {n} sequence(s) were given"))
                     })?;
-                    e.type_ids.clear();
-                    e.type_ids.resize(e.len(), *type_id);
-                    e.set_sequence_id(i);
+                    e.set_as_sequence(i, *type_id);
                     parts.push(if last_use[i] == Some(pos) { std::mem::take(e) } else { e.clone() });
                 }
                 Piece::SpecialToken { id, type_id } => {
@@ -344,6 +352,61 @@ impl PostProcessor for TemplateProcessing {
         } else {
             self.added_single
         }
+    }
+
+    /// The output straight from the template, with no encoding per part: each buffer is
+    /// allocated once, at its final size (and not at all when the template only places one
+    /// sequence). Overflowing parts are combined pairwise as HF does, by the general route.
+    fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+        if !encoding.get_overflowing().is_empty() || pair.as_ref().is_some_and(|p| !p.get_overflowing().is_empty()) {
+            return process_by_parts(self, encoding, pair, add_special_tokens);
+        }
+        let template = if pair.is_some() { &self.pair } else { &self.single };
+        let given = 1 + usize::from(pair.is_some());
+        let mut sequences = [Some(encoding), pair];
+        let missing = |id: SequenceId| {
+            Error::invalid(format!("TemplateProcessing: the template uses sequence ${id:?} but {given} sequence(s) were given"))
+        };
+        let (mut len, mut placed) = (0, 0);
+        for piece in &template.0 {
+            match piece {
+                Piece::Sequence { id, .. } => {
+                    len += sequences[id.index()].as_ref().ok_or_else(|| missing(*id))?.len();
+                    placed += 1;
+                }
+                Piece::SpecialToken { id, .. } if add_special_tokens => {
+                    len += self.special_token(id)?.ids.len();
+                    placed += 1;
+                }
+                Piece::SpecialToken { .. } => {}
+            }
+        }
+        if placed == 1 {
+            if let Some(&Piece::Sequence { id, type_id }) = template.0.iter().find(|p| matches!(p, Piece::Sequence { .. })) {
+                let mut seq = sequences[id.index()].take().ok_or_else(|| missing(id))?;
+                seq.set_as_sequence(id.index(), type_id);
+                return Ok(seq);
+            }
+        }
+        let last_use = Self::last_uses(template);
+        let mut out = Encoding::with_capacity(len);
+        for (pos, piece) in template.0.iter().enumerate() {
+            match piece {
+                Piece::Sequence { id, type_id } => {
+                    let i = id.index();
+                    let seq = if last_use[i] == Some(pos) { sequences[i].take() } else { sequences[i].clone() };
+                    out.append_sequence(seq.ok_or_else(|| missing(*id))?, i, *type_id);
+                }
+                Piece::SpecialToken { id, type_id } if add_special_tokens => {
+                    let special = self.special_token(id)?;
+                    for (&token_id, token) in special.ids.iter().zip(&special.tokens) {
+                        out.push_special(token_id, token, *type_id);
+                    }
+                }
+                Piece::SpecialToken { .. } => {}
+            }
+        }
+        Ok(out)
     }
 
     fn process_encodings(&self, encodings: Vec<Encoding>, add_special_tokens: bool) -> Result<Vec<Encoding>> {
@@ -490,6 +553,64 @@ mod tests {
         assert!(serde_json::from_str::<PostProcessorWrapper>(bad).is_err());
         let bad = r#"{"type":"TemplateProcessing","single":[],"pair":[]}"#;
         assert!(serde_json::from_str::<PostProcessorWrapper>(bad).is_err());
+    }
+
+    /// An encoding of `n` ordinary tokens, ids from `first`, some with vocabulary strings.
+    fn sequence(first: u32, n: u32, with_overflow: bool) -> Encoding {
+        let mut e = Encoding::default();
+        for i in 0..n {
+            e.push_token(first + i, format!("t{}", first + i), (i as usize, i as usize + 1), Some(i), 0);
+        }
+        if with_overflow {
+            e.truncate(2, 0, crate::tokenizer::TruncationDirection::Right).unwrap();
+        }
+        e
+    }
+
+    #[test]
+    fn direct_processing_equals_processing_by_parts() {
+        // `process` builds the output straight from the template (or hands the one sequence
+        // back); the general route makes an encoding per part and merges them.
+        let templates = [
+            ("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1"),
+            ("$A", "$A $B:1"),
+            ("$A:1", "$B:1 $A:0"),
+            ("[X] $A $A:1 [SEP]", "$A [X]:2 $B:1 $A [SEP]"),
+            ("[X]", "[SEP] $B $A"),
+        ];
+        let special = vec![
+            SpecialToken::new("[X]".into(), vec![7, 8], vec!["x1".into(), "x2".into()]).unwrap(),
+            SpecialToken::from(("[SEP]", 102)),
+            SpecialToken::from(("[CLS]", 101)),
+        ];
+        for (single, pair) in templates {
+            let p = TemplateProcessing::builder()
+                .try_single(single)
+                .unwrap()
+                .try_pair(pair)
+                .unwrap()
+                .special_tokens(special.clone())
+                .build()
+                .unwrap();
+            let wrapped = PostProcessorWrapper::Sequence(crate::processors::Sequence::new(vec![
+                PostProcessorWrapper::ByteLevel(crate::processors::ByteLevel::default()),
+                p.clone().into(),
+            ]));
+            for add in [true, false] {
+                for overflow in [false, true] {
+                    for with_pair in [false, true] {
+                        let b = with_pair.then(|| sequence(50, 3, overflow));
+                        let direct = p.process(sequence(10, 4, overflow), b.clone(), add).unwrap();
+                        let by_parts = process_by_parts(&p, sequence(10, 4, overflow), b.clone(), add).unwrap();
+                        assert_eq!(direct, by_parts, "{single} / {pair}, add {add}, overflow {overflow}, pair {with_pair}");
+                        let through_sequence = wrapped.process(sequence(10, 4, overflow), b.clone(), add).unwrap();
+                        let sequence_by_parts = process_by_parts(&wrapped, sequence(10, 4, overflow), b, add).unwrap();
+                        assert_eq!(through_sequence, sequence_by_parts, "Sequence of {single} / {pair}");
+                        assert_eq!(through_sequence.get_tokens(), sequence_by_parts.get_tokens());
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! `Encoding`: the output of the tokenizer for one input (a sequence or a pair).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::sequence_ranges::SequenceRanges;
 use super::token_strings::TokenStrings;
 use crate::models::vocab::ReverseVocab;
 use crate::Offsets;
@@ -45,7 +45,7 @@ pub struct Encoding {
     pub(crate) attention_mask: Vec<u32>,
     pub(crate) overflowing: Vec<Encoding>,
     /// Token range of each sequence (0: first, 1: pair), when set by a post-processor.
-    pub(crate) sequence_ranges: HashMap<usize, Range<usize>>,
+    pub(crate) sequence_ranges: SequenceRanges,
 }
 
 impl Encoding {
@@ -60,8 +60,42 @@ impl Encoding {
             special_tokens_mask: Vec::with_capacity(n),
             attention_mask: Vec::with_capacity(n),
             overflowing: Vec::new(),
-            sequence_ranges: HashMap::new(),
+            sequence_ranges: SequenceRanges::default(),
         }
+    }
+
+    /// The encoding `fill` builds, made on a per-thread scratch encoding and copied out with
+    /// every buffer of exact size. For encoders that only know the token count at the end:
+    /// growing six vectors token by token costs a copy of each at every doubling, and leaves
+    /// up to half of each unused for as long as the encoding lives.
+    pub(crate) fn build_exact(fill: impl FnOnce(&mut Encoding) -> crate::Result<()>) -> crate::Result<Encoding> {
+        /// Above this many tokens the scratch is not kept for the next call (it would hold
+        /// about 40 bytes per token for the life of the thread).
+        const KEEP_BELOW: usize = 1 << 16;
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Encoding> = std::cell::RefCell::new(Encoding::default());
+        }
+        SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            let built = fill(scratch).map(|()| scratch.clone());
+            if scratch.ids.capacity() >= KEEP_BELOW {
+                *scratch = Encoding::default();
+            }
+            built
+        })
+    }
+
+    /// Empties every field, keeping the buffers.
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.type_ids.clear();
+        self.tokens = TokenStrings::default();
+        self.words.clear();
+        self.offsets.clear();
+        self.special_tokens_mask.clear();
+        self.attention_mask.clear();
+        self.overflowing.clear();
+        self.sequence_ranges.clear();
     }
 
     /// An encoding of ordinary tokens (non-special, attended, all of type `type_id`) from
@@ -86,7 +120,7 @@ impl Encoding {
             offsets,
             words,
             overflowing: Vec::new(),
-            sequence_ranges: HashMap::new(),
+            sequence_ranges: SequenceRanges::default(),
         }
     }
 
@@ -101,9 +135,10 @@ impl Encoding {
         special_tokens_mask: Vec<u32>,
         attention_mask: Vec<u32>,
         overflowing: Vec<Encoding>,
-        sequence_ranges: HashMap<usize, Range<usize>>,
+        sequence_ranges: impl IntoIterator<Item = (usize, Range<usize>)>,
     ) -> Self {
         let tokens = tokens.into();
+        let sequence_ranges = sequence_ranges.into_iter().collect();
         Self { ids, type_ids, tokens, words, offsets, special_tokens_mask, attention_mask, overflowing, sequence_ranges }
     }
 
@@ -130,6 +165,21 @@ impl Encoding {
         self.offsets.push((0, 0));
         self.special_tokens_mask.push(1);
         self.attention_mask.push(1);
+    }
+
+    /// Appends `seq` as sequence `sequence_id`, every token of type `type_id`: what a template
+    /// does with `$A` or `$B`.
+    pub(crate) fn append_sequence(&mut self, mut seq: Encoding, sequence_id: usize, type_id: u32) {
+        seq.set_as_sequence(sequence_id, type_id);
+        self.merge_with(seq, false);
+    }
+
+    /// Makes this encoding sequence `sequence_id`, every token of type `type_id`.
+    pub(crate) fn set_as_sequence(&mut self, sequence_id: usize, type_id: u32) {
+        let n = self.len();
+        self.type_ids.clear();
+        self.type_ids.resize(n, type_id);
+        self.set_sequence_id(sequence_id);
     }
 
     /// Appends every field of an ordinary token but its string.
@@ -237,12 +287,12 @@ impl Encoding {
         self.overflowing = overflowing;
     }
     /// The raw sequence ranges.
-    pub fn sequence_ranges(&self) -> &HashMap<usize, Range<usize>> {
+    pub fn sequence_ranges(&self) -> &SequenceRanges {
         &self.sequence_ranges
     }
     /// Replaces the sequence ranges.
-    pub fn set_sequence_ranges(&mut self, ranges: HashMap<usize, Range<usize>>) {
-        self.sequence_ranges = ranges;
+    pub fn set_sequence_ranges(&mut self, ranges: impl IntoIterator<Item = (usize, Range<usize>)>) {
+        self.sequence_ranges = ranges.into_iter().collect();
     }
 
     /// Number of sequences (1 or 2) in this encoding.
@@ -261,7 +311,7 @@ impl Encoding {
 
     /// Token range of sequence `sequence_id`.
     pub fn sequence_range(&self, sequence_id: usize) -> Range<usize> {
-        self.sequence_ranges.get(&sequence_id).cloned().unwrap_or(0..self.len())
+        self.sequence_ranges.get(sequence_id).cloned().unwrap_or(0..self.len())
     }
 
     /// Sequence index of each token (`None` for special tokens added around sequences).
@@ -287,7 +337,7 @@ impl Encoding {
             // When ranges overlap (an encoding that already had sequence ids was post-processed
             // again), HF answers in hash order, so at random. The last sequence covering the
             // token wins here, as it does in `get_sequence_ids`.
-            self.sequence_ranges.iter().filter(|(_, r)| r.contains(&token)).map(|(&s, _)| s).max()
+            self.sequence_ranges.iter().filter(|(_, r)| r.contains(&token)).map(|(s, _)| s).max()
         }
     }
 
@@ -354,7 +404,7 @@ impl Encoding {
             special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
             attention_mask: self.attention_mask[start..stop].to_vec(),
             overflowing: Vec::new(),
-            sequence_ranges: HashMap::new(),
+            sequence_ranges: SequenceRanges::default(),
         }
     }
 
@@ -457,8 +507,7 @@ impl Encoding {
             overflowings.push(n);
         }
         let base = self.len();
-        self.sequence_ranges
-            .extend(pair.sequence_ranges.into_iter().map(|(s, r)| (s, base + r.start..base + r.end)));
+        self.sequence_ranges.extend_shifted(pair.sequence_ranges, base);
         self.tokens.append(base, pair.tokens, &pair.ids);
         self.ids.extend(pair.ids);
         self.type_ids.extend(pair.type_ids);
@@ -491,9 +540,7 @@ impl Encoding {
                 prepend(&mut self.attention_mask, n, 0);
                 prepend(&mut self.special_tokens_mask, n, 1);
                 prepend(&mut self.offsets, n, (0, 0));
-                for r in self.sequence_ranges.values_mut() {
-                    *r = r.start + n..r.end + n;
-                }
+                self.sequence_ranges.shift(n);
             }
             PaddingDirection::Right => {
                 self.ids.extend(std::iter::repeat_n(pad_id, n));

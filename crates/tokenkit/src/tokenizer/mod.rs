@@ -9,6 +9,7 @@ pub mod normalized;
 mod normalized_fast;
 pub mod pattern;
 pub mod pre_tokenized;
+pub mod sequence_ranges;
 pub mod serialization;
 mod sp_chain;
 mod sp_path;
@@ -26,6 +27,7 @@ pub use decode_stream::DecodeStream;
 pub use encoding::{Encoding, PaddingDirection, TruncationDirection};
 pub use normalized::{NormalizedString, OffsetReferential, Range, SplitDelimiterBehavior};
 pub use pre_tokenized::{PreTokenizedString, Split};
+pub use sequence_ranges::SequenceRanges;
 pub use utils::{PaddingParams, PaddingStrategy, TruncationParams, TruncationStrategy};
 
 use crate::decoders::DecoderWrapper;
@@ -99,20 +101,29 @@ pub trait PostProcessor {
     fn process_encodings(&self, encodings: Vec<Encoding>, add_special_tokens: bool) -> Result<Vec<Encoding>>;
     /// Processes one input (and its pair) into the final encoding.
     fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
-        let mut encodings = match pair {
-            Some(p) => vec![encoding, p],
-            None => vec![encoding],
-        };
-        for (i, e) in encodings.iter_mut().enumerate() {
-            e.set_sequence_id(i);
-            for o in e.get_overflowing_mut() {
-                o.set_sequence_id(i);
-            }
-            e.set_type_ids(vec![i as u32; e.len()]);
-        }
-        let encodings = self.process_encodings(encodings, add_special_tokens)?;
-        Ok(Encoding::merge(encodings, false))
+        process_by_parts(self, encoding, pair, add_special_tokens)
     }
+}
+
+/// What [`PostProcessor::process`] does unless a processor has a quicker way to the same
+/// result: each sequence gets its index as sequence and type id, the processor turns them
+/// into parts ([`PostProcessor::process_encodings`]) and the parts are concatenated.
+pub fn process_by_parts<P: PostProcessor + ?Sized>(p: &P, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+    let mut encodings = match pair {
+        Some(p) => vec![encoding, p],
+        None => vec![encoding],
+    };
+    for (i, e) in encodings.iter_mut().enumerate() {
+        e.set_sequence_id(i);
+        for o in e.get_overflowing_mut() {
+            o.set_sequence_id(i);
+        }
+        let n = e.len();
+        e.type_ids.clear();
+        e.type_ids.resize(n, i as u32);
+    }
+    let encodings = p.process_encodings(encodings, add_special_tokens)?;
+    Ok(Encoding::merge(encodings, false))
 }
 
 /// Processing when there is no post-processor: pairs are concatenated.

@@ -227,15 +227,15 @@ impl Iterator for DeepSeekLexer<'_> {
 }
 
 /// The final pieces of DeepSeek's split chain on `text` (as byte ranges, in order, covering
-/// the text), appended to `out`: the pieces HF's `Sequence` of the three `Isolated` splits
-/// gives.
-pub fn deepseek_pieces(text: &str, out: &mut Vec<(usize, usize)>) {
+/// the text), each passed to `piece(start, end)`: the pieces HF's `Sequence` of the three
+/// `Isolated` splits gives.
+pub fn deepseek_pieces(text: &str, mut piece: impl FnMut(usize, usize)) {
     isolated(text.len(), DigitGroups::new(text), |s1, e1| {
         let p1 = &text[s1..e1];
         isolated(p1.len(), CjkRuns::new(p1), |s2, e2| {
             let p2 = &p1[s2..e2];
             let base = s1 + s2;
-            isolated(p2.len(), DeepSeekLexer::new(p2), |s3, e3| out.push((base + s3, base + e3)));
+            isolated(p2.len(), DeepSeekLexer::new(p2), |s3, e3| piece(base + s3, base + e3));
         });
     });
 }
@@ -275,7 +275,7 @@ mod tests {
         // HF 0.23.3: the pre_tokenizer of DeepSeek-V3's tokenizer.json, pre_tokenize_str
         // (ByteLevel maps the text but not the offsets).
         let mut out = Vec::new();
-        deepseek_pieces("Hi 12345 日本語abc\u{200D}, x  \n", &mut out);
+        deepseek_pieces("Hi 12345 日本語abc\u{200D}, x  \n", |s, e| out.push((s, e)));
         // Pieces: 'Hi', ' ', '123', '45', ' ', '日本語', 'abc', '\u{200D}', ',', ' x', '  \n'.
         assert_eq!(out, [(0, 2), (2, 3), (3, 6), (6, 8), (8, 9), (9, 18), (18, 21), (21, 24), (24, 25), (25, 27), (27, 30)]);
     }

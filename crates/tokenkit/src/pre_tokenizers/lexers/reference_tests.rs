@@ -121,7 +121,7 @@ fn check_all(texts: &[String]) {
     let mut got = Vec::new();
     for t in texts {
         got.clear();
-        deepseek_pieces(t, &mut got);
+        deepseek_pieces(t, |s, e| got.push((s, e)));
         assert_eq!(got, onig_chain(&chain, t), "DeepSeek chain vs Oniguruma on {:?}", t.chars().take(60).collect::<String>());
     }
 }
