@@ -20,6 +20,7 @@ mod errors;
 mod ids;
 mod numpy;
 mod pool;
+mod text;
 mod tiktoken;
 mod tokenizer;
 mod train;

@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use tokenkit::tiktoken::{Encoding, SpecialTokens};
 
 use crate::errors::{catch, guard, panic_err, tk_err};
-use crate::{ids, numpy, pool};
+use crate::{ids, numpy, pool, text};
 
 /// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
 #[pyclass(module = "tokenkit", name = "TiktokenCore", frozen)]
@@ -51,6 +51,11 @@ fn decode_err(e: tokenkit::Error) -> PyErr {
         tokenkit::Error::IdOutOfRange { id, .. } => PyKeyError::new_err(format!("Invalid token for decoding: {id}")),
         e => tk_err(e),
     }
+}
+
+/// The text of each str of a batch (held by the caller for the call).
+fn utf8_all<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<std::borrow::Cow<'a, str>>> {
+    texts.iter().map(text::utf8).collect()
 }
 
 impl PyTiktokenCore {
@@ -121,45 +126,45 @@ impl PyTiktokenCore {
     }
 
     /// The ids of `text`; special tokens are ordinary text.
-    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let enc = self.enc.clone();
-        ids::list(py, &run_one(py, || enc.encode_ordinary(text))?)
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &Bound<'_, PyString>) -> PyResult<Bound<'py, PyList>> {
+        let (enc, text) = (self.enc.clone(), text::utf8(text)?);
+        ids::list(py, &run_one(py, || enc.encode_ordinary(&text))?)
     }
 
     /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
-    fn encode<'py>(&self, py: Python<'py>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        ids::list(py, &self.encode_ids(py, text, allowed_special, disallowed_special)?)
+    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        ids::list(py, &self.encode_ids(py, &text::utf8(text)?, allowed_special, disallowed_special)?)
     }
 
     /// `encode` as a 1-D `numpy.uint32` array.
-    fn encode_to_numpy(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        let ids = self.encode_ids(py, text, allowed_special, disallowed_special)?;
+    fn encode_to_numpy(&self, py: Python<'_>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let ids = self.encode_ids(py, &text::utf8(text)?, allowed_special, disallowed_special)?;
         numpy::u32_array(py, &ids, &[ids.len()])
     }
 
     /// The number of tokens `encode` would give, without building the ids.
-    fn count(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<usize> {
+    fn count(&self, py: Python<'_>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<usize> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
-        let enc = self.enc.clone();
-        run_one(py, || enc.count(text, &allowed, &disallowed))
+        let (enc, text) = (self.enc.clone(), text::utf8(text)?);
+        run_one(py, || enc.count(&text, &allowed, &disallowed))
     }
 
     /// `encode_ordinary` of each text, in parallel.
-    fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: Vec<String>) -> PyResult<Bound<'py, PyList>> {
-        let enc = self.enc.clone();
+    fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyList>> {
+        let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
         let rows = run(py, || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
             enc.encode_ordinary_batch(&refs)
         })?;
         ids::lists(py, &rows)
     }
 
     /// `encode` of each text, in parallel.
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<String>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
-        let enc = self.enc.clone();
+        let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
         let rows = run(py, || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
             enc.encode_batch(&refs, &allowed, &disallowed)
         })?;
         ids::lists(py, &rows)
@@ -167,10 +172,10 @@ impl PyTiktokenCore {
 
     /// tiktoken's `encode_with_unstable`: the stable ids and the possible completions
     /// (sorted lists of ids).
-    fn encode_with_unstable(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
+    fn encode_with_unstable(&self, py: Python<'_>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
         let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
-        let enc = self.enc.clone();
-        run_one(py, || enc.encode_with_unstable(text, &allowed, &disallowed))
+        let (enc, text) = (self.enc.clone(), text::utf8(text)?);
+        run_one(py, || enc.encode_with_unstable(&text, &allowed, &disallowed))
     }
 
     /// BPE of the bytes as one piece, no regex split, no special tokens.

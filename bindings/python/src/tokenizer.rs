@@ -20,6 +20,7 @@ use crate::numpy;
 use crate::train;
 use crate::errors::{catch, guard, panic_err, tk_err, value_err};
 use crate::pool;
+use crate::text;
 
 /// A tokenizer: the pipeline (normalizer → pre-tokenizer → model → post-processor, and the
 /// decoder), the added vocabulary, padding and truncation.
@@ -51,9 +52,9 @@ fn type_name(o: &Bound<'_, PyAny>) -> String {
 }
 
 /// A str sequence (not pre-tokenized).
-fn text_sequence(o: &Bound<'_, PyAny>) -> PyResult<InputSequence<'static>> {
+fn text_sequence<'a>(o: &'a Bound<'_, PyAny>) -> PyResult<InputSequence<'a>> {
     match o.downcast::<PyString>() {
-        Ok(s) => Ok(InputSequence::Raw(Cow::Owned(s.to_cow()?.into_owned()))),
+        Ok(s) => Ok(InputSequence::Raw(text::utf8(s)?)),
         Err(_) => Err(PyTypeError::new_err(format!("TextInputSequence must be str, got {}", type_name(o)))),
     }
 }
@@ -71,7 +72,7 @@ fn pretokenized_sequence(o: &Bound<'_, PyAny>) -> PyResult<InputSequence<'static
     )))
 }
 
-fn sequence(o: &Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<InputSequence<'static>> {
+fn sequence<'a>(o: &'a Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<InputSequence<'a>> {
     if is_pretokenized {
         pretokenized_sequence(o)
     } else {
@@ -79,18 +80,27 @@ fn sequence(o: &Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<InputSequen
     }
 }
 
-/// One item of `encode_batch`: a sequence, or a pair as a 2-tuple/list.
-fn batch_item(o: &Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<EncodeInput<'static>> {
+/// A sequence that owns its text (for text read from an object that is not held).
+fn owned(s: InputSequence<'_>) -> InputSequence<'static> {
+    match s {
+        InputSequence::Raw(t) => InputSequence::Raw(Cow::Owned(t.into_owned())),
+        InputSequence::PreTokenized(words) => InputSequence::PreTokenized(words.into_iter().map(|w| Cow::Owned(w.into_owned())).collect()),
+    }
+}
+
+/// One item of `encode_batch`: a sequence, or a pair as a 2-tuple/list. A str item is
+/// borrowed (the caller holds it); the two sides of a pair are copied, since another thread
+/// could change a list while the GIL is released.
+fn batch_item<'a>(o: &'a Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<EncodeInput<'a>> {
     if let Ok(s) = sequence(o, is_pretokenized) {
         return Ok(EncodeInput::Single(s));
     }
     if o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>() {
         if let Ok(n) = o.len() {
             if n == 2 {
-                let a = sequence(&o.get_item(0)?, is_pretokenized);
-                let b = sequence(&o.get_item(1)?, is_pretokenized);
-                if let (Ok(a), Ok(b)) = (a, b) {
-                    return Ok(EncodeInput::Dual(a, b));
+                let (a, b) = (o.get_item(0)?, o.get_item(1)?);
+                if let (Ok(a), Ok(b)) = (sequence(&a, is_pretokenized), sequence(&b, is_pretokenized)) {
+                    return Ok(EncodeInput::Dual(owned(a), owned(b)));
                 }
             }
         }
@@ -102,11 +112,17 @@ fn batch_item(o: &Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<EncodeInp
     }))
 }
 
-fn batch_inputs(input: &Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<Vec<EncodeInput<'static>>> {
+fn batch_items<'py>(input: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if input.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err("encode_batch expects a list of inputs, got a str"));
     }
-    input.try_iter()?.map(|item| batch_item(&item?, is_pretokenized)).collect()
+    input.try_iter()?.collect()
+}
+
+/// The inputs of `encode_batch`, borrowing the text of `items` (the batch's items, held for
+/// the call: the batch list itself may change while the GIL is released).
+fn batch_inputs<'a>(items: &'a [Bound<'_, PyAny>], is_pretokenized: bool) -> PyResult<Vec<EncodeInput<'a>>> {
+    items.iter().map(|item| batch_item(item, is_pretokenized)).collect()
 }
 
 /// Tokens given to add_tokens / add_special_tokens: str or AddedToken.
@@ -234,7 +250,8 @@ impl PyTokenizer {
     /// Encodes many inputs in parallel (GIL released). Offsets are character offsets.
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
     fn encode_batch<'py>(slf: &Bound<'py, Self>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
-        let inputs = batch_inputs(input, is_pretokenized)?;
+        let items = batch_items(input)?;
+        let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         let encs = run(py, move || tok.encode_batch_char_offsets(inputs, add_special_tokens))?;
         encodings_to_py(py, encs)
@@ -243,7 +260,8 @@ impl PyTokenizer {
     /// Like `encode_batch`, but offsets are UTF-8 byte offsets (as HF's `encode_batch_fast`).
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
     fn encode_batch_fast<'py>(slf: &Bound<'py, Self>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
-        let inputs = batch_inputs(input, is_pretokenized)?;
+        let items = batch_items(input)?;
+        let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         let encs = run(py, move || tok.encode_batch(inputs, add_special_tokens))?;
         encodings_to_py(py, encs)
@@ -264,7 +282,8 @@ impl PyTokenizer {
     /// are filled with `pad_id` (default 0) and a 0 in the attention mask.
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true, pad_id = None))]
     fn encode_batch_to_numpy(slf: &Bound<'_, Self>, input: &Bound<'_, PyAny>, is_pretokenized: bool, add_special_tokens: bool, pad_id: Option<u32>) -> PyResult<(PyObject, PyObject)> {
-        let inputs = batch_inputs(input, is_pretokenized)?;
+        let items = batch_items(input)?;
+        let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         let fill = pad_id.or_else(|| tok.get_padding().map(|p| p.pad_id)).unwrap_or(0);
         let ((ids, shape), (mask, _)) = run(py, move || {
