@@ -442,7 +442,19 @@ impl SentencePiece {
     fn emit<const OFFSETS: bool>(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, &str, (usize, usize))) {
         let text = norm.text.as_str();
         let inner = &*self.inner;
-        let orig = |k: usize| if OFFSETS { norm.to_orig[k] as usize } else { 0 };
+        let mut aligner = norm.aligner();
+        // The original offsets of `text[s..e]`. Segments are contiguous: the start of one is
+        // the end of the one before, whose offset is kept.
+        let mut last = (usize::MAX, 0);
+        let mut span = |s: usize, e: usize| {
+            if !OFFSETS {
+                return (0, 0);
+            }
+            let ob = if s == last.0 { last.1 } else { aligner.orig(s) };
+            let oe = aligner.orig(e);
+            last = (e, oe);
+            (ob, oe)
+        };
         // A run of unknown pieces being merged (without byte fallback): its start and end in
         // `text`.
         let mut unk_run: Option<(usize, usize)> = None;
@@ -450,11 +462,11 @@ impl SentencePiece {
             let (s, e) = (s as usize, e as usize);
             if id != inner.unk_id {
                 if let Some((us, ue)) = unk_run.take() {
-                    f(inner.unk_id, &text[us..ue], (orig(us), orig(ue)));
+                    f(inner.unk_id, &text[us..ue], span(us, ue));
                 }
-                f(id, &inner.pieces[id as usize], (orig(s), orig(e)));
+                f(id, &inner.pieces[id as usize], span(s, e));
             } else if inner.byte_fallback {
-                let (ob, oe) = (orig(s), orig(e));
+                let (ob, oe) = span(s, e);
                 let w = &text.as_bytes()[s..e];
                 for (i, &b) in w.iter().enumerate() {
                     let bid = inner.byte_ids[b as usize];
@@ -469,7 +481,7 @@ impl SentencePiece {
             }
         }
         if let Some((us, ue)) = unk_run {
-            f(inner.unk_id, &text[us..ue], (orig(us), orig(ue)));
+            f(inner.unk_id, &text[us..ue], span(us, ue));
         }
     }
 

@@ -17,21 +17,151 @@ pub struct SpNormalizer {
     user_defined: Option<Trie>,
     /// Which chars are copied without a rule lookup.
     copy: CopyTable,
+    /// No rules and no user-defined symbols: every char but the space is copied.
+    identity: bool,
     pub(crate) add_dummy_prefix: bool,
     pub(crate) remove_extra_whitespaces: bool,
     pub(crate) escape_whitespaces: bool,
     pub(crate) treat_whitespace_as_suffix: bool,
 }
 
-/// The normalized text and, for each of its bytes plus one past the end, the byte offset in
-/// the original text it comes from (SentencePiece's `norm_to_orig`).
+/// The normalized text and where its bytes come from in the original text (SentencePiece's
+/// `norm_to_orig`), kept as chunks rather than per byte: a copied stretch of the input maps
+/// by its start, so that normalizing costs nothing per byte for text that needs no change.
 #[derive(Debug, Default, Clone)]
 pub struct Normalized {
     /// Normalized text.
     pub text: String,
-    /// `text.len() + 1` original byte offsets (empty when `text` is empty, or when normalized
-    /// without offsets).
-    pub to_orig: Vec<u32>,
+    /// The chunks of `text` in order, the last one at `text.len()` (empty when `text` is
+    /// empty, or when normalized without offsets).
+    chunks: Vec<Chunk>,
+}
+
+/// A chunk of normalized text starting at byte `norm`, up to the next chunk.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    norm: u32,
+    /// The original offset of its first byte.
+    orig: u32,
+    /// Copied from the original (each byte maps to the start of its char there), rather than
+    /// made by a rule (every byte maps to `orig`, where the rule's input starts).
+    copied: bool,
+}
+
+impl Normalized {
+    /// The byte offset in the original text that normalized byte `k` comes from (the start of
+    /// its char, or of the rule that made it); `k == text.len()` is the end of what was
+    /// normalized. `None` without offsets.
+    pub fn orig(&self, mut k: usize) -> Option<usize> {
+        let at = self.chunks.partition_point(|c| c.norm as usize <= k).checked_sub(1)?;
+        let c = self.chunks[at];
+        if !c.copied {
+            return Some(c.orig as usize);
+        }
+        let bytes = self.text.as_bytes();
+        while k > c.norm as usize && bytes.get(k).is_some_and(|&b| b & 0xC0 == 0x80) {
+            k -= 1;
+        }
+        Some(c.orig as usize + (k - c.norm as usize))
+    }
+
+    /// A cursor answering [`Self::orig`] for offsets in increasing order, in constant time.
+    pub(crate) fn aligner(&self) -> Aligner<'_> {
+        Aligner { norm: self, at: 0, start: 0, end: 0, orig: 0, step: 0 }
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.chunks.clear();
+    }
+
+    /// Appends `input[start..end]` as is.
+    #[inline]
+    fn push_copied<const OFFSETS: bool>(&mut self, input: &str, start: usize, end: usize) {
+        if OFFSETS {
+            let norm = self.text.len() as u32;
+            let contiguous = self.chunks.last().is_some_and(|c| c.copied && c.orig + (norm - c.norm) == start as u32);
+            if !contiguous {
+                self.chunks.push(Chunk { norm, orig: start as u32, copied: true });
+            }
+        }
+        self.text.push_str(&input[start..end]);
+    }
+
+    /// Appends `s`, made by a rule from the original text at `orig`.
+    #[inline]
+    fn push_mapped<const OFFSETS: bool>(&mut self, s: &str, orig: u32) {
+        if s.is_empty() {
+            return;
+        }
+        if OFFSETS && !self.chunks.last().is_some_and(|c| !c.copied && c.orig == orig) {
+            self.chunks.push(Chunk { norm: self.text.len() as u32, orig, copied: false });
+        }
+        self.text.push_str(s);
+    }
+
+    /// Ends the text: its end maps to `orig`.
+    fn finish<const OFFSETS: bool>(&mut self, orig: u32) {
+        if OFFSETS {
+            self.chunks.push(Chunk { norm: self.text.len() as u32, orig, copied: false });
+        }
+    }
+
+    /// Cuts the text to `len` bytes.
+    fn truncate(&mut self, len: usize) {
+        self.text.truncate(len);
+        while self.chunks.last().is_some_and(|c| c.norm as usize >= len) {
+            self.chunks.pop();
+        }
+    }
+}
+
+/// [`Normalized::orig`] for offsets asked in increasing order, at char boundaries (as the
+/// bounds of segments are): walks the chunks once.
+pub(crate) struct Aligner<'a> {
+    norm: &'a Normalized,
+    /// The chunk of the last offset asked.
+    at: usize,
+    /// Where that chunk starts and ends in the normalized text.
+    start: usize,
+    end: usize,
+    /// The original offset of its start, and 1 when copied (offsets then advance with the
+    /// text) or 0.
+    orig: usize,
+    step: usize,
+}
+
+impl Aligner<'_> {
+    /// [`Normalized::orig`] of `k`, a char boundary of the text (0 without offsets).
+    #[inline]
+    pub(crate) fn orig(&mut self, k: usize) -> usize {
+        if !(self.start..self.end).contains(&k) {
+            self.seek(k);
+        }
+        self.orig + self.step * (k - self.start)
+    }
+
+    /// Moves to the chunk of `k`.
+    fn seek(&mut self, k: usize) {
+        let chunks = self.norm.chunks.as_slice();
+        let Some(first) = chunks.first() else {
+            // No offsets.
+            (self.start, self.end, self.orig, self.step) = (0, usize::MAX, 0, 0);
+            return;
+        };
+        let mut at = if self.start > k { 0 } else { self.at };
+        let mut end = usize::MAX;
+        while let Some(next) = chunks.get(at + 1) {
+            if next.norm as usize > k {
+                end = next.norm as usize;
+                break;
+            }
+            at += 1;
+        }
+        let c = chunks.get(at).unwrap_or(first);
+        (self.at, self.start, self.end) = (at, c.norm as usize, end);
+        (self.orig, self.step) = (c.orig as usize, usize::from(c.copied));
+    }
 }
 
 /// Which chars normalize to themselves, so that the normalizer copies them (in runs) instead
@@ -232,6 +362,7 @@ impl SpNormalizer {
             (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().enumerate().map(|(i, p)| (*p, i as u32))));
         let copy = CopyTable::new(charsmap.as_ref(), user_defined.as_ref());
         Self {
+            identity: charsmap.is_none() && user_defined.is_none(),
             charsmap,
             user_defined,
             copy,
@@ -266,17 +397,7 @@ impl SpNormalizer {
     }
 
     fn push_space<const OFFSETS: bool>(&self, out: &mut Normalized, orig: u32) {
-        if self.escape_whitespaces {
-            out.text.push_str(SPACE_SYMBOL);
-            if OFFSETS {
-                out.to_orig.extend_from_slice(&[orig; 3]);
-            }
-        } else {
-            out.text.push(' ');
-            if OFFSETS {
-                out.to_orig.push(orig);
-            }
-        }
+        out.push_mapped::<OFFSETS>(if self.escape_whitespaces { SPACE_SYMBOL } else { " " }, orig);
     }
 
     /// Normalizes `input` into `out` (cleared first), with the original offset of each byte.
@@ -284,31 +405,14 @@ impl SpNormalizer {
         self.normalize_into::<true>(input, out)
     }
 
-    /// Normalizes `input` into `out.text` (cleared first), leaving `out.to_orig` empty: for
-    /// callers that need no offsets.
+    /// Normalizes `input` into `out.text` (cleared first), without original offsets: for
+    /// callers that need none.
     pub fn normalize_text(&self, input: &str, out: &mut Normalized) {
         self.normalize_into::<false>(input, out)
     }
 
-    /// Appends `input[run..end]`, chars that are their own normalization, to `out`.
-    #[inline]
-    fn copy_run<const OFFSETS: bool>(input: &str, run: usize, end: usize, out: &mut Normalized) {
-        out.text.push_str(&input[run..end]);
-        if OFFSETS {
-            // Each byte maps to the start of its char.
-            let mut start = run as u32;
-            out.to_orig.extend(input.as_bytes()[run..end].iter().zip(run as u32..).map(|(&b, k)| {
-                if b & 0xC0 != 0x80 {
-                    start = k;
-                }
-                start
-            }));
-        }
-    }
-
     fn normalize_into<const OFFSETS: bool>(&self, input: &str, out: &mut Normalized) {
-        out.text.clear();
-        out.to_orig.clear();
+        out.clear();
         let mut rest = input;
         let mut consumed = 0usize;
         // Leading spaces (after normalization) are dropped when removing extra whitespace.
@@ -326,9 +430,6 @@ impl SpNormalizer {
             return;
         }
         out.text.reserve(rest.len() + 8);
-        if OFFSETS {
-            out.to_orig.reserve(rest.len() + 9);
-        }
         if !self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             self.push_space::<OFFSETS>(out, consumed as u32);
         }
@@ -337,21 +438,17 @@ impl SpNormalizer {
         let mut i = consumed;
         // `input[run..i]` is copied as is when the loop reaches a char that is not.
         let mut run = i;
-        while let Some(&b) = bytes.get(i) {
+        loop {
+            if self.identity {
+                // Every char but the space is its own normalization: on to the next space.
+                match memchr::memchr(b' ', &bytes[i..]) {
+                    Some(k) => i += k,
+                    None => i = bytes.len(),
+                }
+            }
+            let Some(&b) = bytes.get(i) else { break };
             if b < 0x80 {
                 if self.copy.ascii_before_ascii[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
-                    if OFFSETS {
-                        // Appended at once with its offset: cheaper than a run then (whose
-                        // offsets take a loop of their own) for the short stretches between
-                        // spaces of most texts.
-                        if run < i {
-                            Self::copy_run::<OFFSETS>(input, run, i, out);
-                        }
-                        out.text.push(b as char);
-                        out.to_orig.push(i as u32);
-                        prev_space = false;
-                        run = i + 1;
-                    }
                     i += 1;
                     continue;
                 }
@@ -366,7 +463,7 @@ impl SpNormalizer {
                 }
                 if copy {
                     if run < i {
-                        Self::copy_run::<OFFSETS>(input, run, i, out);
+                        out.push_copied::<OFFSETS>(input, run, i);
                         prev_space = false;
                     }
                     if !(prev_space && self.remove_extra_whitespaces) {
@@ -384,7 +481,7 @@ impl SpNormalizer {
                 }
             }
             if run < i {
-                Self::copy_run::<OFFSETS>(input, run, i, out);
+                out.push_copied::<OFFSETS>(input, run, i);
                 prev_space = false;
             }
             let (mut sp, n) = self.normalize_prefix(&input[i..]);
@@ -398,16 +495,10 @@ impl SpNormalizer {
                         if k > 0 {
                             self.push_space::<OFFSETS>(out, orig);
                         }
-                        out.text.push_str(part);
-                        if OFFSETS {
-                            out.to_orig.resize(out.to_orig.len() + part.len(), orig);
-                        }
+                        out.push_mapped::<OFFSETS>(part, orig);
                     }
                 } else {
-                    out.text.push_str(sp);
-                    if OFFSETS {
-                        out.to_orig.resize(out.to_orig.len() + sp.len(), orig);
-                    }
+                    out.push_mapped::<OFFSETS>(sp, orig);
                 }
                 prev_space = sp.ends_with(' ') && self.remove_extra_whitespaces;
             }
@@ -415,7 +506,7 @@ impl SpNormalizer {
             run = i;
         }
         if run < i {
-            Self::copy_run::<OFFSETS>(input, run, i, out);
+            out.push_copied::<OFFSETS>(input, run, i);
         }
         consumed = i;
         if self.remove_extra_whitespaces {
@@ -423,18 +514,15 @@ impl SpNormalizer {
             while out.text.ends_with(space) {
                 let len = out.text.len() - space.len();
                 if OFFSETS {
-                    consumed = out.to_orig[len] as usize;
-                    out.to_orig.truncate(len);
+                    consumed = out.orig(len).unwrap_or(consumed);
                 }
-                out.text.truncate(len);
+                out.truncate(len);
             }
         }
         if self.treat_whitespace_as_suffix && self.add_dummy_prefix {
             self.push_space::<OFFSETS>(out, consumed as u32);
         }
-        if OFFSETS {
-            out.to_orig.push(consumed as u32);
-        }
+        out.finish::<OFFSETS>(consumed as u32);
     }
 }
 

@@ -372,3 +372,25 @@ fn bpe_fixtures_same_as_merge_loop() {
         }
     }
 }
+
+#[test]
+fn normalized_offsets_follow_rules_and_copies() {
+    // Rules "ab" -> "AB", "c" -> "CC", "  " -> " " (the denormalizer test's charsmap).
+    let rules = include_bytes!("testdata/denorm_ab_c.charsmap");
+    let charsmap = crate::normalizers::Precompiled::from_bytes(rules).unwrap();
+    let n = normalizer::SpNormalizer::new(Some(charsmap), &[], true, false, true, false);
+    let mut out = normalizer::Normalized::default();
+    n.normalize("xab c😀d", &mut out);
+    assert_eq!(out.text, "▁xAB▁CC😀d");
+    // Each char's start, then the end: the dummy prefix and "x" at 0, "AB" made from "ab" at
+    // 1, the space at 3, "CC" from "c" at 4, "😀d" copied from 5.
+    let want = [(0, 0), (3, 0), (4, 1), (5, 1), (6, 3), (9, 4), (10, 4), (11, 5), (15, 9), (16, 10)];
+    let mut aligner = out.aligner();
+    for (k, o) in want {
+        assert_eq!((out.orig(k), aligner.orig(k)), (Some(o), o), "{k}");
+    }
+    // Inside a copied char: its start.
+    assert_eq!(out.orig(13), Some(5));
+    n.normalize_text("xab", &mut out);
+    assert_eq!((out.text.as_str(), out.orig(0)), ("▁xAB", None));
+}
