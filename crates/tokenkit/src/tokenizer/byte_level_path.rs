@@ -133,26 +133,22 @@ pub(crate) fn encode(
     type_id: u32,
     offset_type: OffsetType,
 ) -> Result<Encoding> {
-    let converter = match offset_type {
-        OffsetType::Char => Some(BytesToCharOffsetConverter::new(text)),
-        OffsetType::Byte => None,
-    };
-    let convert = |o: (usize, usize)| match &converter {
-        Some(c) => c.convert(o).unwrap_or(o),
-        None => o,
-    };
+    /// Above this many tokens the scratch buffers are not kept for the next call.
+    const KEEP_BELOW: usize = 1 << 16;
     thread_local! {
-        /// The pieces of the text being encoded (kept between calls: most texts are short).
-        static PIECES: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+        /// The pieces and the tokens of the text being encoded, kept between calls (most
+        /// texts are short): tokens go here first, so the encoding's buffers are each made
+        /// once, at their final size, rather than grown token by token.
+        static SCRATCH: RefCell<(Vec<(usize, usize)>, Vec<Token>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     }
-    PIECES.with_borrow_mut(|pieces| Encoding::build_exact(|enc| {
+    SCRATCH.with_borrow_mut(|(pieces, tokens)| {
+        tokens.clear();
+        let mut explicit = Vec::new();
         let mut word: u32 = 0;
-        let push = |enc: &mut Encoding, id: u32, offsets: (usize, usize), word: u32| {
-            enc.push_vocab_token(id, plan.bpe.reverse_vocab(), convert(offsets), Some(word_idx.unwrap_or(word)), type_id);
-        };
         for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
             if let Some(id) = id {
-                enc.push_token(id, text[s..e].to_owned(), convert((s, e)), Some(word_idx.unwrap_or(word)), type_id);
+                explicit.push((tokens.len(), text[s..e].to_owned()));
+                tokens.push(Token { id, word, offsets: (s, e) });
                 word += 1;
                 continue;
             }
@@ -164,19 +160,48 @@ pub(crate) fn encode(
                 let mut n = NormalizedString::from(segment);
                 n.nfc();
                 let align = n.alignments();
-                encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), w| {
-                    push(enc, id, (s + align[ts].0, s + align[te - 1].1), w);
+                encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
+                    tokens.push(Token { id, word, offsets: (s + align[ts].0, s + align[te - 1].1) });
                 });
                 continue;
             }
             let bytes = segment.as_bytes();
             // A token that cuts a char covers all of it, as the mapped char's offsets do.
-            encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), w| {
-                push(enc, id, (s + char_start(bytes, ts), s + char_end(bytes, te)), w);
+            encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
+                tokens.push(Token { id, word, offsets: (s + char_start(bytes, ts), s + char_end(bytes, te)) });
             });
         }
-        Ok(())
-    }))
+        let offsets = match offset_type {
+            OffsetType::Byte => tokens.iter().map(|t| t.offsets).collect(),
+            OffsetType::Char => {
+                let converter = BytesToCharOffsetConverter::new(text);
+                tokens.iter().map(|t| converter.convert(t.offsets).unwrap_or(t.offsets)).collect()
+            }
+        };
+        let enc = Encoding::from_vocab_tokens(
+            tokens.iter().map(|t| t.id).collect(),
+            offsets,
+            tokens.iter().map(|t| Some(word_idx.unwrap_or(t.word))).collect(),
+            type_id,
+            plan.bpe.reverse_vocab(),
+            explicit,
+        );
+        if tokens.capacity() >= KEEP_BELOW {
+            *tokens = Vec::new();
+            *pieces = Vec::new();
+        }
+        Ok(enc)
+    })
+}
+
+/// A token of the direct path, before it goes into the encoding.
+#[derive(Clone, Copy)]
+struct Token {
+    id: u32,
+    /// Index of its piece (the word id, unless the caller gives one).
+    word: u32,
+    /// Byte offsets in the text.
+    offsets: (usize, usize),
 }
 
 /// Cuts `text` into pieces and encodes each, calling `token(id, byte range in text, word)`

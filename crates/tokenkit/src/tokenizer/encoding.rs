@@ -64,40 +64,6 @@ impl Encoding {
         }
     }
 
-    /// The encoding `fill` builds, made on a per-thread scratch encoding and copied out with
-    /// every buffer of exact size. For encoders that only know the token count at the end:
-    /// growing six vectors token by token costs a copy of each at every doubling, and leaves
-    /// up to half of each unused for as long as the encoding lives.
-    pub(crate) fn build_exact(fill: impl FnOnce(&mut Encoding) -> crate::Result<()>) -> crate::Result<Encoding> {
-        /// Above this many tokens the scratch is not kept for the next call (it would hold
-        /// about 40 bytes per token for the life of the thread).
-        const KEEP_BELOW: usize = 1 << 16;
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<Encoding> = std::cell::RefCell::new(Encoding::default());
-        }
-        SCRATCH.with_borrow_mut(|scratch| {
-            scratch.clear();
-            let built = fill(scratch).map(|()| scratch.clone());
-            if scratch.ids.capacity() >= KEEP_BELOW {
-                *scratch = Encoding::default();
-            }
-            built
-        })
-    }
-
-    /// Empties every field, keeping the buffers.
-    fn clear(&mut self) {
-        self.ids.clear();
-        self.type_ids.clear();
-        self.tokens = TokenStrings::default();
-        self.words.clear();
-        self.offsets.clear();
-        self.special_tokens_mask.clear();
-        self.attention_mask.clear();
-        self.overflowing.clear();
-        self.sequence_ranges.clear();
-    }
-
     /// An encoding of ordinary tokens (non-special, attended, all of type `type_id`) from
     /// their ids, offsets and words. The string of each is its string in `vocab` (the model's
     /// id → token table) but for the `(position, string)` entries of `explicit`, in
