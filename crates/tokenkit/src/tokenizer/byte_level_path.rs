@@ -139,7 +139,7 @@ pub(crate) fn encode(
         /// The pieces and the tokens of the text being encoded, kept between calls (most
         /// texts are short): tokens go here first, so the encoding's buffers are each made
         /// once, at their final size, rather than grown token by token.
-        static SCRATCH: RefCell<(Vec<(usize, usize)>, Vec<Token>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+        static SCRATCH: RefCell<(Pieces, Vec<Token>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     }
     SCRATCH.with_borrow_mut(|(pieces, tokens)| {
         tokens.clear();
@@ -193,6 +193,9 @@ pub(crate) fn encode(
         Ok(enc)
     })
 }
+
+/// Byte ranges of pieces of a text, in order.
+type Pieces = Vec<(usize, usize)>;
 
 /// A token of the direct path, before it goes into the encoding.
 #[derive(Clone, Copy)]
