@@ -557,10 +557,11 @@ impl Tokenizer {
     }
 
     fn encode_batch_with<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool, offset_type: OffsetType) -> Result<Vec<Encoding>> {
-        let mut encodings = inputs
-            .into_par_iter()
-            .map(|i| self.encode_with(i.into(), add_special_tokens, offset_type))
-            .collect::<Result<Vec<_>>>()?;
+        // Into a vector of the final size (rayon's collect of `Result`s gathers them in
+        // pieces and then copies them together: a megabyte per thousands of encodings).
+        let mut results = Vec::with_capacity(inputs.len());
+        inputs.into_par_iter().map(|i| self.encode_with(i.into(), add_special_tokens, offset_type)).collect_into_vec(&mut results);
+        let mut encodings = results.into_iter().collect::<Result<Vec<_>>>()?;
         if let Some(p) = &self.padding {
             utils::pad_encodings(&mut encodings, p)?;
         }
