@@ -164,8 +164,7 @@ impl Trie {
         self.walk(text).0
     }
 
-    /// [`Trie::longest_prefix`] of `text`, and the token that is `text` exactly (with
-    /// [`UNREACHABLE_BIT`] when it is not reachable; [`NONE`] when none), in one walk: down as far
+    /// [`Trie::longest_prefix`] of `text`, and [`Trie::exact`] of it, in one walk: down as far
     /// as `text` goes, then back up (by the parent links) to the deepest reachable token,
     /// which is usually at most a byte or two up.
     #[inline]
@@ -193,7 +192,30 @@ impl Trie {
         }
         ((NONE, 0), exact)
     }
+
+    /// The token that is `text` exactly (with [`UNREACHABLE_BIT`] when it is not reachable),
+    /// or [`NONE`].
+    #[inline]
+    fn exact(&self, text: &[u8]) -> u32 {
+        let slots = self.slots.as_slice();
+        let mut node = 0usize;
+        for &b in text {
+            let next = slots[node].base as usize + usize::from(b);
+            match slots.get(next) {
+                Some(s) if s.check as usize == node => node = next,
+                _ => return NONE,
+            }
+        }
+        slots[node].token
+    }
 }
+
+/// The most symbols [`Backtracker::merge_short`] takes. Longer pieces take the search: the
+/// merge loop looks up every adjacent pair in the (large) filter and merge table, while the
+/// search's pair tests mostly hit its small memo (with 8, o200k on mixed-script text was ~10%
+/// slower); up to 4 the loop wins on texts of many short distinct pieces (random printable
+/// ASCII: 40% more instructions with the search alone).
+pub const SHORT: usize = 4;
 
 /// The first step of an encoding: the longest reachable token the text starts with
 /// ([`NONE`] when none) and its length.
@@ -310,7 +332,7 @@ impl Backtracker {
     /// pushes the token's initial symbols (as the merge loop starts from them) and returns its
     /// bytes in the encoded texts, or `None` for a token no text can hold. Tokens whose own
     /// symbols merge into them go into the trie with their merge run; with `whole_tokens`
-    /// (`ignore_merges`) the others too, for whole-piece lookups ([`Backtracker::start`]) only.
+    /// (`ignore_merges`) the others too, for [`Backtracker::whole_token`] only.
     pub(crate) fn build<'v>(
         vocab: &'v Vocab,
         merges: &MergeMap,
@@ -370,10 +392,15 @@ impl Backtracker {
         })
     }
 
-    /// Where the encoding of `text` starts, in one trie walk: the token that is `text` as a
-    /// whole, when it is reachable (then the merge loop on `text` gives it) or the encoder was
-    /// built with `whole_tokens` ([`NONE`] otherwise), and the first step for
-    /// [`Backtracker::encode_from`].
+    /// The token that is `text` exactly, when it is reachable (then the merge loop on `text`
+    /// gives it) or the encoder was built with `whole_tokens`; else [`NONE`].
+    #[inline]
+    pub(crate) fn whole_token(&self, text: &[u8]) -> u32 {
+        whole(self.trie.exact(text))
+    }
+
+    /// Where the encoding of `text` starts, in one trie walk: [`Backtracker::whole_token`] of
+    /// it, and the first step for [`Backtracker::encode_from`].
     #[inline]
     pub(crate) fn start(&self, text: &[u8]) -> (u32, Start) {
         let (first, exact) = self.trie.walk(text);
@@ -436,6 +463,25 @@ impl Backtracker {
     #[inline]
     pub fn token_len(&self, t: u32) -> u32 {
         self.info.get(t as usize).map_or(0, |i| i.len)
+    }
+
+    /// Encodes a short word whose initial symbols are `ids` (at most [`SHORT`]) by the merge
+    /// loop itself, leaving its tokens at the start of `ids`; returns their number. For a few
+    /// symbols this is cheaper than the search (no scratch, no validity tests).
+    #[inline]
+    pub fn merge_short(&self, ids: &mut [u32]) -> usize {
+        let mut pairs = [0u64; SHORT];
+        let n = ids.len().min(SHORT);
+        merge_loop(&mut ids[..n], &mut pairs, |a, b| self.packed_merge(a, b), |_, _| {})
+    }
+
+    /// The [`packed`] merge of `(a, b)`.
+    #[inline]
+    fn packed_merge(&self, a: u32, b: u32) -> u64 {
+        if !self.pair_filter.may_contain(a, b) {
+            return u64::MAX;
+        }
+        packed(self.merges.get(&(a, b)))
     }
 
     /// Encodes `text` (a word written as the encoder was built: UTF-8 of the model's chars,

@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use super::backtrack::{BacktrackScratch, Backtracker, NONE};
+use super::backtrack::{BacktrackScratch, Backtracker, NONE, SHORT};
 use super::chars::CharIds;
 use super::word::MergeMap;
 use crate::models::vocab::Vocab;
@@ -61,6 +61,8 @@ fn raw_bytes(token: &str, table: &[Option<u8>; 0x144], mut each: impl FnMut(u8))
 pub struct ByteLevelBpe {
     /// Keyed on raw bytes; with `ignore_merges` its trie also holds the unreachable tokens.
     backtracker: Backtracker,
+    /// The id of each byte's char: the initial symbols of a piece.
+    byte_ids: [u32; 256],
 }
 
 impl ByteLevelBpe {
@@ -75,7 +77,15 @@ impl ByteLevelBpe {
         let backtracker = Backtracker::build(vocab, merges, ignore_merges, |token, ids| {
             raw_bytes(token, &table, |b| ids.push(byte_ids[usize::from(b)])).map(Cow::Owned)
         })?;
-        Some(Self { backtracker })
+        Some(Self { backtracker, byte_ids })
+    }
+
+    /// The token `piece` is as a whole, when the model makes it one token without merging:
+    /// a reachable token (the merge loop ends there), or with `ignore_merges` any token.
+    #[inline]
+    pub(crate) fn whole(&self, piece: &[u8]) -> Option<u32> {
+        let t = self.backtracker.whole_token(piece);
+        (t != NONE).then_some(t)
     }
 
     /// Calls `emit(id, length in raw bytes)` for each token of `piece` (raw bytes), in order:
@@ -85,9 +95,22 @@ impl ByteLevelBpe {
         if piece.is_empty() {
             return;
         }
-        // One trie walk finds the whole-piece token or the search's first step. Short pieces
-        // take the search too: a merge loop over their bytes looks up every adjacent pair in
-        // the (large) merge table, while the search's pair tests mostly hit its small memo.
+        if piece.len() <= SHORT {
+            if let Some(id) = self.whole(piece) {
+                emit(id, piece.len() as u32);
+                return;
+            }
+            let mut ids = [0u32; SHORT];
+            for (id, &b) in ids.iter_mut().zip(piece) {
+                *id = self.byte_ids[usize::from(b)];
+            }
+            let n = self.backtracker.merge_short(&mut ids[..piece.len()]);
+            for &id in &ids[..n] {
+                emit(id, self.backtracker.token_len(id));
+            }
+            return;
+        }
+        // One trie walk finds the whole-piece token or the search's first step.
         let (whole, start) = self.backtracker.start(piece);
         if whole != NONE {
             emit(whole, piece.len() as u32);
