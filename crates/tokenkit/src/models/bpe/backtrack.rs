@@ -212,10 +212,10 @@ impl Trie {
 
 /// The most symbols [`Backtracker::merge_short`] takes. Longer pieces take the search: the
 /// merge loop looks up every adjacent pair in the (large) filter and merge table, while the
-/// search's pair tests mostly hit its small memo (with 8, o200k on mixed-script text was ~10%
-/// slower); up to 4 the loop wins on texts of many short distinct pieces (random printable
-/// ASCII: 40% more instructions with the search alone).
-pub const SHORT: usize = 4;
+/// search's pair tests mostly hit its small memo. Callgrind, o200k mixed (5 passes) / cl100k
+/// random printable ASCII (1 MB): 8 → 33.2M / 132.5M instructions, 6 → 31.4M / 136.5M,
+/// 4 → 31.6M / 152.9M (many short distinct pieces, which miss the memo).
+pub const SHORT: usize = 6;
 
 /// The first step of an encoding: the longest reachable token the text starts with
 /// ([`NONE`] when none) and its length.
