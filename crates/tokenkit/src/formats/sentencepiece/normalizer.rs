@@ -412,6 +412,16 @@ impl SpNormalizer {
     }
 
     fn normalize_into<const OFFSETS: bool>(&self, input: &str, out: &mut Normalized) {
+        // Two copies of the loop, so that models with rules do not test for `identity` at
+        // every char (2.6% more instructions on XLNet's ids, en).
+        if self.identity {
+            self.normalize_with::<OFFSETS, true>(input, out)
+        } else {
+            self.normalize_with::<OFFSETS, false>(input, out)
+        }
+    }
+
+    fn normalize_with<const OFFSETS: bool, const IDENTITY: bool>(&self, input: &str, out: &mut Normalized) {
         out.clear();
         let mut rest = input;
         let mut consumed = 0usize;
@@ -439,7 +449,7 @@ impl SpNormalizer {
         // `input[run..i]` is copied as is when the loop reaches a char that is not.
         let mut run = i;
         loop {
-            if self.identity {
+            if IDENTITY {
                 // Every char but the space is its own normalization: on to the next space.
                 match memchr::memchr(b' ', &bytes[i..]) {
                     Some(k) => i += k,
