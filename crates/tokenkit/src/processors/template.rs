@@ -328,9 +328,7 @@ impl TemplateProcessing {
                 Piece::Sequence { id, type_id } => {
                     let i = id.index();
                     let n = encodings.len();
-                    let e = encodings.get_mut(i).ok_or_else(|| {
-                        Error::invalid(format!("TemplateProcessing: the template uses sequence ${id:?} but {n} sequence(s) were given"))
-                    })?;
+                    let e = encodings.get_mut(i).ok_or_else(|| missing_sequence(*id, n))?;
                     e.set_as_sequence(i, *type_id);
                     parts.push(if last_use[i] == Some(pos) { std::mem::take(e) } else { e.clone() });
                 }
@@ -343,6 +341,11 @@ impl TemplateProcessing {
         }
         Ok(parts)
     }
+}
+
+/// The error for a template that uses sequence `id` when only `given` sequences were given.
+fn missing_sequence(id: SequenceId, given: usize) -> Error {
+    Error::invalid(format!("TemplateProcessing: the template uses sequence ${id:?} but {given} sequence(s) were given"))
 }
 
 impl PostProcessor for TemplateProcessing {
@@ -364,9 +367,7 @@ impl PostProcessor for TemplateProcessing {
         let template = if pair.is_some() { &self.pair } else { &self.single };
         let given = 1 + usize::from(pair.is_some());
         let mut sequences = [Some(encoding), pair];
-        let missing = |id: SequenceId| {
-            Error::invalid(format!("TemplateProcessing: the template uses sequence ${id:?} but {given} sequence(s) were given"))
-        };
+        let missing = |id: SequenceId| missing_sequence(id, given);
         let (mut len, mut placed) = (0, 0);
         for piece in &template.0 {
             match piece {

@@ -213,7 +213,7 @@ struct Token {
 fn encode_pieces(
     plan: Plan<'_>,
     text: &str,
-    pieces: &mut Vec<(usize, usize)>,
+    pieces: &mut Pieces,
     word: &mut u32,
     mut token: impl FnMut(u32, (usize, usize), u32),
 ) {

@@ -1,21 +1,69 @@
-//! Which slots of a double array are taken, for the tries laid out as double arrays (the
-//! Unigram pieces, the WordPiece tokens, the BPE backtracker's tokens): a growable bitset that finds the
-//! next free slot a word at a time.
+//! Where the nodes of a double-array trie go (the Unigram pieces, the WordPiece tokens, the BPE
+//! backtracker's tokens): [`Placer`] gives each node's children the first base whose slots are
+//! all free, over a growable bitset of used slots that finds the next free slot a word at a time.
+
+/// How far behind the last taken slot [`Placer::place`] looks for free slots: holes further
+/// back are given up, else each placement walks over all of them (most of the build time of a
+/// 200k vocabulary).
+const WINDOW: usize = 4096;
+
+/// The layout of a double array being built, node after node.
+pub(crate) struct Placer {
+    used: UsedSlots,
+    /// No free slot below it (within the window).
+    first_free: usize,
+    /// One past the last taken slot.
+    end: usize,
+}
+
+impl Placer {
+    /// A layout whose slot 0 (the root) is taken.
+    pub(crate) fn new() -> Self {
+        let mut used = UsedSlots::default();
+        used.set(0);
+        Self { used, first_free: 1, end: 1 }
+    }
+
+    /// The base of a node whose children have the labels `labels` (ascending): the first
+    /// base above 0 from which every `base + label` slot is free. Those slots are then taken.
+    pub(crate) fn place(&mut self, labels: impl Iterator<Item = usize> + Clone) -> usize {
+        let Some(first) = labels.clone().next() else { return 0 };
+        self.first_free = self.used.next_free(self.first_free.max(self.end.saturating_sub(WINDOW)));
+        let mut slot = self.used.next_free(self.first_free.max(first + 1));
+        let base = loop {
+            let base = slot - first;
+            if labels.clone().all(|l| !self.used.get(base + l)) {
+                break base;
+            }
+            slot = self.used.next_free(slot + 1);
+        };
+        for l in labels {
+            self.used.set(base + l);
+            self.end = self.end.max(base + l + 1);
+        }
+        base
+    }
+
+    /// One past the last taken slot.
+    pub(crate) fn end(&self) -> usize {
+        self.end
+    }
+}
 
 /// A growable bitset of used slots.
 #[derive(Default)]
-pub(crate) struct UsedSlots(Vec<u64>);
+struct UsedSlots(Vec<u64>);
 
 impl UsedSlots {
     /// Whether slot `i` is taken.
     #[inline]
-    pub(crate) fn get(&self, i: usize) -> bool {
+    fn get(&self, i: usize) -> bool {
         self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 
     /// Marks slot `i` taken.
     #[inline]
-    pub(crate) fn set(&mut self, i: usize) {
+    fn set(&mut self, i: usize) {
         if self.0.len() <= i / 64 {
             self.0.resize(i / 64 + 1, 0);
         }
@@ -23,7 +71,7 @@ impl UsedSlots {
     }
 
     /// The first free slot at or after `i`.
-    pub(crate) fn next_free(&self, i: usize) -> usize {
+    fn next_free(&self, i: usize) -> usize {
         let mut w = i / 64;
         let mut bits = match self.0.get(w) {
             Some(&x) => !x & (u64::MAX << (i % 64)),
@@ -59,5 +107,15 @@ mod tests {
         assert_eq!(u.next_free(198), 199);
         assert_eq!(u.next_free(200), 200);
         assert_eq!(u.next_free(1000), 1000);
+    }
+
+    #[test]
+    fn places_children_at_the_first_base_with_free_slots() {
+        let mut p = Placer::new();
+        assert_eq!(p.place([1, 2].into_iter()), 1); // slots 2, 3
+        assert_eq!(p.place([0, 1].into_iter()), 4); // base 1 needs slot 2, taken; 4 and 5 are free
+        assert_eq!(p.place([5].into_iter()), 1); // slot 6 is free (the base is never 0)
+        assert_eq!(p.end(), 7);
+        assert_eq!(p.place(std::iter::empty()), 0);
     }
 }

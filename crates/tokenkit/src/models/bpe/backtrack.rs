@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::chars::CharIds;
 use super::word::MergeMap;
 use crate::models::vocab::Vocab;
-use crate::utils::used_slots::UsedSlots;
+use crate::utils::used_slots::Placer;
 
 /// "None" for ids and trie nodes.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -91,9 +91,6 @@ struct Slot {
 
 const FREE: Slot = Slot { base: 0, check: NONE, token: NONE };
 
-/// How far behind the last used slot [`Trie::new`] looks for free slots.
-const PLACEMENT_WINDOW: usize = 4096;
-
 impl Trie {
     /// Builds the trie of `keys` (distinct byte strings, token id).
     fn new(mut keys: Vec<(&[u8], u32)>) -> Self {
@@ -120,39 +117,26 @@ impl Trie {
         // Place nodes breadth first (the shallow, hot nodes end up close together), each
         // node's children at the first base whose slots are all free.
         let mut slots = vec![FREE; children.len() + 512];
-        let mut used = UsedSlots::default();
-        used.set(0);
+        let mut placer = Placer::new();
         slots[0].token = token[0];
-        // No free slot below `first_free`; `end` is one past the last used slot.
-        let (mut first_free, mut end) = (1usize, 1usize);
         let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
         while let Some((node, slot)) = queue.pop_front() {
             let kids = &children[node as usize];
-            let Some(&(b0, _)) = kids.first() else { continue };
-            // Holes more than `PLACEMENT_WINDOW` slots behind the end are given up: else each
-            // placement walks over all of them (most of the build time of a 200k vocabulary).
-            first_free = used.next_free(first_free.max(end.saturating_sub(PLACEMENT_WINDOW)));
-            let mut f = used.next_free(first_free.max(usize::from(b0) + 1));
-            let base = loop {
-                let base = f - usize::from(b0);
-                if kids.iter().all(|&(b, _)| !used.get(base + usize::from(b))) {
-                    break base;
-                }
-                f = used.next_free(f + 1);
-            };
+            if kids.is_empty() {
+                continue;
+            }
+            let base = placer.place(kids.iter().map(|&(b, _)| usize::from(b)));
             if base + 256 >= slots.len() {
                 slots.resize(base + 512, FREE);
             }
             slots[slot as usize].base = base as u32;
             for &(b, child) in kids {
                 let at = base + usize::from(b);
-                used.set(at);
-                end = end.max(at + 1);
                 slots[at] = Slot { base: 0, check: slot, token: token[child as usize] };
                 queue.push_back((child, at as u32));
             }
         }
-        let last = end - 1;
+        let last = placer.end() - 1;
         slots.truncate(last + 257);
         slots.shrink_to_fit();
         Self { slots }

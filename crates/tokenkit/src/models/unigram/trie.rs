@@ -5,13 +5,10 @@
 
 use rayon::prelude::*;
 
-use crate::utils::used_slots::UsedSlots;
+use crate::utils::used_slots::Placer;
 
 /// "No piece ends here" / "unused slot".
 const NONE: u32 = u32::MAX;
-
-/// How far behind the last used slot the placement looks for free slots.
-const WINDOW: usize = 4096;
 
 /// One state of the double array: 16 bytes, read together.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,14 +61,11 @@ impl Trie {
         }
         // The root is nobody's child: its check matches no state.
         let mut units = vec![Unit { check: NONE, ..FREE }];
-        let mut used = UsedSlots::default();
-        used.set(0);
+        let mut placer = Placer::new();
         // (state, first key, end key, depth) of the keys below each state, which share their
         // first `depth` bytes.
         let mut queue = std::collections::VecDeque::from([(0u32, 0usize, keys.len(), 0usize)]);
         let mut kids: Vec<(u8, usize, usize)> = Vec::new();
-        // No free slot below `cursor`.
-        let mut cursor = 1usize;
         while let Some((state, mut lo, hi, depth)) = queue.pop_front() {
             // The keys that end at this state sort first.
             while lo < hi && keys[lo].0.len() == depth {
@@ -90,18 +84,7 @@ impl Trie {
                     start = k;
                 }
             }
-            // Holes more than `WINDOW` slots behind the end are given up: else each placement
-            // would walk over all of them (most of the build time of a large vocabulary).
-            cursor = used.next_free(cursor.max(units.len().saturating_sub(WINDOW)));
-            let first = kids[0].0 as usize;
-            let mut slot = used.next_free(cursor.max(first + 1));
-            let base = loop {
-                let base = slot - first;
-                if kids.iter().all(|&(b, _, _)| !used.get(base + b as usize)) {
-                    break base;
-                }
-                slot = used.next_free(slot + 1);
-            };
+            let base = placer.place(kids.iter().map(|&(b, _, _)| usize::from(b)));
             units[state as usize].base = base as u32;
             let last = base + kids.last().map_or(0, |&(b, _, _)| b as usize);
             if units.len() <= last {
@@ -109,7 +92,6 @@ impl Trie {
             }
             for &(b, klo, khi) in &kids {
                 let t = base + b as usize;
-                used.set(t);
                 units[t] = Unit { check: state, ..FREE };
                 queue.push_back((t as u32, klo, khi, depth + 1));
             }

@@ -2,7 +2,7 @@
 //! one walk instead of one hash lookup (of a freshly built `##` string) per candidate length.
 
 use crate::models::vocab::VocabMap;
-use crate::utils::used_slots::UsedSlots;
+use crate::utils::used_slots::Placer;
 
 /// "No token ends here" / "no child".
 const NONE: u32 = u32::MAX;
@@ -20,9 +20,6 @@ struct Cell {
 }
 
 const FREE: Cell = Cell { base: 0, parent: NONE, id: NONE };
-
-/// How far behind the last used cell the placement looks for free cells.
-const PLACEMENT_WINDOW: usize = 4096;
 
 /// A byte trie of token strings as a double array: a step is one addition and one check,
 /// whatever the number of children. The root is cell 0.
@@ -59,10 +56,7 @@ impl Trie {
             ids[node] = id;
         }
         let mut cells = vec![FREE];
-        let mut used = UsedSlots::default();
-        used.set(0);
-        // No free cell below `first_free`; `end` is one past the last used cell.
-        let (mut first_free, mut end) = (1usize, 1usize);
+        let mut placer = Placer::new();
         let mut place = vec![0usize; children.len()];
         let mut queue = std::collections::VecDeque::from([0usize]);
         while let Some(node) = queue.pop_front() {
@@ -73,20 +67,10 @@ impl Trie {
                 continue;
             }
             kids.sort_unstable();
-            // The first free cell from which all the children's cells are free.
-            // Holes more than `PLACEMENT_WINDOW` cells behind the end are given up.
-            first_free = used.next_free(first_free.max(end.saturating_sub(PLACEMENT_WINDOW)));
-            let c0 = usize::from(kids[0].0);
-            let mut p = used.next_free(first_free.max(c0 + 1));
-            while !kids.iter().all(|&(c, _)| !used.get(p - c0 + usize::from(c))) {
-                p = used.next_free(p + 1);
-            }
-            let base = p - c0;
+            let base = placer.place(kids.iter().map(|&(c, _)| usize::from(c)));
             cells[at].base = u32::try_from(base).ok()?;
             for &(c, child) in kids.iter() {
                 let t = base + usize::from(c);
-                used.set(t);
-                end = end.max(t + 1);
                 if cells.len() <= t {
                     cells.resize(t + 1, FREE);
                 }
