@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use rayon::prelude::*;
 
 use crate::formats::tiktoken::{self as format, EncodingSpec};
 use crate::models::bpe::byte_level::ByteLevelBpe;
@@ -388,12 +387,12 @@ impl Encoding {
         allowed: &SpecialTokens,
         disallowed: &SpecialTokens,
     ) -> Result<Vec<Vec<u32>>> {
-        texts.par_iter().map(|t| self.encode(t, allowed, disallowed)).collect()
+        crate::utils::parallel::try_map(texts, |t| self.encode(t, allowed, disallowed))
     }
 
     /// [`Encoding::encode_ordinary`] on each text, in parallel.
     pub fn encode_ordinary_batch(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
-        texts.par_iter().map(|t| self.encode_ordinary(t)).collect()
+        crate::utils::parallel::try_map(texts, |t| self.encode_ordinary(t))
     }
 
     /// The id of the token whose bytes are `bytes` (a rank or a special token).

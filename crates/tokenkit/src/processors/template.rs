@@ -358,8 +358,8 @@ impl PostProcessor for TemplateProcessing {
     }
 
     /// The output straight from the template, with no encoding per part: each buffer is
-    /// allocated once, at its final size (and not at all when the template only places one
-    /// sequence). Overflowing parts are combined pairwise as HF does, by the general route.
+    /// allocated once, at its final size (or, when the template places one sequence once,
+    /// not at all: that sequence's encoding is completed in place). Overflowing parts are combined pairwise as HF does, by the general route.
     fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
         if !encoding.get_overflowing().is_empty() || pair.as_ref().is_some_and(|p| !p.get_overflowing().is_empty()) {
             return process_by_parts(self, encoding, pair, add_special_tokens);
@@ -368,26 +368,44 @@ impl PostProcessor for TemplateProcessing {
         let given = 1 + usize::from(pair.is_some());
         let mut sequences = [Some(encoding), pair];
         let missing = |id: SequenceId| missing_sequence(id, given);
-        let (mut len, mut placed) = (0, 0);
+        let mut len = 0;
         for piece in &template.0 {
             match piece {
                 Piece::Sequence { id, .. } => {
                     len += sequences[id.index()].as_ref().ok_or_else(|| missing(*id))?.len();
-                    placed += 1;
                 }
                 Piece::SpecialToken { id, .. } if add_special_tokens => {
                     len += self.special_token(id)?.ids.len();
-                    placed += 1;
                 }
                 Piece::SpecialToken { .. } => {}
             }
         }
-        if placed == 1 {
-            if let Some(&Piece::Sequence { id, type_id }) = template.0.iter().find(|p| matches!(p, Piece::Sequence { .. })) {
-                let mut seq = sequences[id.index()].take().ok_or_else(|| missing(id))?;
-                seq.set_as_sequence(id.index(), type_id);
-                return Ok(seq);
+        // A template that places one sequence once (every single-sequence template, in
+        // practice): that encoding becomes the output, its special tokens put in front of it
+        // and after it in place (a tokenizer's own encodings leave room for them).
+        let mut sequence_pieces = template.0.iter().enumerate().filter(|(_, p)| matches!(p, Piece::Sequence { .. }));
+        if let (Some((at, &Piece::Sequence { id, type_id })), None) = (sequence_pieces.next(), sequence_pieces.next()) {
+            let mut seq = sequences[id.index()].take().ok_or_else(|| missing(id))?;
+            seq.set_as_sequence(id.index(), type_id);
+            if add_special_tokens {
+                for piece in template.0[..at].iter().rev() {
+                    if let Piece::SpecialToken { id, type_id } = piece {
+                        let special = self.special_token(id)?;
+                        for (&token_id, token) in special.ids.iter().zip(&special.tokens).rev() {
+                            seq.prepend_special(token_id, token, *type_id);
+                        }
+                    }
+                }
+                for piece in &template.0[at + 1..] {
+                    if let Piece::SpecialToken { id, type_id } = piece {
+                        let special = self.special_token(id)?;
+                        for (&token_id, token) in special.ids.iter().zip(&special.tokens) {
+                            seq.push_special(token_id, token, *type_id);
+                        }
+                    }
+                }
             }
+            return Ok(seq);
         }
         let last_use = Self::last_uses(template);
         let mut out = Encoding::with_capacity(len);
@@ -578,6 +596,7 @@ mod tests {
             ("$A:1", "$B:1 $A:0"),
             ("[X] $A $A:1 [SEP]", "$A [X]:2 $B:1 $A [SEP]"),
             ("[X]", "[SEP] $B $A"),
+            ("[X] [CLS]:1 $A:2 [SEP] [X]:1", "$B [X] $A"),
         ];
         let special = vec![
             SpecialToken::new("[X]".into(), vec![7, 8], vec!["x1".into(), "x2".into()]).unwrap(),
@@ -604,6 +623,7 @@ mod tests {
                         let direct = p.process(sequence(10, 4, overflow), b.clone(), add).unwrap();
                         let by_parts = process_by_parts(&p, sequence(10, 4, overflow), b.clone(), add).unwrap();
                         assert_eq!(direct, by_parts, "{single} / {pair}, add {add}, overflow {overflow}, pair {with_pair}");
+                        assert_eq!(direct.get_tokens(), by_parts.get_tokens());
                         let through_sequence = wrapped.process(sequence(10, 4, overflow), b.clone(), add).unwrap();
                         let sequence_by_parts = process_by_parts(&wrapped, sequence(10, 4, overflow), b, add).unwrap();
                         assert_eq!(through_sequence, sequence_by_parts, "Sequence of {single} / {pair}");

@@ -278,11 +278,19 @@ impl AddedVocabulary {
 
     /// Cuts `sentence` into pieces covering it, `Some(id)` for the added tokens found.
     fn find_matches(&self, sentence: &str, set: &MatchingSet) -> Vec<(Option<u32>, Offsets)> {
+        let mut splits = Vec::new();
+        self.for_each_match(sentence, set, |id, offsets| splits.push((id, offsets)));
+        splits
+    }
+
+    /// Cuts `sentence` by the tokens of `set`, calling `split(id, offsets)` for each part in
+    /// order: `Some(id)` for a token, `None` for the text between (an empty sentence is one
+    /// empty part).
+    fn for_each_match(&self, sentence: &str, set: &MatchingSet, mut split: impl FnMut(Option<u32>, Offsets)) {
         if sentence.is_empty() {
-            return vec![(None, (0, 0))];
+            return split(None, (0, 0));
         }
         let mut start_offset = 0;
-        let mut splits = Vec::new();
         for m in set.0.find_iter(sentence) {
             let (mut start, mut stop) = (m.start(), m.end());
             let id = set.1[m.pattern().as_usize()];
@@ -306,15 +314,14 @@ impl AddedVocabulary {
                 stop += rest.len() - rest.trim_start_matches(char::is_whitespace).len();
             }
             if start_offset < start {
-                splits.push((None, (start_offset, start)));
+                split(None, (start_offset, start));
             }
-            splits.push((Some(id), (start, stop)));
+            split(Some(id), (start, stop));
             start_offset = stop;
         }
         if start_offset != sentence.len() {
-            splits.push((None, (start_offset, sentence.len())));
+            split(None, (start_offset, sentence.len()));
         }
-        splits
     }
 
     fn split_with_indices(&self, sentence: NormalizedString, set: &MatchingSet) -> Vec<(NormalizedString, Option<Vec<Token>>)> {
@@ -356,23 +363,31 @@ impl AddedVocabulary {
     /// added tokens, `(None, range)` for the text between them (byte ranges into `text`), the
     /// same pieces [`extract_and_normalize`](Self::extract_and_normalize) makes.
     pub fn split_unnormalized(&self, text: &str) -> Vec<(Option<u32>, Offsets)> {
-        let first = if self.split_trie.1.is_empty() {
-            vec![(None, (0, text.len()))]
-        } else {
-            self.find_matches(text, &self.split_trie)
-        };
-        let mut out = Vec::with_capacity(first.len());
-        for (id, (s, e)) in first {
-            if id.is_some() || self.split_normalized_trie.1.is_empty() {
-                out.push((id, (s, e)));
-            } else {
-                for (id2, (s2, e2)) in self.find_matches(&text[s..e], &self.split_normalized_trie) {
-                    out.push((id2, (s + s2, s + e2)));
-                }
-            }
-        }
-        out.retain(|(_, (s, e))| s < e);
+        let mut out = Vec::new();
+        self.for_each_unnormalized_split(text, |id, offsets| out.push((id, offsets)));
         out
+    }
+
+    /// [`split_unnormalized`](Self::split_unnormalized) without the vector: calls
+    /// `split(id, offsets)` for each part in order.
+    pub(crate) fn for_each_unnormalized_split(&self, text: &str, mut split: impl FnMut(Option<u32>, Offsets)) {
+        let mut non_empty = |id, (s, e): Offsets| {
+            if s < e {
+                split(id, (s, e));
+            }
+        };
+        let mut first = |id: Option<u32>, (s, e): Offsets| {
+            if id.is_some() || self.split_normalized_trie.1.is_empty() {
+                non_empty(id, (s, e));
+            } else {
+                self.for_each_match(&text[s..e], &self.split_normalized_trie, |id, (s2, e2)| non_empty(id, (s + s2, s + e2)));
+            }
+        };
+        if self.split_trie.1.is_empty() {
+            first(None, (0, text.len()));
+        } else {
+            self.for_each_match(text, &self.split_trie, first);
+        }
     }
 
     /// Whether some added tokens are matched on the normalized text (`normalized: true`).

@@ -17,7 +17,7 @@ use crate::pre_tokenizers::lexers::{
 };
 use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString};
-use crate::tokenizer::{Encoding, OffsetType, SplitDelimiterBehavior, Tokenizer};
+use crate::tokenizer::{Encoding, OffsetType, PostProcessor, SplitDelimiterBehavior, Tokenizer};
 use crate::utils::regex::SysRegex;
 use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 use crate::Result;
@@ -145,12 +145,12 @@ pub(crate) fn encode(
         tokens.clear();
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
-        for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
+        tok.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
             if let Some(id) = id {
                 explicit.push((tokens.len(), text[s..e].to_owned()));
                 tokens.push(Token { id, word, offsets: (s, e) });
                 word += 1;
-                continue;
+                return;
             }
             let segment = &text[s..e];
             if plan.nfc && !is_nfc(segment) {
@@ -163,25 +163,28 @@ pub(crate) fn encode(
                 encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
                     tokens.push(Token { id, word, offsets: (s + align[ts].0, s + align[te - 1].1) });
                 });
-                continue;
+                return;
             }
             let bytes = segment.as_bytes();
             // A token that cuts a char covers all of it, as the mapped char's offsets do.
             encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
                 tokens.push(Token { id, word, offsets: (s + char_start(bytes, ts), s + char_end(bytes, te)) });
             });
-        }
+        });
+        // Each field with room for the special tokens the post-processor adds, so that it
+        // can add them in place.
+        let room = tokens.len() + tok.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
         let offsets = match offset_type {
-            OffsetType::Byte => tokens.iter().map(|t| t.offsets).collect(),
+            OffsetType::Byte => with_room(room, tokens.iter().map(|t| t.offsets)),
             OffsetType::Char => {
                 let converter = BytesToCharOffsetConverter::new(text);
-                tokens.iter().map(|t| converter.convert(t.offsets).unwrap_or(t.offsets)).collect()
+                with_room(room, tokens.iter().map(|t| converter.convert(t.offsets).unwrap_or(t.offsets)))
             }
         };
         let enc = Encoding::from_vocab_tokens(
-            tokens.iter().map(|t| t.id).collect(),
+            with_room(room, tokens.iter().map(|t| t.id)),
             offsets,
-            tokens.iter().map(|t| Some(word_idx.unwrap_or(t.word))).collect(),
+            with_room(room, tokens.iter().map(|t| Some(word_idx.unwrap_or(t.word)))),
             type_id,
             plan.bpe.reverse_vocab(),
             explicit,
@@ -192,6 +195,14 @@ pub(crate) fn encode(
         }
         Ok(enc)
     })
+}
+
+/// `items` in a vector with room for `room` of them.
+#[inline]
+fn with_room<T>(room: usize, items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::with_capacity(room);
+    v.extend(items);
+    v
 }
 
 /// Byte ranges of pieces of a text, in order.

@@ -67,7 +67,8 @@ impl Encoding {
     /// An encoding of ordinary tokens (non-special, attended, all of type `type_id`) from
     /// their ids, offsets and words. The string of each is its string in `vocab` (the model's
     /// id → token table) but for the `(position, string)` entries of `explicit`, in
-    /// increasing position.
+    /// increasing position. The fields made here get the same spare capacity as `ids` has
+    /// (room for the special tokens a post-processor adds).
     pub(crate) fn from_vocab_tokens(
         ids: Vec<u32>,
         offsets: Vec<Offsets>,
@@ -76,12 +77,17 @@ impl Encoding {
         vocab: &Arc<ReverseVocab>,
         explicit: Vec<(usize, String)>,
     ) -> Self {
-        let n = ids.len();
+        let (n, capacity) = (ids.len(), ids.capacity());
+        let filled = |value: u32| {
+            let mut v = vec![value; capacity];
+            v.truncate(n);
+            v
+        };
         Self {
             tokens: TokenStrings::with_vocab(vocab, explicit, &ids),
-            type_ids: vec![type_id; n],
-            special_tokens_mask: vec![0; n],
-            attention_mask: vec![1; n],
+            type_ids: filled(type_id),
+            special_tokens_mask: filled(0),
+            attention_mask: filled(1),
             ids,
             offsets,
             words,
@@ -131,6 +137,19 @@ impl Encoding {
         self.offsets.push((0, 0));
         self.special_tokens_mask.push(1);
         self.attention_mask.push(1);
+    }
+
+    /// Puts a special token (attended, no word) in front of the others, shifting the
+    /// sequence ranges.
+    pub(crate) fn prepend_special(&mut self, id: u32, token: &str, type_id: u32) {
+        self.tokens.prepend(id, Cow::Borrowed(token));
+        self.ids.insert(0, id);
+        self.type_ids.insert(0, type_id);
+        self.words.insert(0, None);
+        self.offsets.insert(0, (0, 0));
+        self.special_tokens_mask.insert(0, 1);
+        self.attention_mask.insert(0, 1);
+        self.sequence_ranges.shift(1);
     }
 
     /// Appends `seq` as sequence `sequence_id`, every token of type `type_id`: what a template

@@ -20,7 +20,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use rayon::prelude::*;
 
 pub use added_vocabulary::{AddedToken, AddedVocabulary};
 pub use decode_stream::DecodeStream;
@@ -557,11 +556,7 @@ impl Tokenizer {
     }
 
     fn encode_batch_with<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool, offset_type: OffsetType) -> Result<Vec<Encoding>> {
-        // Into a vector of the final size (rayon's collect of `Result`s gathers them in
-        // pieces and then copies them together: a megabyte per thousands of encodings).
-        let mut results = Vec::with_capacity(inputs.len());
-        inputs.into_par_iter().map(|i| self.encode_with(i.into(), add_special_tokens, offset_type)).collect_into_vec(&mut results);
-        let mut encodings = results.into_iter().collect::<Result<Vec<_>>>()?;
+        let mut encodings = crate::utils::parallel::try_map(inputs, |i| self.encode_with(i.into(), add_special_tokens, offset_type))?;
         if let Some(p) = &self.padding {
             utils::pad_encodings(&mut encodings, p)?;
         }
@@ -606,7 +601,7 @@ impl Tokenizer {
 
     /// Decodes many id sequences in parallel.
     pub fn decode_batch(&self, sequences: &[&[u32]], skip_special_tokens: bool) -> Result<Vec<String>> {
-        sequences.par_iter().map(|ids| self.decode(ids, skip_special_tokens)).collect()
+        crate::utils::parallel::try_map(sequences, |ids| self.decode(ids, skip_special_tokens))
     }
 
     /// A streaming decoder: feed ids one at a time, get text when it is complete.

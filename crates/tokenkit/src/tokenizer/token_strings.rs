@@ -123,6 +123,20 @@ impl TokenStrings {
         }
     }
 
+    /// Puts the string of token `id` in front of the others.
+    pub(crate) fn prepend(&mut self, id: u32, s: Cow<'_, str>) {
+        match self {
+            TokenStrings::Owned(v) => v.insert(0, s.into_owned()),
+            TokenStrings::Vocab { vocab, explicit, built } => {
+                built.take();
+                explicit.iter_mut().for_each(|(p, _)| *p += 1);
+                if vocab.get(id) != Some(&*s) {
+                    explicit.insert(0, (0, s.into_owned()));
+                }
+            }
+        }
+    }
+
     /// Appends token `id` at position `pos`, its string being its string in `vocab`.
     #[inline]
     pub(crate) fn push_vocab(&mut self, pos: usize, id: u32, vocab: &Arc<ReverseVocab>) {

@@ -2,6 +2,7 @@
 
 pub mod byte_level;
 pub(crate) mod char_memo;
+pub(crate) mod parallel;
 pub mod pattern;
 pub mod regex;
 pub(crate) mod used_slots;
