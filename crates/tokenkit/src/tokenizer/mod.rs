@@ -529,6 +529,11 @@ impl Tokenizer {
 
     /// Truncation, post-processing and padding of one encoded input.
     pub fn post_process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+        // The common case handed straight on: an encoding is a few hundred bytes, and each
+        // step below would copy it (and the pair) again.
+        if let (None, None, Some(p)) = (&self.truncation, &self.padding, &self.post_processor) {
+            return p.process(encoding, pair, add_special_tokens);
+        }
         let (encoding, pair) = match &self.truncation {
             Some(t) => {
                 let n_added = self.get_n_added_tokens(pair.is_some());
