@@ -205,13 +205,7 @@ impl SentencePiece {
                     matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
                 }));
                 let user_defined = kinds.iter().map(|k| *k == PieceType::UserDefined).collect();
-                Algorithm::Unigram(SpViterbi {
-                    trie,
-                    scores: viterbi_scores,
-                    unk_id,
-                    unk_score: min - UNK_PENALTY,
-                    user_defined,
-                })
+                Algorithm::Unigram(SpViterbi::new(trie, viterbi_scores, unk_id, min - UNK_PENALTY, user_defined))
             }
             ModelType::Bpe => {
                 let any_unused = kinds.contains(&PieceType::Unused);

@@ -177,9 +177,11 @@ impl Aligner<'_> {
 struct CopyTable {
     /// `ascii[b]`: how ASCII char `b` is copied.
     ascii: [Copying; 128],
-    /// `ascii_before_ascii[b]`: ASCII char `b` is not a space and is copied when the next
-    /// char is ASCII too (or the text ends): the test made for most bytes of most texts.
-    ascii_before_ascii: [bool; 128],
+    /// `ascii_before_ascii[b]`: byte `b` is an ASCII char, not a space, and is copied when
+    /// the next char is ASCII too (or the text ends): the test made for most bytes of most
+    /// texts (false for the other bytes, so that a run of such chars is found by this test
+    /// alone).
+    ascii_before_ascii: [bool; 256],
     /// Bit `c`: the BMP char `c` is copied whatever follows (1024 words).
     always: Box<[u64]>,
     /// Bit `c`: the BMP char `c` is copied unless the next char is in `second`.
@@ -232,7 +234,7 @@ impl CopyTable {
     fn new(charsmap: Option<&Precompiled>, user_defined: Option<&Trie>) -> Self {
         let mut table = Self {
             ascii: [Copying::No; 128],
-            ascii_before_ascii: [false; 128],
+            ascii_before_ascii: [false; 256],
             always: vec![0; 1024].into_boxed_slice(),
             unless_second: vec![0; 1024].into_boxed_slice(),
             second: vec![0; 1024].into_boxed_slice(),
@@ -259,7 +261,7 @@ impl CopyTable {
             }
         }
         let ascii_second = (0..128).any(|n| bit(&table.second, n));
-        for (b, ok) in table.ascii_before_ascii.iter_mut().enumerate() {
+        for (b, ok) in table.ascii_before_ascii.iter_mut().enumerate().take(128) {
             *ok = b != b' ' as usize
                 && match table.ascii[b] {
                     Copying::Always => true,
@@ -459,7 +461,18 @@ impl SpNormalizer {
             let Some(&b) = bytes.get(i) else { break };
             if b < 0x80 {
                 if self.copy.ascii_before_ascii[b as usize] && bytes.get(i + 1).is_none_or(|&n| n < 0x80) {
+                    // And the run of such chars that follows, but for the last one when a
+                    // non-ASCII char follows it: that one is tested again.
                     i += 1;
+                    while let Some(&c) = bytes.get(i) {
+                        if !self.copy.ascii_before_ascii[c as usize] {
+                            if c >= 0x80 {
+                                i -= 1;
+                            }
+                            break;
+                        }
+                        i += 1;
+                    }
                     continue;
                 }
                 let copy = match self.copy.ascii[b as usize] {

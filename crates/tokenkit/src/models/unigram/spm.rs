@@ -36,9 +36,22 @@ pub struct SpViterbi {
     pub unk_score: f32,
     /// `user_defined[id]`: piece `id` is user-defined.
     pub user_defined: Vec<bool>,
+    /// Every score is finite and at most [`BOUND`] in magnitude, so that every path sum is
+    /// finite (see [`Self::fill`]).
+    bounded: bool,
 }
 
+/// The largest score magnitude for which path sums stay finite whatever the length: a sum
+/// stops growing once the scores added are below half its ulp, at `2^25 * BOUND` (< `f32::MAX`).
+const BOUND: f32 = (1u128 << 100) as f32;
+
 impl SpViterbi {
+    /// The Viterbi over `trie`, with the scores of each id (see the fields).
+    pub fn new(trie: Trie, scores: Vec<f32>, unk_id: u32, unk_score: f32, user_defined: Vec<bool>) -> Self {
+        let bounded = trie.scores().chain([unk_score]).all(|s| s.abs() <= BOUND);
+        Self { trie, scores, unk_id, unk_score, user_defined, bounded }
+    }
+
     /// The best segmentation of the UTF-8 `text`, as `(start, end, id)` byte ranges in order,
     /// appended to `out` (cleared first). Unknown chars come out one per segment.
     pub fn encode(&self, text: &[u8], out: &mut Vec<(u32, u32, u32)>) {
@@ -53,10 +66,14 @@ impl SpViterbi {
                 Ok(b) => b,
                 Err(_) => &mut local,
             };
-            self.fill(text, best);
+            if self.bounded {
+                self.fill::<true>(text, best);
+            } else {
+                self.fill::<false>(text, best);
+            }
+            let path: &[Node] = best;
             let mut end = text.len();
-            while end > 0 {
-                let node = best[end];
+            while let Some(node) = path.get(end).filter(|_| end > 0) {
                 out.push((node.start, end as u32, node.id));
                 end = node.start as usize;
             }
@@ -67,33 +84,39 @@ impl SpViterbi {
         });
     }
 
-    fn fill(&self, text: &[u8], best: &mut Vec<Node>) {
+    /// `best[end]`: the best path to byte `end` of `text`, by its last piece. As in
+    /// sentencepiece, a candidate replaces the path found so far when there is none yet or
+    /// when its score is higher (the first found wins ties). Paths not found yet score
+    /// `-inf`: with `BOUNDED` scores, every candidate is finite and the comparison of scores
+    /// alone decides.
+    fn fill<const BOUNDED: bool>(&self, text: &[u8], best: &mut Vec<Node>) {
         let size = text.len();
         best.clear();
-        best.resize(size + 1, Node { score: 0.0, start: NONE, id: NONE });
+        best.resize(size + 1, Node { score: f32::NEG_INFINITY, start: NONE, id: NONE });
         let best = &mut best[..=size];
+        best[0].score = 0.0;
         let improve = |best: &mut [Node], end: usize, cand: f32, start: usize, id: u32| {
             let target = &mut best[end];
-            if target.start == NONE || cand > target.score {
+            if cand > target.score || (!BOUNDED && target.start == NONE) {
                 *target = Node { score: cand, start: start as u32, id };
             }
         };
+        let root = self.trie.cursor();
         let mut start = 0;
         while start < size {
             let here = best[start].score;
-            let char_end = start + utf8_len(text[start]).min(size - start);
             // The first char (pieces are whole chars: none ends inside it), then the
             // longer pieces, shortest first.
-            let mut cursor = self.trie.cursor();
-            let mut single = None;
-            let mut k = start;
-            while k < char_end {
-                single = self.trie.step(&mut cursor, text[k]);
-                if single.is_none() {
-                    break;
-                }
-                k += 1;
-            }
+            let mut cursor = root;
+            let lead = text[start];
+            let (char_end, single) = if lead < 0x80 {
+                // Most chars of most texts: one step.
+                (start + 1, self.trie.step(&mut cursor, lead))
+            } else {
+                let len = utf8_len(lead);
+                let single = text[start..].iter().take(len).try_fold((NONE, 0.0), |_, &b| self.trie.step(&mut cursor, b));
+                (start + len.min(size - start), single)
+            };
             match single {
                 Some((id, score)) => {
                     if id != NONE {
@@ -101,6 +124,7 @@ impl SpViterbi {
                     } else {
                         improve(best, char_end, self.unk_score + here, start, self.unk_id);
                     }
+                    let mut k = char_end;
                     while let Some(&b) = text.get(k) {
                         let Some((id, score)) = self.trie.step(&mut cursor, b) else { break };
                         k += 1;
@@ -141,5 +165,53 @@ impl SpViterbi {
             return vec![(out, 0.0)];
         }
         Lattice::new(self, text).nbest(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng as _, SeedableRng as _};
+
+    use super::*;
+
+    /// The segmentation `fill::<BOUNDED>` gives.
+    fn path<const BOUNDED: bool>(v: &SpViterbi, text: &[u8]) -> Vec<(u32, u32)> {
+        let mut best = Vec::new();
+        v.fill::<BOUNDED>(text, &mut best);
+        let mut out = Vec::new();
+        let mut end = text.len();
+        while end > 0 {
+            out.push((best[end].start, best[end].id));
+            end = best[end].start as usize;
+        }
+        out
+    }
+
+    #[test]
+    fn bounded_loop_same_as_sentencepiece_loop() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        // Chars of 1, 2 and 3 bytes; `x` is in no piece, `中` only in longer ones.
+        let chars = ["a", "b", "é", "▁", "中", "x"];
+        for _ in 0..50 {
+            let mut pieces: Vec<String> = ["a", "b", "é", "▁"].iter().filter(|_| rng.gen_bool(0.8)).map(|c| c.to_string()).collect();
+            for _ in 0..30 {
+                let n = rng.gen_range(2..5);
+                pieces.push((0..n).map(|_| chars[rng.gen_range(0..5)]).collect());
+            }
+            pieces.sort();
+            pieces.dedup();
+            // Half-integer scores, so that sums tie.
+            let scores: Vec<f32> = pieces.iter().map(|_| -(rng.gen_range(1..20) as f32) / 2.0).collect();
+            let trie = Trie::with_scores(pieces.iter().zip(&scores).enumerate().map(|(id, (p, &s))| (p.as_str(), id as u32, s)));
+            let n = pieces.len();
+            let v = SpViterbi::new(trie, scores, n as u32, -20.0, vec![false; n]);
+            assert!(v.bounded);
+            for _ in 0..20 {
+                let text: String = (0..rng.gen_range(1..30)).map(|_| chars[rng.gen_range(0..6)]).collect();
+                assert_eq!(path::<true>(&v, text.as_bytes()), path::<false>(&v, text.as_bytes()), "{text:?}");
+            }
+        }
+        let huge = SpViterbi::new(Trie::with_scores([("a", 0, -1e38)]), vec![-1e38], 1, f32::MIN, vec![false]);
+        assert!(!huge.bounded);
     }
 }

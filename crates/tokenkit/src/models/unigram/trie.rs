@@ -108,6 +108,11 @@ impl Trie {
         self.units[0].base != 0 && self.units[t].check == 0
     }
 
+    /// The scores stored with the pieces.
+    pub fn scores(&self) -> impl Iterator<Item = f32> + '_ {
+        self.units.iter().filter(|u| u.id != NONE).map(|u| u.score)
+    }
+
     /// Calls `f(length, id)` for each piece that is a prefix of `bytes`, shortest first.
     #[inline]
     pub fn common_prefixes(&self, bytes: &[u8], mut f: impl FnMut(usize, u32)) {
