@@ -581,7 +581,7 @@ impl BPE {
                     if word.capacity() > SCRATCH_KEEP {
                         *word = Word::default();
                         *ids = Vec::new();
-                        *backtrack = BacktrackScratch::default();
+                        backtrack.release_positions();
                     }
                     return Ok(out);
                 }

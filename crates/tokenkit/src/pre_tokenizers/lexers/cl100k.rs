@@ -7,7 +7,9 @@
 //! Qwen2 (also Qwen2.5 and Qwen3) writes a single `\p{N}`, one digit per match.
 //! [`DigitRun`] selects which reading to reproduce.
 
-use super::classes::{ascii_class, ascii_run, char_class_at, is_other, run_while, whitespace_match, Class, L, N};
+use super::classes::{
+    ascii_class, ascii_run, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N,
+};
 
 /// How many digits one match takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,15 +114,15 @@ impl Cl100kLexer<'_> {
         if b0 == b'\'' {
             return None;
         }
-        let letters = |i: usize| ascii_run(t, i, |k| k & L != 0);
+        let letters = |i: usize| ascii_run::<Letters>(t, i);
         if k0 & L != 0 {
             return letters(start);
         }
         if k0 & N != 0 {
             return match self.digits {
                 DigitRun::One => Some(start + 1),
-                DigitRun::UpToThree => Some(ascii_run(t, start, |k| k & N != 0)?.min(start + 3)),
-                DigitRun::Unbounded => ascii_run(t, start, |k| k & N != 0),
+                DigitRun::UpToThree => Some(ascii_run::<Digits>(t, start)?.min(start + 3)),
+                DigitRun::Unbounded => ascii_run::<Digits>(t, start),
             };
         }
         // `[^\r\n\p{L}\p{N}]?\p{L}+` with the prefix.
@@ -131,7 +133,7 @@ impl Cl100kLexer<'_> {
         // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
         let first = if b0 == b' ' { start + 1 } else { start };
         if first < t.len() && is_other(ascii_class(t[first])?) {
-            let e = ascii_run(t, first, is_other)?;
+            let e = ascii_run::<Other>(t, first)?;
             return Some(t[e..].iter().position(|&b| b != b'\r' && b != b'\n').map_or(t.len(), |n| e + n));
         }
         None

@@ -142,13 +142,101 @@ pub fn ascii_class(b: u8) -> Option<Class> {
     ASCII.get(usize::from(b)).copied()
 }
 
-/// The end of the run of ASCII chars from byte `i` of `text` whose classes satisfy `pred`,
-/// or `None` when a non-ASCII char ends it (whose class the caller would have to look up).
-/// The ASCII fast paths of the lexers are made of these.
+/// A set of ASCII chars that the lexers' fast paths take runs of, tested eight bytes at a
+/// time (see [`ascii_run`]). One type per set, so that each run's test is compiled in.
+pub trait AsciiSet {
+    /// Whether an ASCII char of class `k` is in the set.
+    fn has(k: Class) -> bool;
+    /// The high bit of each byte of `x` (eight bytes of text, little-endian) in the set.
+    fn bytes(x: u64) -> u64;
+}
+
+/// The high bit of every byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+/// The low bit of every byte of a word.
+const LOW: u64 = 0x0101_0101_0101_0101;
+
+/// The high bit of each byte of `x` that is ASCII and in `lo..=hi` (`hi < 0x80`). Each
+/// byte's sums stay below 0x100, so no carry crosses into the next byte.
 #[inline(always)]
-pub fn ascii_run(text: &[u8], mut i: usize, pred: impl Fn(Class) -> bool) -> Option<usize> {
+fn bytes_in(x: u64, lo: u8, hi: u8) -> u64 {
+    let low7 = x & !HIGH;
+    let at_least_lo = low7 + LOW * u64::from(0x80 - lo);
+    let above_hi = low7 + LOW * u64::from(0x7F - hi);
+    at_least_lo & !above_hi & !x & HIGH
+}
+
+/// A set that is the ASCII chars of one class: a range of bytes once `fold` is or-ed in.
+macro_rules! range_set {
+    ($(#[$doc:meta])* $name:ident, $class:expr, $fold:expr, $lo:expr, $hi:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl AsciiSet for $name {
+            #[inline(always)]
+            fn has(k: Class) -> bool {
+                k & $class != 0
+            }
+            #[inline(always)]
+            fn bytes(x: u64) -> u64 {
+                bytes_in(x | (LOW * $fold), $lo, $hi)
+            }
+        }
+    };
+}
+
+range_set!(
+    /// `[A-Za-z]`: the ASCII chars of `\p{L}` (a letter or-ed with 0x20 is lower case).
+    Letters, L, 0x20, b'a', b'z'
+);
+range_set!(
+    /// `[A-Z]`: the ASCII chars of `\p{Lu}`.
+    Upper, LU, 0, b'A', b'Z'
+);
+range_set!(
+    /// `[a-z]`: the ASCII chars of `\p{Ll}`.
+    Lower, LL, 0, b'a', b'z'
+);
+range_set!(
+    /// `[0-9]`: the ASCII chars of `\p{N}`.
+    Digits, N, 0, b'0', b'9'
+);
+
+/// The ASCII chars of `[^\s\p{L}\p{N}]` ([`is_other`]).
+#[derive(Debug)]
+pub struct Other;
+
+impl AsciiSet for Other {
+    #[inline(always)]
+    fn has(k: Class) -> bool {
+        is_other(k)
+    }
+    #[inline(always)]
+    fn bytes(x: u64) -> u64 {
+        let space = bytes_in(x, b' ', b' ') | bytes_in(x, b'\t', b'\r');
+        !x & HIGH & !space & !Letters::bytes(x) & !Digits::bytes(x)
+    }
+}
+
+/// The end of the run of ASCII chars of `S` from byte `i` of `text`, or `None` when a
+/// non-ASCII char ends it (whose class the caller would have to look up). The ASCII fast
+/// paths of the lexers are made of these. Eight bytes at a time: a run's end is found with
+/// no branch per byte, whose exit mispredicted at the end of most runs (words are short).
+#[inline(always)]
+pub fn ascii_run<S: AsciiSet>(text: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8]));
+        let outside = !S::bytes(x) & HIGH;
+        if outside == 0 {
+            i += 8;
+            continue;
+        }
+        let end = i + (outside.trailing_zeros() / 8) as usize;
+        return (text[end] < 0x80).then_some(end);
+    }
     while let Some(&b) = text.get(i) {
-        if !pred(ascii_class(b)?) {
+        if !S::has(ascii_class(b)?) {
             return Some(i);
         }
         i += 1;
@@ -214,6 +302,43 @@ pub fn whitespace_match(text: &[u8], start: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `S::bytes` against `S::has` on every byte in every lane, and `ascii_run` against a
+    /// byte-by-byte run on a text with runs longer than a word and a non-ASCII char.
+    fn check_set<S: AsciiSet>() {
+        for b in 0u8..=255 {
+            let want = b < 0x80 && S::has(ASCII[usize::from(b)]);
+            for lane in 0..8 {
+                for fill in [0u8, b'a', b'0', b' ', 0xFF, 0x7F] {
+                    let mut w = [fill; 8];
+                    w[lane] = b;
+                    let got = S::bytes(u64::from_le_bytes(w)) >> (8 * lane + 7) & 1 == 1;
+                    assert_eq!(got, want, "{b:#x} lane {lane} fill {fill:#x}");
+                }
+            }
+        }
+        let text = "abcdefghijklmnopqrstu!vwxyzABCDEFGHIJéK 0123456789012x;;;;;;;;;;;;é";
+        for i in 0..text.len() {
+            let mut e = i;
+            let want = loop {
+                match text.as_bytes().get(e) {
+                    Some(&b) if b >= 0x80 => break None,
+                    Some(&b) if S::has(ASCII[usize::from(b)]) => e += 1,
+                    _ => break Some(e),
+                }
+            };
+            assert_eq!(ascii_run::<S>(text.as_bytes(), i), want, "at {i}");
+        }
+    }
+
+    #[test]
+    fn ascii_sets_agree_with_the_classes() {
+        check_set::<Letters>();
+        check_set::<Upper>();
+        check_set::<Lower>();
+        check_set::<Digits>();
+        check_set::<Other>();
+    }
 
     #[test]
     fn ascii_table_agrees() {

@@ -13,8 +13,8 @@
 //! follows. The lexer reproduces exactly that order.
 
 use super::classes::{
-    ascii_class, ascii_run, char_class_at, class_at, is_other, run_while, whitespace_match, Class, L, LL, LM, LO, LT, LU,
-    M, N, WS,
+    ascii_class, ascii_run, char_class_at, class_at, is_other, run_while, whitespace_match, Class, Digits, Lower, Other,
+    Upper, L, LL, LM, LO, LT, LU, M, N, WS,
 };
 
 /// The o200k pattern, as tiktoken writes it.
@@ -146,14 +146,14 @@ impl O200kLexer<'_> {
     fn ascii_match(&self, start: usize) -> Option<usize> {
         let t = self.text;
         let k0 = ascii_class(t[start])?;
-        let upper_then_lower = |i: usize| ascii_run(t, ascii_run(t, i, |k| k & LU != 0)?, |k| k & LL != 0);
+        let upper_then_lower = |i: usize| ascii_run::<Lower>(t, ascii_run::<Upper>(t, i)?);
         let letters = |i: usize| upper_then_lower(i).map(|e| self.contraction(e));
         if k0 & L != 0 {
             return letters(start);
         }
         if k0 & N != 0 {
             // \p{N}{1,3}
-            let e = ascii_run(t, start, |k| k & N != 0)?;
+            let e = ascii_run::<Digits>(t, start)?;
             return Some(e.min(start + 3));
         }
         // The optional prefix (any ASCII char but letters, digits, CR and LF) before letters.
@@ -164,7 +164,7 @@ impl O200kLexer<'_> {
         // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
         let first = if t[start] == b' ' { start + 1 } else { start };
         if first < t.len() && is_other(ascii_class(t[first])?) {
-            let e = ascii_run(t, first, is_other)?;
+            let e = ascii_run::<Other>(t, first)?;
             return Some(t[e..].iter().position(|&b| !matches!(b, b'\r' | b'\n' | b'/')).map_or(t.len(), |n| e + n));
         }
         // Whitespace that no letter or other char follows (or CR, LF, which take no prefix):
