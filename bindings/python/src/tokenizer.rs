@@ -154,8 +154,7 @@ fn ids_list(o: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
 }
 
 fn encodings_to_py(py: Python<'_>, encs: Vec<Encoding>) -> PyResult<Bound<'_, PyList>> {
-    let items = encs.into_iter().map(|e| Py::new(py, PyEncoding::from(e))).collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+    PyList::new(py, encs.into_iter().map(PyEncoding::from))
 }
 
 #[pymethods]
