@@ -219,11 +219,14 @@ fn whole(t: u32) -> u32 {
 /// Source of [`Backtracker::serial`] numbers.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
-/// Entries of the per-thread memo of pair validity (512 KiB); a power of two. 32K entries
-/// thrashed on mixed-script text (28% misses). The memo is per thread, not shared by the
-/// threads of a batch: shared, every store of one thread invalidated cache lines the other
-/// was reading, and 2-thread batches on zh/ja scaled 1.6-1.75x instead of 1.85-2x.
-const MEMO: usize = 1 << 16;
+/// Entries of the per-thread memo of pair validity (2 MiB); a power of two. 32K entries
+/// thrashed on mixed-script text (28% misses). Long runs of CJK without spaces (one piece)
+/// meet more distinct pairs than 64K entries hold: o200k on 1 MB of random CJK, a single
+/// pass in a fresh process, takes 145M instructions with 64K entries, 122M with 128K, 111M
+/// with 256K. The memo is per thread, not shared by the threads of a batch: shared, every
+/// store of one thread invalidated cache lines the other was reading, and 2-thread batches
+/// on zh/ja scaled 1.6-1.75x instead of 1.85-2x.
+const MEMO: usize = 1 << 18;
 
 /// Entries per set of the memo: a pair may sit in any of the [`WAYS`] entries of its set (half
 /// a cache line), so pairs whose hashes collide do not evict each other (direct-mapped, a
