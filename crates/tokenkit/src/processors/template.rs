@@ -359,7 +359,8 @@ impl PostProcessor for TemplateProcessing {
 
     /// The output straight from the template, with no encoding per part: each buffer is
     /// allocated once, at its final size (or, when the template places one sequence once,
-    /// not at all: that sequence's encoding is completed in place). Overflowing parts are combined pairwise as HF does, by the general route.
+    /// not at all: that sequence's encoding is completed in place). Overflowing parts are
+    /// combined pairwise as HF does, by the general route.
     fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
         if !encoding.get_overflowing().is_empty() || pair.as_ref().is_some_and(|p| !p.get_overflowing().is_empty()) {
             return process_by_parts(self, encoding, pair, add_special_tokens);

@@ -20,7 +20,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-
 pub use added_vocabulary::{AddedToken, AddedVocabulary};
 pub use decode_stream::DecodeStream;
 pub use encoding::{Encoding, PaddingDirection, TruncationDirection};
