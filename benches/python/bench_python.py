@@ -63,8 +63,15 @@ def corpus_lines(name: str, max_bytes: int) -> list[str]:
     return lines
 
 
-def median_seconds(fn, repeat: int) -> float:
-    fn()  # warm-up: caches, thread pool start
+def median_seconds(fn, repeat: int, warm_up: float) -> float:
+    """Median time of `repeat` calls of `fn`, after calling it for `warm_up` seconds (at least
+    twice), as criterion warms up: a library's first calls after another one ran are slower
+    (caches, thread pool start; tokenkit's first 2-3 calls of a few ms each take up to 2x its
+    steady time), and a short run would measure that instead of the library."""
+    start, calls = time.perf_counter(), 0
+    while calls < 2 or time.perf_counter() - start < warm_up:
+        fn()
+        calls += 1
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -121,7 +128,7 @@ def measure(args) -> list[dict]:
             nbytes = sum(len(s.encode()) for s in lines)
             for call, fn in calls.items():
                 for lib, tok in libs.items():
-                    secs = median_seconds(lambda: fn(tok, lines), args.repeat)
+                    secs = median_seconds(lambda: fn(tok, lines), args.repeat, args.warm_up)
                     rows.append(dict(tokenizer=tname, corpus=cname, call=call, lib=lib, threads=threads,
                                      mb_s=nbytes / secs / 1e6))
     return rows
@@ -132,6 +139,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--bytes", type=int, default=1_000_000, help="UTF-8 bytes per corpus (whole lines)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--warm-up", type=float, default=0.3, help="seconds of calls before timing each cell")
     ap.add_argument("--tokenizers", nargs="+", default=["gpt2", "bert_base_cased", "llama3", "cl100k_base", "o200k_base"])
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -152,7 +160,7 @@ def main() -> int:
     table: dict = {}
     for r in rows:
         table.setdefault(key(r), {})[r["lib"]] = r["mb_s"]
-    print(f"corpus bytes: {args.bytes:,} per corpus, median of {args.repeat} runs, MB/s of UTF-8 input")
+    print(f"corpus bytes: {args.bytes:,} per corpus, median of {args.repeat} runs after {args.warm_up} s of warm-up, MB/s of UTF-8 input")
     print(f"{'tokenizer':<18}{'corpus':<7}{'call':<23}{'thr':>3}  {'tokenkit':>9}  {'peer':>11} {'MB/s':>8}  {'ratio':>6}")
     ratios: dict = {}
     for k in sorted(table):

@@ -411,6 +411,30 @@ def _first_loadable():
     pytest.skip("no fixture tokenizer is loadable yet")
 
 
+def test_batch_encodings_are_independent():
+    """The encodings of a batch share the batch's memory (see bindings/python/src/encoding.rs):
+    changing one in place, keeping one after the list is gone, pickling one and freeing many
+    batches in a row must behave as HF's separate objects do."""
+    path = _first_loadable()
+    h, t = load_both(path)
+    batch = TEXTS * 40  # more than the batch size freed on a pool thread
+    hb, tb = h.encode_batch(batch), t.encode_batch(batch)
+    for he, te in ((hb[0], tb[0]), (hb[1], tb[1])):
+        he.pad(len(he) + 5, pad_id=7, pad_token="<p>")
+        te.pad(len(te) + 5, pad_id=7, pad_token="<p>")
+    hb[2].truncate(2)
+    tb[2].truncate(2)
+    for k in (0, 1, 2, 3, len(batch) - 1):
+        assert_same_encoding(hb[k], tb[k], f"batch[{k}] after changing 0-2")
+    kept_h, kept_t = hb[3], tb[3]
+    copied = pickle.loads(pickle.dumps(tb[4]))
+    del hb, tb
+    for _ in range(20):
+        t.encode_batch(batch)  # batches freed one after another, in the background
+    assert_same_encoding(kept_h, kept_t, "kept after its batch was freed")
+    assert_same_encoding(h.encode(batch[4]), copied, "unpickled from a batch")
+
+
 def test_threads_encode_batch():
     path = _first_loadable()
     t = tokenkit.Tokenizer.from_file(str(path))

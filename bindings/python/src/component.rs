@@ -162,7 +162,7 @@ impl PyComponent {
     #[pyo3(signature = (encoding, pair = None, add_special_tokens = true))]
     fn process(&self, encoding: PyRef<PyEncoding>, pair: Option<PyRef<PyEncoding>>, add_special_tokens: bool) -> PyResult<PyEncoding> {
         let Compiled::Processor(p) = &self.inner else { return Err(self.wrong("process")) };
-        let (e, pr) = (encoding.enc.clone(), pair.map(|p| p.enc.clone()));
+        let (e, pr) = (encoding.enc().clone(), pair.map(|p| p.enc().clone()));
         guard(|| p.process(e, pr, add_special_tokens)).map(Into::into)
     }
 }

@@ -51,6 +51,13 @@ fn local_pool(pid: u32, sequential: bool) -> Option<Arc<rayon::ThreadPool>> {
     }
 }
 
+/// Whether work can be handed to rayon's global pool to run in the background: in the process
+/// that owns it, with parallelism on and more than one thread (with one, the caller's thread
+/// is the only one the user asked for).
+pub fn has_spare_threads() -> bool {
+    OWNER_PID.load(Ordering::SeqCst) == std::process::id() && !parallelism_disabled() && rayon::current_num_threads() > 1
+}
+
 /// Runs `f` (which may use rayon) on a pool that has live threads in this process.
 pub fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     let pid = std::process::id();

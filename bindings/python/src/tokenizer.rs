@@ -154,7 +154,7 @@ fn ids_list(o: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
 }
 
 fn encodings_to_py(py: Python<'_>, encs: Vec<Encoding>) -> PyResult<Bound<'_, PyList>> {
-    PyList::new(py, encs.into_iter().map(PyEncoding::from))
+    PyList::new(py, PyEncoding::batch(encs))
 }
 
 #[pymethods]
@@ -270,7 +270,7 @@ impl PyTokenizer {
     #[pyo3(signature = (sequence, pair = None, is_pretokenized = false, add_special_tokens = true))]
     fn encode_to_numpy(slf: &Bound<'_, Self>, sequence: &Bound<'_, PyAny>, pair: Option<&Bound<'_, PyAny>>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<PyObject> {
         let enc = Self::encode(slf, sequence, pair, is_pretokenized, add_special_tokens)?;
-        let ids = enc.enc.get_ids();
+        let ids = enc.enc().get_ids();
         numpy::u32_array(slf.py(), ids, &[ids.len()])
     }
 
@@ -351,7 +351,7 @@ impl PyTokenizer {
     /// Truncation, post-processing and padding of an encoding (and its pair), as `encode` does.
     #[pyo3(signature = (encoding, pair = None, add_special_tokens = true))]
     fn post_process(slf: &Bound<'_, Self>, encoding: PyRef<PyEncoding>, pair: Option<PyRef<PyEncoding>>, add_special_tokens: bool) -> PyResult<PyEncoding> {
-        let (e, p) = (encoding.enc.clone(), pair.map(|p| p.enc.clone()));
+        let (e, p) = (encoding.enc().clone(), pair.map(|p| p.enc().clone()));
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         run(py, move || tok.post_process(e, p, add_special_tokens)).map(Into::into)
     }
