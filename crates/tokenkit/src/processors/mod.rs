@@ -20,6 +20,7 @@ pub use roberta::RobertaProcessing;
 pub use sequence::Sequence;
 pub use template::{Piece, SpecialToken, Template, TemplateProcessing, TemplateProcessingBuilder, Tokens};
 
+use crate::tokenizer::column::Column;
 use crate::tokenizer::{Encoding, PostProcessor};
 use crate::Result;
 
@@ -119,14 +120,14 @@ impl Frame<'_> {
         let len = e.len();
         out.tokens.append(n_before, e.tokens, &e.ids);
         out.ids.extend(e.ids);
-        out.type_ids.extend(e.type_ids);
+        out.type_ids.append(e.type_ids);
         out.words.extend(e.words);
         out.offsets.extend(e.offsets);
-        out.special_tokens_mask.extend(std::iter::repeat_n(0, len));
-        out.attention_mask.extend(std::iter::repeat_n(1, len));
+        out.special_tokens_mask.push_same(0, len);
+        out.attention_mask.push_same(1, len);
         push_special(&mut out, self.after);
         if let Some(t) = self.force_type_id {
-            out.type_ids.iter_mut().for_each(|x| *x = t);
+            out.type_ids = Column::same(t, out.len());
         }
         out.sequence_ranges.insert(self.sequence_id, n_before..n - 1);
         out

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::byte_level::trim_offsets;
 use super::Frame;
+use crate::tokenizer::column::Column;
 use crate::tokenizer::{Encoding, PostProcessor};
 use crate::Result;
 
@@ -75,7 +76,7 @@ impl PostProcessor for RobertaProcessing {
                 }
             }
             // RoBERTa has a single segment: every type id is 0.
-            e.type_ids.iter_mut().for_each(|t| *t = 0);
+            e.type_ids = Column::same(0, e.len());
         }
         if !add_special_tokens {
             return Ok(encodings);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::column::Column;
 use super::sequence_ranges::SequenceRanges;
 use super::token_strings::TokenStrings;
 use crate::models::vocab::ReverseVocab;
@@ -36,13 +37,13 @@ pub enum PaddingDirection {
 #[derive(Debug, Clone, Default)]
 pub struct Encoding {
     pub(crate) ids: Vec<u32>,
-    pub(crate) type_ids: Vec<u32>,
+    pub(crate) type_ids: Column,
     /// Built on the first read (see [`TokenStrings`]).
     pub(crate) tokens: TokenStrings,
     pub(crate) words: Vec<Option<u32>>,
     pub(crate) offsets: Vec<Offsets>,
-    pub(crate) special_tokens_mask: Vec<u32>,
-    pub(crate) attention_mask: Vec<u32>,
+    pub(crate) special_tokens_mask: Column,
+    pub(crate) attention_mask: Column,
     pub(crate) overflowing: Vec<Encoding>,
     /// Token range of each sequence (0: first, 1: pair), when set by a post-processor.
     pub(crate) sequence_ranges: SequenceRanges,
@@ -53,12 +54,12 @@ impl Encoding {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             ids: Vec::with_capacity(n),
-            type_ids: Vec::with_capacity(n),
+            type_ids: Column::default(),
             tokens: TokenStrings::default(),
             words: Vec::with_capacity(n),
             offsets: Vec::with_capacity(n),
-            special_tokens_mask: Vec::with_capacity(n),
-            attention_mask: Vec::with_capacity(n),
+            special_tokens_mask: Column::default(),
+            attention_mask: Column::default(),
             overflowing: Vec::new(),
             sequence_ranges: SequenceRanges::default(),
         }
@@ -77,17 +78,12 @@ impl Encoding {
         vocab: &Arc<ReverseVocab>,
         explicit: Vec<(usize, String)>,
     ) -> Self {
-        let (n, capacity) = (ids.len(), ids.capacity());
-        let filled = |value: u32| {
-            let mut v = vec![value; capacity];
-            v.truncate(n);
-            v
-        };
+        let n = ids.len();
         Self {
             tokens: TokenStrings::with_vocab(vocab, explicit, &ids),
-            type_ids: filled(type_id),
-            special_tokens_mask: filled(0),
-            attention_mask: filled(1),
+            type_ids: Column::same(type_id, n),
+            special_tokens_mask: Column::same(0, n),
+            attention_mask: Column::same(1, n),
             ids,
             offsets,
             words,
@@ -111,6 +107,7 @@ impl Encoding {
     ) -> Self {
         let tokens = tokens.into();
         let sequence_ranges = sequence_ranges.into_iter().collect();
+        let (type_ids, special_tokens_mask, attention_mask) = (type_ids.into(), special_tokens_mask.into(), attention_mask.into());
         Self { ids, type_ids, tokens, words, offsets, special_tokens_mask, attention_mask, overflowing, sequence_ranges }
     }
 
@@ -144,11 +141,11 @@ impl Encoding {
     pub(crate) fn prepend_special(&mut self, id: u32, token: &str, type_id: u32) {
         self.tokens.prepend(id, Cow::Borrowed(token));
         self.ids.insert(0, id);
-        self.type_ids.insert(0, type_id);
+        self.type_ids.prepend_same(type_id, 1);
         self.words.insert(0, None);
         self.offsets.insert(0, (0, 0));
-        self.special_tokens_mask.insert(0, 1);
-        self.attention_mask.insert(0, 1);
+        self.special_tokens_mask.prepend_same(1, 1);
+        self.attention_mask.prepend_same(1, 1);
         self.sequence_ranges.shift(1);
     }
 
@@ -162,8 +159,7 @@ impl Encoding {
     /// Makes this encoding sequence `sequence_id`, every token of type `type_id`.
     pub(crate) fn set_as_sequence(&mut self, sequence_id: usize, type_id: u32) {
         let n = self.len();
-        self.type_ids.clear();
-        self.type_ids.resize(n, type_id);
+        self.type_ids = Column::same(type_id, n);
         self.set_sequence_id(sequence_id);
     }
 
@@ -234,7 +230,7 @@ impl Encoding {
     }
     /// Replaces the type ids.
     pub fn set_type_ids(&mut self, type_ids: Vec<u32>) {
-        self.type_ids = type_ids;
+        self.type_ids = type_ids.into();
     }
     /// Replaces the offsets.
     pub fn set_offsets(&mut self, offsets: Vec<Offsets>) {
@@ -261,11 +257,11 @@ impl Encoding {
     }
     /// Replaces the special tokens mask.
     pub fn set_special_tokens_mask(&mut self, mask: Vec<u32>) {
-        self.special_tokens_mask = mask;
+        self.special_tokens_mask = mask.into();
     }
     /// Replaces the attention mask.
     pub fn set_attention_mask(&mut self, mask: Vec<u32>) {
-        self.attention_mask = mask;
+        self.attention_mask = mask.into();
     }
     /// Replaces the overflowing parts.
     pub fn set_overflowing(&mut self, overflowing: Vec<Encoding>) {
@@ -382,12 +378,12 @@ impl Encoding {
     fn slice_part(&self, start: usize, stop: usize) -> Encoding {
         Encoding {
             ids: self.ids[start..stop].to_vec(),
-            type_ids: self.type_ids[start..stop].to_vec(),
+            type_ids: self.type_ids.slice(start..stop),
             tokens: TokenStrings::default(),
             words: self.words[start..stop].to_vec(),
             offsets: self.offsets[start..stop].to_vec(),
-            special_tokens_mask: self.special_tokens_mask[start..stop].to_vec(),
-            attention_mask: self.attention_mask[start..stop].to_vec(),
+            special_tokens_mask: self.special_tokens_mask.slice(start..stop),
+            attention_mask: self.attention_mask.slice(start..stop),
             overflowing: Vec::new(),
             sequence_ranges: SequenceRanges::default(),
         }
@@ -495,12 +491,12 @@ impl Encoding {
         self.sequence_ranges.extend_shifted(pair.sequence_ranges, base);
         self.tokens.append(base, pair.tokens, &pair.ids);
         self.ids.extend(pair.ids);
-        self.type_ids.extend(pair.type_ids);
+        self.type_ids.append(pair.type_ids);
         self.words.extend(pair.words);
         let shift = if growing_offsets { self.offsets.last().map_or(0, |o| o.1) } else { 0 };
         self.offsets.extend(pair.offsets.into_iter().map(|(s, e)| (s + shift, e + shift)));
-        self.special_tokens_mask.extend(pair.special_tokens_mask);
-        self.attention_mask.extend(pair.attention_mask);
+        self.special_tokens_mask.append(pair.special_tokens_mask);
+        self.attention_mask.append(pair.attention_mask);
         self.overflowing = overflowings;
     }
 
@@ -520,19 +516,19 @@ impl Encoding {
                     v.splice(0..0, std::iter::repeat_n(x, n));
                 }
                 prepend(&mut self.ids, n, pad_id);
-                prepend(&mut self.type_ids, n, pad_type_id);
+                self.type_ids.prepend_same(pad_type_id, n);
                 prepend(&mut self.words, n, None);
-                prepend(&mut self.attention_mask, n, 0);
-                prepend(&mut self.special_tokens_mask, n, 1);
+                self.attention_mask.prepend_same(0, n);
+                self.special_tokens_mask.prepend_same(1, n);
                 prepend(&mut self.offsets, n, (0, 0));
                 self.sequence_ranges.shift(n);
             }
             PaddingDirection::Right => {
                 self.ids.extend(std::iter::repeat_n(pad_id, n));
-                self.type_ids.extend(std::iter::repeat_n(pad_type_id, n));
+                self.type_ids.push_same(pad_type_id, n);
                 self.words.extend(std::iter::repeat_n(None, n));
-                self.attention_mask.extend(std::iter::repeat_n(0, n));
-                self.special_tokens_mask.extend(std::iter::repeat_n(1, n));
+                self.attention_mask.push_same(0, n);
+                self.special_tokens_mask.push_same(1, n);
                 self.offsets.extend(std::iter::repeat_n((0, 0), n));
             }
         }

@@ -2,6 +2,7 @@
 
 pub mod added_vocabulary;
 mod bert_path;
+pub(crate) mod column;
 pub(crate) mod byte_level_path;
 pub mod decode_stream;
 pub mod encoding;
@@ -116,9 +117,7 @@ pub fn process_by_parts<P: PostProcessor + ?Sized>(p: &P, encoding: Encoding, pa
         for o in e.get_overflowing_mut() {
             o.set_sequence_id(i);
         }
-        let n = e.len();
-        e.type_ids.clear();
-        e.type_ids.resize(n, i as u32);
+        e.type_ids = column::Column::same(i as u32, e.len());
     }
     let encodings = p.process_encodings(encodings, add_special_tokens)?;
     Ok(Encoding::merge(encodings, false))
