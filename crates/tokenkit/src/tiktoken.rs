@@ -387,12 +387,12 @@ impl Encoding {
         allowed: &SpecialTokens,
         disallowed: &SpecialTokens,
     ) -> Result<Vec<Vec<u32>>> {
-        crate::utils::parallel::try_map(texts, |t| self.encode(t, allowed, disallowed))
+        crate::utils::parallel::try_map(texts, |t| t.len(), |t| self.encode(t, allowed, disallowed))
     }
 
     /// [`Encoding::encode_ordinary`] on each text, in parallel.
     pub fn encode_ordinary_batch(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
-        crate::utils::parallel::try_map(texts, |t| self.encode_ordinary(t))
+        crate::utils::parallel::try_map(texts, |t| t.len(), |t| self.encode_ordinary(t))
     }
 
     /// The id of the token whose bytes are `bytes` (a rank or a special token).

@@ -195,6 +195,36 @@ pub enum EncodeInput<'s> {
     Dual(InputSequence<'s>, InputSequence<'s>),
 }
 
+impl InputSequence<'_> {
+    /// Length of the text in bytes (of all the words, for a pre-tokenized sequence).
+    pub fn len(&self) -> usize {
+        match self {
+            InputSequence::Raw(s) => s.len(),
+            InputSequence::PreTokenized(words) => words.iter().map(|w| w.len()).sum(),
+        }
+    }
+
+    /// Whether there is no text.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl EncodeInput<'_> {
+    /// Length of the text in bytes, of both sequences of a pair.
+    pub fn len(&self) -> usize {
+        match self {
+            EncodeInput::Single(s) => s.len(),
+            EncodeInput::Dual(a, b) => a.len() + b.len(),
+        }
+    }
+
+    /// Whether there is no text.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl<'s, I: Into<InputSequence<'s>>> From<I> for EncodeInput<'s> {
     fn from(i: I) -> Self {
         EncodeInput::Single(i.into())
@@ -559,7 +589,8 @@ impl Tokenizer {
     }
 
     fn encode_batch_with<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool, offset_type: OffsetType) -> Result<Vec<Encoding>> {
-        let mut encodings = crate::utils::parallel::try_map(inputs, |i| self.encode_with(i.into(), add_special_tokens, offset_type))?;
+        let inputs = inputs.into_iter().map(Into::into);
+        let mut encodings = crate::utils::parallel::try_map(inputs, EncodeInput::len, |i| self.encode_with(i, add_special_tokens, offset_type))?;
         if let Some(p) = &self.padding {
             utils::pad_encodings(&mut encodings, p)?;
         }
@@ -604,7 +635,7 @@ impl Tokenizer {
 
     /// Decodes many id sequences in parallel.
     pub fn decode_batch(&self, sequences: &[&[u32]], skip_special_tokens: bool) -> Result<Vec<String>> {
-        crate::utils::parallel::try_map(sequences, |ids| self.decode(ids, skip_special_tokens))
+        crate::utils::parallel::try_map(sequences, |ids| ids.len(), |ids| self.decode(ids, skip_special_tokens))
     }
 
     /// A streaming decoder: feed ids one at a time, get text when it is complete.

@@ -25,8 +25,13 @@ struct Chunk<I, O, E> {
 /// results in item order; the first error (in item order) is returned. Once a chunk fails,
 /// the chunks after it that are not yet started are skipped (those before it still run: one
 /// of them may hold an earlier error).
+///
+/// `weight` is an estimate of an item's cost (its text's length, say). Chunks are cut to even
+/// weights rather than even counts, and the heaviest are taken first, so that a long text
+/// near the end of a batch does not leave one thread working on it while the others wait.
 pub(crate) fn try_map<I: Send, O: Send, E: Send>(
     items: impl IntoIterator<Item = I>,
+    weight: impl Fn(&I) -> usize,
     f: impl Fn(I) -> Result<O, E> + Sync,
 ) -> Result<Vec<O>, E> {
     let items: Vec<I> = items.into_iter().collect();
@@ -35,31 +40,39 @@ pub(crate) fn try_map<I: Send, O: Send, E: Send>(
         return map_all(items, &f);
     }
     let n = items.len();
-    let size = n.div_ceil((threads * CHUNKS_PER_THREAD).min(n));
-    let mut chunks = Vec::with_capacity(n.div_ceil(size));
+    let weights: Vec<usize> = items.iter().map(|i| weight(i).max(1)).collect();
+    let target = weights.iter().sum::<usize>().div_ceil(threads * CHUNKS_PER_THREAD);
+    let mut chunks = Vec::new();
+    let mut chunk_weights = Vec::new();
     let mut rest = items.into_iter();
-    loop {
-        let items: Vec<I> = rest.by_ref().take(size).collect();
-        if items.is_empty() {
-            break;
+    let mut start = 0;
+    while start < n {
+        let (mut end, mut w) = (start, 0);
+        while end < n && (w < target || end == start) {
+            w += weights[end];
+            end += 1;
         }
-        chunks.push(Mutex::new(Chunk { items, results: None }));
+        chunks.push(Mutex::new(Chunk { items: rest.by_ref().take(end - start).collect(), results: None }));
+        chunk_weights.push(w);
+        start = end;
     }
+    let mut order: Vec<usize> = (0..chunks.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(chunk_weights[k]));
     let next = AtomicUsize::new(0);
     let first_failed = AtomicUsize::new(usize::MAX);
-    let work = || loop {
-        let k = next.fetch_add(1, Ordering::Relaxed);
-        let Some(chunk) = chunks.get(k) else { break };
-        let mut chunk = chunk.lock().unwrap_or_else(PoisonError::into_inner);
-        let results = if k > first_failed.load(Ordering::Relaxed) {
-            Ok(Vec::new())
-        } else {
-            map_all(std::mem::take(&mut chunk.items), &f)
-        };
-        if results.is_err() {
-            first_failed.fetch_min(k, Ordering::Relaxed);
+    let work = || {
+        while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let mut chunk = chunks[k].lock().unwrap_or_else(PoisonError::into_inner);
+            let results = if k > first_failed.load(Ordering::Relaxed) {
+                Ok(Vec::new())
+            } else {
+                map_all(std::mem::take(&mut chunk.items), &f)
+            };
+            if results.is_err() {
+                first_failed.fetch_min(k, Ordering::Relaxed);
+            }
+            chunk.results = Some(results);
         }
-        chunk.results = Some(results);
     };
     rayon::in_place_scope(|scope| {
         for _ in 1..threads.min(chunks.len()) {
@@ -99,8 +112,12 @@ mod tests {
     fn results_in_order_on_any_pool() {
         for threads in [1, 2, 3] {
             for n in [0, 1, 2, 5, 97, 1000] {
-                let got = in_pool(threads, || try_map(0..n, |i| Ok::<_, ()>(i * 2)));
-                assert_eq!(got, Ok((0..n).map(|i| i * 2).collect::<Vec<_>>()), "threads {threads}, n {n}");
+                // Even weights, and uneven ones: zeros, and a heavy item every 13 and at the end.
+                let heavy = move |&i: &usize| if i % 13 == 0 || i + 1 == n { 10_000 } else { i % 3 };
+                for uneven in [false, true] {
+                    let got = in_pool(threads, || try_map(0..n, |i| if uneven { heavy(i) } else { 1 }, |i| Ok::<_, ()>(i * 2)));
+                    assert_eq!(got, Ok((0..n).map(|i| i * 2).collect::<Vec<_>>()), "threads {threads}, n {n}, uneven {uneven}");
+                }
             }
         }
     }
@@ -108,7 +125,7 @@ mod tests {
     #[test]
     fn first_error_in_item_order() {
         for threads in [1, 2, 4] {
-            let got = in_pool(threads, || try_map(0..500, |i| if i % 100 == 37 { Err(i) } else { Ok(i) }));
+            let got = in_pool(threads, || try_map(0..500, |&i| i % 7, |i| if i % 100 == 37 { Err(i) } else { Ok(i) }));
             assert_eq!(got, Err(37), "threads {threads}");
         }
     }
@@ -117,7 +134,7 @@ mod tests {
     fn one_thread_runs_on_the_calling_thread() {
         in_pool(1, || {
             let me = std::thread::current().id();
-            let here = try_map(0..100, |_| Ok::<_, ()>(std::thread::current().id() == me)).unwrap();
+            let here = try_map(0..100, |_| 1, |_| Ok::<_, ()>(std::thread::current().id() == me)).unwrap();
             assert!(here.iter().all(|&b| b));
         });
     }
