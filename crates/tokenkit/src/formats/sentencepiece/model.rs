@@ -23,7 +23,7 @@ use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::lattice::pick_weighted;
 use crate::models::unigram::spm::SpViterbi;
 use crate::models::unigram::trie::Trie;
-use crate::models::vocab::{to_std_map, VocabMap};
+use crate::models::vocab::{to_std_map, TokenSlots, VocabMap};
 use crate::normalizers::Precompiled;
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
@@ -60,6 +60,8 @@ struct Inner {
     proto: ModelProto,
     raw: Vec<u8>,
     pieces: Vec<String>,
+    /// The pieces again, for the copies [`Model::tokenize`] makes.
+    piece_slots: TokenSlots,
     kinds: Vec<PieceType>,
     /// Every piece.
     piece_to_id: VocabMap,
@@ -223,6 +225,7 @@ impl SentencePiece {
             inner: Arc::new(Inner {
                 proto,
                 raw,
+                piece_slots: TokenSlots::new(pieces.iter().map(String::as_str)),
                 pieces,
                 kinds,
                 piece_to_id,
@@ -301,20 +304,25 @@ impl SentencePiece {
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
     /// `input` (sentencepiece's `begin`/`end`).
     pub fn encode_with(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
+        let mut f = f;
         self.with_normalized::<true, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
-            self.emit::<true>(norm, segs, f)
+            self.emit::<true>(norm, segs, |id, unk_text, offsets| f(id, self.piece_or(id, unk_text), offsets))
         })
     }
 
-    /// Encodes `input` into `make(id, piece, (start, end))` per token, in a vector sized once
-    /// the segments are known; offsets are `(0, 0)` unless `OFFSETS` (which saves tracking them
-    /// through the normalizer).
-    fn collect<const OFFSETS: bool, T>(&self, input: &str, mut make: impl FnMut(u32, &str, (usize, usize)) -> T) -> Result<Vec<T>> {
+    /// Encodes `input` into `make(id, unk_text, (start, end))` per token (as [`Self::emit`]
+    /// calls it), in a vector sized once the segments are known; offsets are `(0, 0)` unless
+    /// `OFFSETS` (which saves tracking them through the normalizer).
+    fn collect<const OFFSETS: bool, T>(
+        &self,
+        input: &str,
+        mut make: impl FnMut(u32, Option<&str>, (usize, usize)) -> T,
+    ) -> Result<Vec<T>> {
         self.with_normalized::<OFFSETS, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
             let mut out = Vec::with_capacity(self.token_bound(segs));
-            self.emit::<OFFSETS>(norm, segs, |id, piece, offsets| out.push(make(id, piece, offsets)));
+            self.emit::<OFFSETS>(norm, segs, |id, unk_text, offsets| out.push(make(id, unk_text, offsets)));
             out
         })
     }
@@ -358,7 +366,7 @@ impl SentencePiece {
         Self::check_nbest_size(usize::try_from(nbest_size).unwrap_or(0))?;
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut tokens = Vec::new();
-        let push = |id: u32, piece: &str, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets));
+        let push = |id, unk_text: Option<&str>, offsets| tokens.push(Token::new(id, self.token_value(id, unk_text), offsets));
         self.with_normalized::<true, _>(input, |norm, segs| {
             match nbest_size {
                 0 | 1 => viterbi.encode(norm.text.as_bytes(), segs),
@@ -391,7 +399,9 @@ impl SentencePiece {
                 .into_iter()
                 .map(|(segs, score)| {
                     let mut tokens = Vec::with_capacity(self.token_bound(&segs));
-                    self.emit::<true>(norm, &segs, |id, piece, offsets| tokens.push(Token::new(id, piece.to_owned(), offsets)));
+                    self.emit::<true>(norm, &segs, |id, unk_text, offsets| {
+                        tokens.push(Token::new(id, self.token_value(id, unk_text), offsets))
+                    });
                     (tokens, score)
                 })
                 .collect()
@@ -431,9 +441,16 @@ impl SentencePiece {
 
     /// Turns segments of the normalized text into tokens as sentencepiece does: runs of
     /// unknown pieces merged into one, or expanded to byte pieces with byte fallback; calls
-    /// `f(id, piece, (start, end))` per token with byte offsets into the original input
-    /// (`(0, 0)` unless `OFFSETS`: `norm` has none then).
-    fn emit<const OFFSETS: bool>(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, &str, (usize, usize))) {
+    /// `f(id, unk_text, (start, end))` per token with byte offsets into the original input
+    /// (`(0, 0)` unless `OFFSETS`: `norm` has none then). `unk_text` is the normalized text
+    /// an unknown piece covers, `None` for the other tokens, whose piece is the vocabulary's
+    /// (not read here: most callers want the id alone, or a copy from [`TokenSlots`]).
+    fn emit<const OFFSETS: bool>(
+        &self,
+        norm: &Normalized,
+        segs: &[Segment],
+        mut f: impl FnMut(u32, Option<&str>, (usize, usize)),
+    ) {
         let text = norm.text.as_str();
         let inner = &*self.inner;
         let mut aligner = norm.aligner();
@@ -456,16 +473,16 @@ impl SentencePiece {
             let (s, e) = (s as usize, e as usize);
             if id != inner.unk_id {
                 if let Some((us, ue)) = unk_run.take() {
-                    f(inner.unk_id, &text[us..ue], span(us, ue));
+                    f(inner.unk_id, Some(&text[us..ue]), span(us, ue));
                 }
-                f(id, &inner.pieces[id as usize], span(s, e));
+                f(id, None, span(s, e));
             } else if inner.byte_fallback {
                 let (ob, oe) = span(s, e);
                 let w = &text.as_bytes()[s..e];
                 for (i, &b) in w.iter().enumerate() {
                     let bid = inner.byte_ids[b as usize];
                     let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };
-                    f(bid, &inner.pieces[bid as usize], span);
+                    f(bid, None, span);
                 }
             } else {
                 match &mut unk_run {
@@ -475,7 +492,7 @@ impl SentencePiece {
             }
         }
         if let Some((us, ue)) = unk_run {
-            f(inner.unk_id, &text[us..ue], span(us, ue));
+            f(inner.unk_id, Some(&text[us..ue]), span(us, ue));
         }
     }
 
@@ -489,6 +506,20 @@ impl SentencePiece {
         segs.iter().map(|&(s, e, id)| if id == unk { (e - s) as usize } else { 1 }).sum()
     }
 
+    /// A token's piece: `unk_text` when given (see [`Self::emit`]), else piece `id`.
+    fn piece_or<'a>(&'a self, id: u32, unk_text: Option<&'a str>) -> &'a str {
+        unk_text.unwrap_or_else(|| &self.inner.pieces[id as usize])
+    }
+
+    /// [`Self::piece_or`] as an owned string (a token's value).
+    #[inline]
+    fn token_value(&self, id: u32, unk_text: Option<&str>) -> String {
+        match unk_text {
+            Some(text) => text.to_owned(),
+            None => self.inner.piece_slots.to_owned(id).unwrap_or_else(|| self.inner.pieces[id as usize].clone()),
+        }
+    }
+
     /// Encodes `input` to ids.
     pub fn encode_ids(&self, input: &str) -> Result<Vec<u32>> {
         self.collect::<false, _>(input, |id, _, _| id)
@@ -498,12 +529,9 @@ impl SentencePiece {
     /// for an unknown piece the normalized text it covers. Only those are allocated.
     pub fn encode_pieces(&self, input: &str) -> Result<Vec<Cow<'_, str>>> {
         let inner = &*self.inner;
-        self.collect::<false, _>(input, |id, piece, _| {
-            if id == inner.unk_id {
-                Cow::Owned(piece.to_owned())
-            } else {
-                Cow::Borrowed(inner.pieces[id as usize].as_str())
-            }
+        self.collect::<false, _>(input, |id, unk_text, _| match unk_text {
+            Some(text) => Cow::Owned(text.to_owned()),
+            None => Cow::Borrowed(inner.pieces[id as usize].as_str()),
         })
     }
 
@@ -534,7 +562,7 @@ pub(crate) fn parse_byte_piece(piece: &str) -> Option<u8> {
 
 impl Model for SentencePiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        self.collect::<true, _>(sequence, |id, piece, offsets| Token::new(id, piece.to_owned(), offsets))
+        self.collect::<true, _>(sequence, |id, unk_text, offsets| Token::new(id, self.token_value(id, unk_text), offsets))
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {
