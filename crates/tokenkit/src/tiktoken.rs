@@ -12,7 +12,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::formats::tiktoken::{self as format, EncodingSpec};
 use crate::models::bpe::byte_level::ByteLevelBpe;
-use crate::tokenizer::byte_level_path::{for_each_piece_ids, ids_plan};
+use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, ids_plan};
 use crate::tokenizer::Tokenizer;
 use crate::utils::regex::SysRegex;
 use crate::{Error, Result};
@@ -68,6 +68,14 @@ enum At {
     InPiece,
     /// A special token.
     Special,
+}
+
+/// A part of a text cut at special tokens ([`Encoding::for_each_segment`]).
+enum Segment<'t> {
+    /// Ordinary text (possibly empty).
+    Text(&'t str),
+    /// The id of an allowed special token.
+    Special(u32),
 }
 
 /// tiktoken's error for a disallowed special token found in the text.
@@ -282,7 +290,7 @@ impl Encoding {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let (_, raw, regex) = self.plan()?;
-        for_each_piece_ids(raw, regex, text, |id, _| out.push(id));
+        extend_piece_ids(raw, regex, text, out);
         Ok(())
     }
 
@@ -339,8 +347,12 @@ impl Encoding {
     /// tiktoken's error, the others are ordinary text.
     pub fn encode(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<u32>> {
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
+        let (_, raw, regex) = self.plan()?;
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
-        self.encode_segments(text, &allowed_mask, |id, _| out.push(id))?;
+        self.for_each_segment(text, &allowed_mask, |segment| match segment {
+            Segment::Text(t) => extend_piece_ids(raw, regex, t, &mut out),
+            Segment::Special(id) => out.push(id),
+        });
         Ok(out)
     }
 
@@ -357,12 +369,21 @@ impl Encoding {
     /// token; `at` tells which (and where regex pieces start).
     fn encode_segments(&self, text: &str, allowed_mask: &[bool], mut sink: impl FnMut(u32, At)) -> Result<()> {
         let (_, raw, regex) = self.plan()?;
-        fn ordinary(raw: &ByteLevelBpe, regex: &SysRegex, t: &str, sink: &mut impl FnMut(u32, At)) {
-            for_each_piece_ids(raw, regex, t, |id, first| sink(id, if first { At::PieceStart } else { At::InPiece }));
-        }
+        self.for_each_segment(text, allowed_mask, |segment| match segment {
+            Segment::Text(t) => {
+                for_each_piece_ids(raw, regex, t, |id, first| sink(id, if first { At::PieceStart } else { At::InPiece }))
+            }
+            Segment::Special(id) => sink(id, At::Special),
+        });
+        Ok(())
+    }
+
+    /// Cuts `text` at the allowed special tokens (`allowed_mask` by special-token index),
+    /// calling `each` on the ordinary text between them and on each one, in text order.
+    fn for_each_segment<'t>(&self, text: &'t str, allowed_mask: &[bool], mut each: impl FnMut(Segment<'t>)) {
         let Some(ac) = self.special_matcher.as_ref().filter(|_| allowed_mask.iter().any(|&a| a)) else {
-            ordinary(raw, regex, text, &mut sink);
-            return Ok(());
+            each(Segment::Text(text));
+            return;
         };
         let (mut start, mut from) = (0, 0);
         while let Some(m) = ac.find(aho_corasick::Input::new(text).range(from..)) {
@@ -371,13 +392,12 @@ impl Encoding {
                 from = m.start() + 1;
                 continue;
             }
-            ordinary(raw, regex, &text[start..m.start()], &mut sink);
-            sink(self.special_ids[k], At::Special);
+            each(Segment::Text(&text[start..m.start()]));
+            each(Segment::Special(self.special_ids[k]));
             start = m.end();
             from = start;
         }
-        ordinary(raw, regex, &text[start..], &mut sink);
-        Ok(())
+        each(Segment::Text(&text[start..]));
     }
 
     /// [`Encoding::encode`] on each text, in parallel; the first error stops the batch.

@@ -131,3 +131,60 @@ fn unknown_encoding_is_an_error() {
     let err = Encoding::get("cl200k").unwrap_err().to_string();
     assert!(err.contains("unknown tiktoken encoding \"cl200k\""), "{err}");
 }
+
+/// Deterministic random text of `n` chars from `alphabet`.
+fn random_text(alphabet: &[char], n: usize, mut x: u64) -> String {
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            alphabet[(x % alphabet.len() as u64) as usize]
+        })
+        .collect()
+}
+
+/// The fast paths (one- and two-byte pieces by table, short pieces in fixed arrays, long ones
+/// by the search; ids appended in blocks or one by one) against tiktoken's algorithm piece by
+/// piece: the whole piece when it is a token, else the plain merge loop.
+#[test]
+fn fast_paths_same_as_whole_piece_then_merge_loop() {
+    use crate::tokenizer::Model as _;
+    let printable: Vec<char> = (b'!'..=b'~').map(char::from).collect();
+    let cjk: Vec<char> = (0x4E00..0x4E00 + 0x5000).filter_map(char::from_u32).collect();
+    let mixed: Vec<char> = " \t\n\r'sStT0123456789aeiouxyzAEZ.,;:!?-_()[]{}/\\\"'éßſ日本語😀\u{301}\u{3000}".chars().collect();
+    let texts = [
+        random_text(&printable, 40_000, 0x9E37_79B9_7F4A_7C15),
+        random_text(&cjk, 4_000, 0x2545_F491_4F6C_DD1D),
+        random_text(&mixed, 40_000, 0x1234_5678_9ABC_DEF1),
+    ];
+    for name in ["cl100k_base", "o200k_base", "r50k_base"] {
+        let Some(enc) = load(name, name) else { continue };
+        let (bpe, _, regex) = enc.plan().unwrap();
+        for text in &texts {
+            let mut want = Vec::new();
+            for (s, e) in regex.find_iter(text) {
+                let word = format::byte_level_string(text[s..e].as_bytes());
+                match bpe.token_to_id(&word) {
+                    Some(id) => want.push(id),
+                    None => want.extend(bpe.merge_loop_ids(&word).unwrap()),
+                }
+            }
+            assert_eq!(enc.encode_ordinary(text).unwrap(), want, "{name}");
+            assert_eq!(enc.encode(text, &SpecialTokens::All, &SpecialTokens::none()).unwrap(), want, "{name}");
+            assert_eq!(enc.count_ordinary(text).unwrap(), want.len(), "{name}");
+            // The tokenizer pipeline (ids with offsets, token by token) gives the same ids,
+            // and on ASCII text its offsets tile the text.
+            let e = enc.tokenizer().encode(text.as_str(), false).unwrap();
+            assert_eq!(e.get_ids(), want, "{name}");
+            if text.is_ascii() {
+                let mut at = 0;
+                for &(s, end) in e.get_offsets() {
+                    assert_eq!((s, end > s), (at, true), "{name}");
+                    at = end;
+                }
+                assert_eq!(at, text.len(), "{name}");
+            }
+        }
+    }
+}

@@ -294,3 +294,11 @@ pub(crate) fn for_each_piece_ids(
         });
     });
 }
+
+/// [`for_each_piece_ids`] appending the ids to `out`: each piece's tokens go in with no call
+/// per token (see [`ByteLevelBpe::extend_tokens`]).
+#[inline]
+pub(crate) fn extend_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &str, out: &mut Vec<u32>) {
+    let bytes = text.as_bytes();
+    regex.find_iter(text).for_each(|(s, e)| raw.extend_tokens(&bytes[s..e], out));
+}

@@ -14,9 +14,9 @@
 //! with the vocabulary: the trie holds the unreachable tokens too for that.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
-use super::backtrack::{BacktrackScratch, Backtracker, NONE, SHORT};
+use super::backtrack::{BacktrackScratch, Backtracker, Start, NONE, SHORT};
 use super::chars::CharIds;
 use super::word::MergeMap;
 use crate::models::vocab::Vocab;
@@ -25,15 +25,11 @@ use crate::utils::byte_level::BYTES_CHAR;
 /// Scratch buffers larger than this are released after use.
 const SCRATCH_KEEP: usize = 1 << 16;
 
-/// The ids of one piece and the backtracker's scratch, reused by every piece on a thread.
-#[derive(Default)]
-struct Scratch {
-    ids: Vec<u32>,
-    backtrack: BacktrackScratch,
-}
-
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// The ids of one long piece, reused by every piece on a thread.
+    static IDS: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
+    /// The backtracker's scratch, reused by every piece on a thread.
+    static BACKTRACK: RefCell<BacktrackScratch> = RefCell::new(BacktrackScratch::default());
 }
 
 /// The raw byte each byte char stands for, by code point (byte chars are below U+0144).
@@ -70,6 +66,11 @@ pub struct ByteLevelBpe {
     byte_pairs: Vec<u32>,
     /// The packed merges (rank, new id) the byte pairs have; index 0 is "none" (`u64::MAX`).
     byte_merges: Vec<u64>,
+    /// The token a piece of one or two bytes is, or [`NONE`] when it stays two byte tokens:
+    /// a two-byte piece at `first << 8 | second` (the whole-piece token, else the merge of its
+    /// bytes), a one-byte piece at `1 << 16 | byte`. The most common pieces of punctuation and
+    /// symbol runs in one load (257 KiB).
+    pair_tokens: Vec<u32>,
 }
 
 impl ByteLevelBpe {
@@ -93,7 +94,22 @@ impl ByteLevelBpe {
                 byte_merges.push(m);
             }
         }
-        Some(Self { backtracker, byte_ids, byte_pairs, byte_merges })
+        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new() };
+        bpe.pair_tokens = (0..1usize << 16)
+            .map(|i| {
+                let piece = [(i >> 8) as u8, i as u8];
+                bpe.whole(&piece).unwrap_or_else(|| {
+                    let m = bpe.byte_merge(piece[0], piece[1]);
+                    if m == u64::MAX {
+                        NONE
+                    } else {
+                        m as u32
+                    }
+                })
+            })
+            .chain(byte_ids)
+            .collect();
+        Some(bpe)
     }
 
     /// The packed merge of the chars of bytes `a` then `b` (`u64::MAX`: none).
@@ -111,59 +127,121 @@ impl ByteLevelBpe {
         (t != NONE).then_some(t)
     }
 
+    /// The tokens of a piece of one to [`SHORT`] bytes (none for an empty one): the first
+    /// `n` entries of the array, and `n`. A fixed-size array rather than a loop of calls, so
+    /// that the caller can copy it whole (the pieces of random punctuation and symbols vary
+    /// in length and token count: loops over them mispredicted their exits).
+    #[inline]
+    pub fn short_tokens(&self, piece: &[u8]) -> ([u32; SHORT], usize) {
+        let mut ids = [NONE; SHORT];
+        let (Some(&a), Some(&b)) = (piece.first(), piece.last()) else { return (ids, 0) };
+        if piece.len() <= 2 {
+            // One byte is its token; two bytes are one token or their two byte tokens. Both
+            // by table, without a branch on which.
+            let at = if piece.len() == 2 { usize::from(a) << 8 } else { 1 << 16 } | usize::from(b);
+            let whole = self.pair_tokens.get(at).copied().unwrap_or(NONE);
+            let split = whole == NONE;
+            ids[0] = if split { self.byte_ids[usize::from(a)] } else { whole };
+            ids[1] = self.byte_ids[usize::from(b)];
+            return (ids, 1 + usize::from(split));
+        }
+        if let Some(id) = self.whole(piece) {
+            ids[0] = id;
+            return (ids, 1);
+        }
+        // Fixed trip counts (no exit to mispredict): the slots past the piece repeat its last
+        // byte, their pairs are "no merge".
+        let at = |i: usize| piece[i.min(piece.len() - 1)];
+        for (i, id) in ids.iter_mut().enumerate() {
+            *id = self.byte_ids[usize::from(at(i))];
+        }
+        let mut pairs = [u64::MAX; SHORT - 1];
+        for (i, p) in pairs.iter_mut().enumerate() {
+            let m = self.byte_merge(at(i), at(i + 1));
+            *p = if i + 1 < piece.len() { m } else { u64::MAX };
+        }
+        let n = self.backtracker.merge_short(&mut ids, pairs, piece.len());
+        (ids, n)
+    }
+
+    /// Appends the tokens of `piece` (raw bytes) to `out`, in order: [`Self::for_each_token`]
+    /// for id-only encoding, a short piece's tokens copied as one array.
+    #[inline]
+    pub fn extend_tokens(&self, piece: &[u8], out: &mut Vec<u32>) {
+        if piece.len() <= SHORT {
+            let (ids, n) = self.short_tokens(piece);
+            // The whole array, then the unused tail dropped (a length update for u32).
+            out.extend_from_slice(&ids);
+            out.truncate(out.len() - (SHORT - n));
+            return;
+        }
+        self.extend_long(piece, out);
+    }
+
     /// Calls `emit(id, length in raw bytes)` for each token of `piece` (raw bytes), in order:
     /// the tokens the model gives for the piece mapped to byte chars.
     #[inline]
     pub fn for_each_token(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
-        if piece.is_empty() {
-            return;
-        }
-        if let [b] = piece {
-            // Every byte is a token, with no merge to take.
-            emit(self.byte_ids[usize::from(*b)], 1);
-            return;
-        }
         if piece.len() <= SHORT {
-            if let Some(id) = self.whole(piece) {
-                emit(id, piece.len() as u32);
+            let (ids, n) = self.short_tokens(piece);
+            if n == 1 {
+                // The whole piece, which may be a token the merges do not reach (with
+                // `ignore_merges`; the backtracker has no length for those).
+                emit(ids[0], piece.len() as u32);
                 return;
             }
-            let mut ids = [0u32; SHORT];
-            for (id, &b) in ids.iter_mut().zip(piece) {
-                *id = self.byte_ids[usize::from(b)];
-            }
-            let mut pairs = [u64::MAX; SHORT - 1];
-            for (p, w) in pairs.iter_mut().zip(piece.windows(2)) {
-                *p = self.byte_merge(w[0], w[1]);
-            }
-            let n = self.backtracker.merge_short(&mut ids, pairs, piece.len());
             for &id in &ids[..n] {
                 emit(id, self.backtracker.token_len(id));
             }
             return;
         }
+        self.for_each_long(piece, emit);
+    }
+
+    /// [`Self::for_each_token`] on a piece longer than [`SHORT`] bytes.
+    fn for_each_long(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
         // One trie walk finds the whole-piece token or the search's first step.
         let (whole, start) = self.backtracker.start(piece);
         if whole != NONE {
             emit(whole, piece.len() as u32);
             return;
         }
-        SCRATCH.with(|cell| {
+        let mut ids = IDS.take();
+        ids.clear();
+        self.search(piece, start, &mut ids);
+        for &id in &ids {
+            emit(id, self.backtracker.token_len(id));
+        }
+        if ids.capacity() <= SCRATCH_KEEP {
+            IDS.set(ids);
+        }
+    }
+
+    /// [`Self::extend_tokens`] on a piece longer than [`SHORT`] bytes: the search appends to
+    /// `out` itself.
+    fn extend_long(&self, piece: &[u8], out: &mut Vec<u32>) {
+        let (whole, start) = self.backtracker.start(piece);
+        if whole != NONE {
+            out.push(whole);
+            return;
+        }
+        self.search(piece, start, out);
+    }
+
+    /// The backtracker's search on `piece` from its first step, appending to `out`, with this
+    /// thread's scratch (or a fresh one when it is in use).
+    fn search(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
+        BACKTRACK.with(|cell| {
             let mut guard = cell.try_borrow_mut();
-            let mut local = Scratch::default();
-            let Scratch { ids, backtrack } = match guard.as_deref_mut() {
+            let mut local = BacktrackScratch::default();
+            let backtrack = match guard.as_deref_mut() {
                 Ok(s) => s,
                 Err(_) => &mut local,
             };
-            ids.clear();
             // Every byte is a token, so the search always reaches the end.
-            let done = self.backtracker.encode_from(piece, start, ids, backtrack);
+            let done = self.backtracker.encode_from(piece, start, out, backtrack);
             debug_assert!(done);
-            for &id in ids.iter() {
-                emit(id, self.backtracker.token_len(id));
-            }
-            if ids.capacity() > SCRATCH_KEEP {
-                *ids = Vec::new();
+            if piece.len() > SCRATCH_KEEP {
                 backtrack.release_positions();
             }
         });

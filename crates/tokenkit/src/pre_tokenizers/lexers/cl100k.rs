@@ -86,7 +86,10 @@ impl<'a> Cl100kLexer<'a> {
 impl Iterator for Cl100kLexer<'_> {
     type Item = (usize, usize);
 
-    #[inline]
+    /// Always inlined into the caller's loop (an `Isolated` split or the tiktoken path): as
+    /// a call per piece it cost about 3 instructions per piece more, and random text has one
+    /// piece every 2 bytes (cl100k, 1 MB random printable: 120.5M -> 119.0M).
+    #[inline(always)]
     fn next(&mut self) -> Option<(usize, usize)> {
         let start = self.pos;
         if start >= self.text.len() {

@@ -135,6 +135,16 @@ fn lexers_match_references_on_random_strings() {
     check_all(&super::random_strings(ALPHABET, 0xC0FF_EE12_3456_789B, random_count(20_000)));
 }
 
+/// Texts of mostly ASCII runs of every length around the eight bytes the ASCII fast paths
+/// test at a time, with a few non-ASCII letters, digits and punctuation where a run could
+/// go on.
+#[test]
+fn lexers_match_references_on_random_ascii_runs() {
+    let strings = super::random_strings("aaaaZZZZzz0000999''!!!??..//--  \t\n\r\r\nsStTdDlLé٣«ǅ", 0x5EED_0F_A5C1_1234, random_count(20_000));
+    let texts: Vec<String> = strings.chunks(6).map(|c| c.concat()).collect();
+    check_all(&texts);
+}
+
 #[test]
 #[ignore = "a million random strings per lexer: run with --release --ignored"]
 fn lexers_match_references_on_a_million_random_strings() {
