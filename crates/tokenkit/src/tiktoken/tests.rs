@@ -164,7 +164,7 @@ fn fast_paths_same_as_whole_piece_then_merge_loop() {
         for text in &texts {
             let mut want = Vec::new();
             for (s, e) in regex.find_iter(text) {
-                let word = format::byte_level_string(text[s..e].as_bytes());
+                let word = format::byte_level_string(&text.as_bytes()[s..e]);
                 match bpe.token_to_id(&word) {
                     Some(id) => want.push(id),
                     None => want.extend(bpe.merge_loop_ids(&word).unwrap()),
