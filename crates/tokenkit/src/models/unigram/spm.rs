@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
-use super::trie::Trie;
-use crate::formats::sentencepiece::normalizer::utf8_len;
+use super::trie::{Cursor, Trie};
+use crate::formats::sentencepiece::normalizer::{utf8_len, SPACE_SYMBOL};
 
 /// "Not set".
 const NONE: u32 = u32::MAX;
@@ -39,6 +39,10 @@ pub struct SpViterbi {
     /// Every score is finite and at most [`BOUND`] in magnitude, so that every path sum is
     /// finite (see [`Self::fill`]).
     bounded: bool,
+    /// The trie walked along `▁` (the start of most words, three bytes): the cursor after it
+    /// and the id (`NONE` for none) and score of the piece `▁`; `None` when no piece starts
+    /// with it.
+    space: Option<(Cursor, (u32, f32))>,
 }
 
 /// The largest score magnitude for which path sums stay finite whatever the length: a sum
@@ -49,7 +53,9 @@ impl SpViterbi {
     /// The Viterbi over `trie`, with the scores of each id (see the fields).
     pub fn new(trie: Trie, scores: Vec<f32>, unk_id: u32, unk_score: f32, user_defined: Vec<bool>) -> Self {
         let bounded = trie.scores().chain([unk_score]).all(|s| s.abs() <= BOUND);
-        Self { trie, scores, unk_id, unk_score, user_defined, bounded }
+        let mut cursor = trie.cursor();
+        let space = SPACE_SYMBOL.bytes().try_fold((NONE, 0.0), |_, b| trie.step(&mut cursor, b)).map(|found| (cursor, found));
+        Self { trie, scores, unk_id, unk_score, user_defined, bounded, space }
     }
 
     /// The best segmentation of the UTF-8 `text`, as `(start, end, id)` byte ranges in order,
@@ -112,6 +118,13 @@ impl SpViterbi {
             let (char_end, single) = if lead < 0x80 {
                 // Most chars of most texts: one step.
                 (start + 1, self.trie.step(&mut cursor, lead))
+            } else if text[start..].starts_with(SPACE_SYMBOL.as_bytes()) {
+                // The next most common: the walk along it is known.
+                let single = self.space.map(|(after, found)| {
+                    cursor = after;
+                    found
+                });
+                (start + SPACE_SYMBOL.len(), single)
             } else {
                 let len = utf8_len(lead);
                 let single = text[start..].iter().take(len).try_fold((NONE, 0.0), |_, &b| self.trie.step(&mut cursor, b));
