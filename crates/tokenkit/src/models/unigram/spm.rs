@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
-use super::trie::Trie;
-use crate::formats::sentencepiece::normalizer::utf8_len;
+use super::trie::{Cursor, Trie};
+use crate::formats::sentencepiece::normalizer::{utf8_len, SPACE_SYMBOL};
 
 /// "Not set".
 const NONE: u32 = u32::MAX;
@@ -39,7 +39,18 @@ pub struct SpViterbi {
     /// Every score is finite and at most [`BOUND`] in magnitude, so that every path sum is
     /// finite (see [`Self::fill`]).
     bounded: bool,
+    /// The trie walked along `▁` (the start of most words, three bytes): the cursor after it
+    /// and the id (`NONE` for none) and score of the piece `▁`; `None` when no piece starts
+    /// with it.
+    space: Walked,
+    /// The same for each ASCII char (most chars of most texts): `ascii[b]` is the trie
+    /// walked along byte `b`.
+    ascii: Box<[Walked; 128]>,
 }
+
+/// The trie walked along a char from the root: the cursor after it and what
+/// [`Trie::step`] found at its last byte; `None` when no piece starts with the char.
+type Walked = Option<(Cursor, (u32, f32))>;
 
 /// The largest score magnitude for which path sums stay finite whatever the length: a sum
 /// stops growing once the scores added are below half its ulp, at `2^25 * BOUND` (< `f32::MAX`).
@@ -49,7 +60,13 @@ impl SpViterbi {
     /// The Viterbi over `trie`, with the scores of each id (see the fields).
     pub fn new(trie: Trie, scores: Vec<f32>, unk_id: u32, unk_score: f32, user_defined: Vec<bool>) -> Self {
         let bounded = trie.scores().chain([unk_score]).all(|s| s.abs() <= BOUND);
-        Self { trie, scores, unk_id, unk_score, user_defined, bounded }
+        let walk = |bytes: &[u8]| {
+            let mut cursor = trie.cursor();
+            bytes.iter().try_fold((NONE, 0.0), |_, &b| trie.step(&mut cursor, b)).map(|found| (cursor, found))
+        };
+        let space = walk(SPACE_SYMBOL.as_bytes());
+        let ascii = Box::new(std::array::from_fn(|b| walk(&[b as u8])));
+        Self { trie, scores, unk_id, unk_score, user_defined, bounded, space, ascii }
     }
 
     /// The best segmentation of the UTF-8 `text`, as `(start, end, id)` byte ranges in order,
@@ -109,9 +126,17 @@ impl SpViterbi {
             // longer pieces, shortest first.
             let mut cursor = root;
             let lead = text[start];
-            let (char_end, single) = if lead < 0x80 {
-                // Most chars of most texts: one step.
-                (start + 1, self.trie.step(&mut cursor, lead))
+            // The walk along the most common chars is known.
+            let known = |walked: Walked, cursor: &mut Cursor| {
+                walked.map(|(after, found)| {
+                    *cursor = after;
+                    found
+                })
+            };
+            let (char_end, single) = if let Some(&walked) = self.ascii.get(lead as usize) {
+                (start + 1, known(walked, &mut cursor))
+            } else if lead == SPACE_SYMBOL.as_bytes()[0] && text[start..].starts_with(SPACE_SYMBOL.as_bytes()) {
+                (start + SPACE_SYMBOL.len(), known(self.space, &mut cursor))
             } else {
                 let len = utf8_len(lead);
                 let single = text[start..].iter().take(len).try_fold((NONE, 0.0), |_, &b| self.trie.step(&mut cursor, b));

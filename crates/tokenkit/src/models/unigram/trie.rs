@@ -155,7 +155,7 @@ impl Trie {
 }
 
 /// A position in a [`Trie`] walk.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cursor {
     state: u32,
     base: u32,
