@@ -82,10 +82,8 @@ impl PyEncoding {
         if let Slot::InBatch(batch, i) = &self.slot {
             self.slot = Slot::Own(Box::new(batch.0[*i].clone()));
         }
-        match &mut self.slot {
-            Slot::Own(enc) => enc,
-            Slot::InBatch(..) => unreachable!("moved out of its batch above"),
-        }
+        let Slot::Own(enc) = &mut self.slot else { unreachable!("moved out of its batch above") };
+        enc
     }
 }
 

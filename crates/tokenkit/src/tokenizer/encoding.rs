@@ -68,8 +68,8 @@ impl Encoding {
     /// An encoding of ordinary tokens (non-special, attended, all of type `type_id`) from
     /// their ids, offsets and words. The string of each is its string in `vocab` (the model's
     /// id → token table) but for the `(position, string)` entries of `explicit`, in
-    /// increasing position. The fields made here get the same spare capacity as `ids` has
-    /// (room for the special tokens a post-processor adds).
+    /// increasing position. The per-token masks and type ids start as runs (see [`Column`]),
+    /// which take a post-processor's special tokens without a buffer.
     pub(crate) fn from_vocab_tokens(
         ids: Vec<u32>,
         offsets: Vec<Offsets>,

@@ -2,8 +2,8 @@
 
 pub mod added_vocabulary;
 mod bert_path;
-pub(crate) mod column;
 pub(crate) mod byte_level_path;
+pub(crate) mod column;
 pub mod decode_stream;
 pub mod encoding;
 pub mod normalized;

@@ -48,7 +48,8 @@ pub(crate) fn try_map<I: Send, O: Send, E: Send>(
     let mut start = 0;
     while start < n {
         let (mut end, mut w) = (start, 0);
-        while end < n && (w < target || end == start) {
+        // Every weight is at least 1 and `target` too, so a chunk holds at least one item.
+        while end < n && w < target {
             w += weights[end];
             end += 1;
         }

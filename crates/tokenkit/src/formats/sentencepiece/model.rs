@@ -303,8 +303,7 @@ impl SentencePiece {
 
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
     /// `input` (sentencepiece's `begin`/`end`).
-    pub fn encode_with(&self, input: &str, f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
-        let mut f = f;
+    pub fn encode_with(&self, input: &str, mut f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
         self.with_normalized::<true, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
             self.emit::<true>(norm, segs, |id, unk_text, offsets| f(id, self.piece_or(id, unk_text), offsets))
@@ -366,7 +365,7 @@ impl SentencePiece {
         Self::check_nbest_size(usize::try_from(nbest_size).unwrap_or(0))?;
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut tokens = Vec::new();
-        let push = |id, unk_text: Option<&str>, offsets| tokens.push(Token::new(id, self.token_value(id, unk_text), offsets));
+        let push = |id, unk_text: Option<&str>, offsets| tokens.push(self.token(id, unk_text, offsets));
         self.with_normalized::<true, _>(input, |norm, segs| {
             match nbest_size {
                 0 | 1 => viterbi.encode(norm.text.as_bytes(), segs),
@@ -399,9 +398,7 @@ impl SentencePiece {
                 .into_iter()
                 .map(|(segs, score)| {
                     let mut tokens = Vec::with_capacity(self.token_bound(&segs));
-                    self.emit::<true>(norm, &segs, |id, unk_text, offsets| {
-                        tokens.push(Token::new(id, self.token_value(id, unk_text), offsets))
-                    });
+                    self.emit::<true>(norm, &segs, |id, unk_text, offsets| tokens.push(self.token(id, unk_text, offsets)));
                     (tokens, score)
                 })
                 .collect()
@@ -511,13 +508,14 @@ impl SentencePiece {
         unk_text.unwrap_or_else(|| &self.inner.pieces[id as usize])
     }
 
-    /// [`Self::piece_or`] as an owned string (a token's value).
+    /// The token [`Self::emit`] reports, its value an owned copy of [`Self::piece_or`].
     #[inline]
-    fn token_value(&self, id: u32, unk_text: Option<&str>) -> String {
-        match unk_text {
+    fn token(&self, id: u32, unk_text: Option<&str>, offsets: (usize, usize)) -> Token {
+        let value = match unk_text {
             Some(text) => text.to_owned(),
             None => self.inner.piece_slots.to_owned(id).unwrap_or_else(|| self.inner.pieces[id as usize].clone()),
-        }
+        };
+        Token::new(id, value, offsets)
     }
 
     /// Encodes `input` to ids.
@@ -562,7 +560,7 @@ pub(crate) fn parse_byte_piece(piece: &str) -> Option<u8> {
 
 impl Model for SentencePiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        self.collect::<true, _>(sequence, |id, unk_text, offsets| Token::new(id, self.token_value(id, unk_text), offsets))
+        self.collect::<true, _>(sequence, |id, unk_text, offsets| self.token(id, unk_text, offsets))
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {

@@ -62,7 +62,7 @@ impl SpViterbi {
         let bounded = trie.scores().chain([unk_score]).all(|s| s.abs() <= BOUND);
         let walk = |bytes: &[u8]| {
             let mut cursor = trie.cursor();
-            bytes.iter().try_fold((NONE, 0.0), |_, &b| trie.step(&mut cursor, b)).map(|found| (cursor, found))
+            trie.walk(&mut cursor, bytes.iter().copied()).map(|found| (cursor, found))
         };
         let space = walk(SPACE_SYMBOL.as_bytes());
         let ascii = Box::new(std::array::from_fn(|b| walk(&[b as u8])));
@@ -139,7 +139,7 @@ impl SpViterbi {
                 (start + SPACE_SYMBOL.len(), known(self.space, &mut cursor))
             } else {
                 let len = utf8_len(lead);
-                let single = text[start..].iter().take(len).try_fold((NONE, 0.0), |_, &b| self.trie.step(&mut cursor, b));
+                let single = self.trie.walk(&mut cursor, text[start..].iter().take(len).copied());
                 (start + len.min(size - start), single)
             };
             match single {

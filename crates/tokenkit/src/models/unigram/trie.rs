@@ -152,6 +152,13 @@ impl Trie {
         *cursor = Cursor { state: t as u32, base: u.base };
         Some((u.id, u.score))
     }
+
+    /// [`Self::step`] along every byte of `bytes`: what the last step found (`(u32::MAX, 0.0)`
+    /// for no bytes), or `None` as soon as no piece continues.
+    #[inline]
+    pub fn walk(&self, cursor: &mut Cursor, bytes: impl IntoIterator<Item = u8>) -> Option<(u32, f32)> {
+        bytes.into_iter().try_fold((NONE, 0.0), |_, b| self.step(cursor, b))
+    }
 }
 
 /// A position in a [`Trie`] walk.
