@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Map, Value};
-use tokenkit::chat_template::ChatOptions;
+use tokenkit::chat_template::{ChatOptions, ChatTemplate};
 use tokenkit::formats::pretrained::{self, PretrainedTokenizer};
 
 /// Arguments of `tokenkit chat`.
@@ -37,8 +37,12 @@ pub struct ChatArgs {
     #[arg(long)]
     kwargs: Option<String>,
     /// Template to use: the name of one of the tokenizer's templates, or a .jinja file.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "chat_template")]
     template: Option<String>,
+    /// A Jinja chat template file to render with instead of the tokenizer's own (with
+    /// --write-minimind-config: the template the written tokenizer_config.json carries).
+    #[arg(long, value_name = "FILE", value_parser = chat_template_file)]
+    chat_template: Option<String>,
     /// Print the token ids (JSON array) of the rendered text instead of the text.
     #[arg(long)]
     ids: bool,
@@ -52,6 +56,14 @@ pub struct ChatArgs {
     /// ids 0, 1, 2); then render if --messages or --jsonl is given.
     #[arg(long)]
     write_minimind_config: bool,
+}
+
+/// Reads a `--chat-template FILE` argument and checks that it compiles, so that a bad template
+/// is reported before any work (training included) starts. Returns the template text.
+pub fn chat_template_file(path: &str) -> std::result::Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    ChatTemplate::new(text.as_str()).map_err(|e| format!("{path}: {e}"))?;
+    Ok(text)
 }
 
 fn read_json(path: &PathBuf) -> Result<Value> {
@@ -127,7 +139,7 @@ pub fn run(args: ChatArgs) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let json = dir.join(pretrained::TOKENIZER_FILE);
         let tok = if json.is_file() { Some(tokenkit::Tokenizer::from_file(&json).map_err(|e| anyhow!(e))?) } else { None };
-        pretrained::write_minimind_config(dir, tok.as_ref()).map_err(|e| anyhow!(e))?;
+        pretrained::write_minimind_config(dir, tok.as_ref(), args.chat_template.as_deref()).map_err(|e| anyhow!(e))?;
         if args.messages.is_none() && !args.jsonl {
             return Ok(());
         }
@@ -144,7 +156,7 @@ pub fn run(args: ChatArgs) -> Result<()> {
             let value: Value = serde_json::from_str(&line).with_context(|| format!("line {}: not valid JSON", i + 1))?;
             let Value::Object(obj) = value else { bail!("line {}: expected a JSON object", i + 1) };
             let result = request_from_object(obj).and_then(|mut req| {
-                req.template = template_arg(req.template)?;
+                req.template = template_arg(req.template)?.or_else(|| args.chat_template.clone());
                 render(&tok, &req, tok.tokenizer.is_some() || args.ids)
             });
             let v = match result {
@@ -179,7 +191,10 @@ pub fn run(args: ChatArgs) -> Result<()> {
             _ => bail!("--kwargs must be a JSON object"),
         }
     }
-    req.template = template_arg(args.template.or(req.template))?;
+    req.template = match &args.chat_template {
+        Some(text) => Some(text.clone()),
+        None => template_arg(args.template.or(req.template))?,
+    };
     let (text, ids) = render(&tok, &req, args.ids)?;
     match ids {
         Some(ids) => writeln!(out, "{}", serde_json::to_string(&ids)?)?,

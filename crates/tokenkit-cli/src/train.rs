@@ -95,6 +95,10 @@ pub struct TrainArgs {
     /// vocabulary size and JSONL field unless given.
     #[arg(long, value_enum)]
     recipe: Option<Recipe>,
+    /// With --recipe: a Jinja chat template file for the written tokenizer_config.json instead
+    /// of the recipe's own.
+    #[arg(long, value_name = "FILE", requires = "recipe", value_parser = crate::chat::chat_template_file)]
+    chat_template: Option<String>,
     /// The model.
     #[arg(short, long, value_enum, default_value_t = ModelKind::Bpe)]
     model: ModelKind,
@@ -318,7 +322,8 @@ fn save_outputs(args: &TrainArgs, tok: &Tokenizer) -> Result<PathBuf> {
     tok.save(&path, true).map_err(|e| anyhow!(e))?;
     let ModelWrapper::BPE(bpe) = tok.get_model() else { bail!("the Minimind recipe trains a BPE model") };
     tokenkit::formats::gpt2_files::write_vocab_merges(bpe, dir, None).map_err(|e| anyhow!(e))?;
-    tokenkit::formats::pretrained::write_minimind_config(dir, Some(tok)).map_err(|e| anyhow!(e))?;
+    tokenkit::formats::pretrained::write_minimind_config(dir, Some(tok), args.chat_template.as_deref())
+        .map_err(|e| anyhow!(e))?;
     Ok(path)
 }
 

@@ -12,16 +12,23 @@
 //! The context a template sees is the one transformers builds: the tokenizer's named special
 //! tokens (`bos_token`, `eos_token`, ...), then the caller's extra keyword arguments (which win),
 //! then `messages`, `tools`, `documents` and `add_generation_prompt`.
+//!
+//! A render is bounded in steps, output and memory ([`ChatLimits`]); running out of a budget is
+//! an error that names it. Message content is data, never template code: `{{ ... }}` inside a
+//! message is printed as it is.
 
+mod limits;
 mod pyjson;
 mod strftime;
 
+use minijinja::machinery::{self, Vm};
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{Environment, ErrorKind, State, Value};
 use serde_json::{Map, Value as Json};
 
 use crate::{Error, Result};
 
+pub use limits::ChatLimits;
 pub use pyjson::{py_repr, PyJsonOptions};
 
 /// Name under which the template is registered in its environment.
@@ -57,6 +64,7 @@ pub struct ChatOptions {
 pub struct ChatTemplate {
     env: Environment<'static>,
     source: String,
+    limits: ChatLimits,
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -66,29 +74,58 @@ impl std::fmt::Debug for ChatTemplate {
 }
 
 impl ChatTemplate {
-    /// Compiles a Jinja chat template (the `chat_template` string of a tokenizer_config.json).
+    /// Compiles a Jinja chat template (the `chat_template` string of a tokenizer_config.json)
+    /// with the default [`ChatLimits`].
     pub fn new(source: impl Into<String>) -> Result<Self> {
+        Self::with_limits(source, ChatLimits::default())
+    }
+
+    /// Compiles a Jinja chat template whose renders are bounded by `limits`.
+    pub fn with_limits(source: impl Into<String>, limits: ChatLimits) -> Result<Self> {
         let source = source.into();
         let mut env = Environment::new();
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_fuel(Some(limits.max_steps));
+        env.set_unknown_method_callback(|state, value, method, args| {
+            limits::precheck_method(value, method, args)?;
+            minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        });
         env.set_formatter(|out, _state, value| {
+            let write_err = |_| minijinja::Error::new(ErrorKind::WriteFailure, "write failed");
             if value.is_undefined() {
                 return Ok(());
             }
+            if let Some(text) = value.as_str() {
+                limits::charge_output(text.len())?;
+                return out.write_str(text).map_err(write_err);
+            }
+            limits::precheck_print(value)?;
             let text = pyjson::py_str(value);
-            out.write_str(&text).map_err(|_| minijinja::Error::new(ErrorKind::WriteFailure, "write failed"))
+            limits::charge_output(text.len())?;
+            out.write_str(&text).map_err(write_err)
         });
         env.add_filter("tojson", tojson_filter);
-        env.add_filter("string", |v: Value| pyjson::py_str(&v));
+        env.add_filter("string", |v: Value| -> std::result::Result<String, minijinja::Error> {
+            limits::precheck_print(&v)?;
+            Ok(pyjson::py_str(&v))
+        });
         env.add_filter("trim", trim_filter);
         env.add_filter("join", join_filter);
+        env.add_filter("replace", limits::replace_filter);
+        env.add_filter("indent", limits::indent_filter);
+        env.add_filter("format", limits::format_filter);
+        env.add_function(limits::CHECK_FN, limits::check_value);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", |format: String| strftime::strftime_now(&format));
         env.add_template_owned(TEMPLATE_NAME, rewrite_generation_tags(&source))
             .map_err(|e| Error::invalid(format!("chat template does not compile: {}", describe(&e))))?;
-        Ok(ChatTemplate { env, source })
+        Ok(ChatTemplate { env, source, limits })
+    }
+
+    /// The bounds of each render.
+    pub fn limits(&self) -> ChatLimits {
+        self.limits
     }
 
     /// The template text as given.
@@ -138,16 +175,47 @@ impl ChatTemplate {
         ctx.insert("tools".into(), options.tools.clone().map_or(Json::Null, Json::Array));
         ctx.insert("documents".into(), options.documents.clone().map_or(Json::Null, Json::Array));
         ctx.insert("add_generation_prompt".into(), Json::Bool(options.add_generation_prompt));
+        let rendered = self.run(&ctx)?;
+        match continued {
+            Some(final_text) => cut_at_continue_tag(rendered, &final_text),
+            None => Ok(rendered),
+        }
+    }
+
+    /// Renders the template over `ctx` within the budgets (see [`ChatLimits`]): the compiled
+    /// instructions are run through a copy that checks each value it builds.
+    fn run(&self, ctx: &Map<String, Json>) -> Result<String> {
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(|e| Error::invalid(format!("chat template: {}", describe(&e))))?;
-        let rendered = template
-            .render(Value::from_serialize(&ctx))
-            .map_err(|e| Error::invalid(format!("chat template failed: {}", describe(&e))))?;
-        match continued {
-            Some(final_text) => cut_at_continue_tag(rendered, &final_text),
-            None => Ok(rendered),
+        let compiled = machinery::get_compiled_template(&template);
+        let instructions = limits::instrument(&compiled.instructions);
+        let blocks = limits::instrument_blocks(&compiled.blocks);
+        let input_len = serde_json::to_vec(ctx).map_or(0, |v| v.len());
+        let max_output = self.limits.max_output_bytes.max(input_len.saturating_mul(4));
+        let budget = limits::BudgetGuard::start(max_output);
+        let mut rendered = String::with_capacity(compiled.buffer_size_hint);
+        let result = {
+            let mut out = machinery::make_string_output(&mut rendered);
+            Vm::new(&self.env)
+                .eval(&instructions, Value::from_serialize(ctx), &blocks, &mut out, compiled.initial_auto_escape)
+                .map(|_| ())
+        };
+        match result {
+            Ok(()) => Ok(rendered),
+            Err(e) if e.kind() == ErrorKind::OutOfFuel => Err(Error::invalid(with_line(
+                format!(
+                    "chat template stopped: it ran more than {} steps (the step budget), a loop or \
+                     recursion too long to finish",
+                    self.limits.max_steps
+                ),
+                e.line(),
+            ))),
+            Err(e) => Err(Error::invalid(match budget.exceeded() {
+                Some(msg) => with_line(format!("chat template stopped: {msg}"), e.line()),
+                None => format!("chat template failed: {}", describe(&e)),
+            })),
         }
     }
 
@@ -302,6 +370,7 @@ fn tojson_filter(_state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs
         }
     }
     kwargs.assert_all_used()?;
+    limits::precheck_print(&value)?;
     let [ensure_ascii, indent, separators, sort_keys] = slots;
     let opts = PyJsonOptions::from_values(ensure_ascii, indent, separators, sort_keys)?;
     let mut out = String::new();
@@ -310,12 +379,13 @@ fn tojson_filter(_state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs
 }
 
 /// jinja2's `trim`: Python's `str(value).strip(chars)`.
-fn trim_filter(value: Value, chars: Option<String>) -> String {
+fn trim_filter(value: Value, chars: Option<String>) -> std::result::Result<String, minijinja::Error> {
+    limits::precheck_print(&value)?;
     let text = pyjson::py_str(&value);
-    match chars {
+    Ok(match chars {
         Some(chars) => text.trim_matches(|c| chars.contains(c)).to_owned(),
         None => text.trim_matches(pyjson::is_py_space).to_owned(),
-    }
+    })
 }
 
 /// jinja2's `join(d='', attribute=None)`: items (or an attribute of each) as Python's `str`.
@@ -325,6 +395,9 @@ fn join_filter(state: &State, value: Value, sep: Option<String>, kwargs: Kwargs)
     if value.is_undefined() || value.is_none() {
         return Ok(String::new());
     }
+    limits::check_building(
+        value.len().unwrap_or(0).saturating_mul(sep.as_deref().map_or(0, str::len)).saturating_add(limits::approx_len(&value, limits::value_limit())),
+    )?;
     if let Some(s) = value.as_str() {
         // Joining a string joins its characters.
         return Ok(s.chars().map(String::from).collect::<Vec<_>>().join(sep.as_deref().unwrap_or("")));

@@ -45,7 +45,11 @@ impl PyJsonOptions {
         let indent = match present(indent) {
             None => None,
             Some(v) if v.kind() == ValueKind::String => Some(v.as_str().unwrap_or_default().to_owned()),
-            Some(v) if v.is_integer() => Some(" ".repeat(v.as_i64().unwrap_or(0).max(0) as usize)),
+            Some(v) if v.is_integer() => {
+                let n = v.as_i64().unwrap_or(0).max(0) as usize;
+                super::limits::check_building(n)?;
+                Some(" ".repeat(n))
+            }
             Some(v) => return Err(err(ErrorKind::InvalidOperation, format!("tojson: indent must be an integer or a string, got {v}"))),
         };
         let (item_separator, key_separator) = match present(separators) {
@@ -105,6 +109,7 @@ fn dump_value(value: &Value, opts: &PyJsonOptions, level: usize, out: &mut Strin
                     newline_indent(opts, level + 1, out);
                 }
                 dump_value(item, opts, level + 1, out)?;
+                super::limits::check_building(out.len())?;
             }
             newline_indent(opts, level, out);
             out.push(']');
@@ -132,6 +137,7 @@ fn dump_value(value: &Value, opts: &PyJsonOptions, level: usize, out: &mut Strin
                 write_json_str(k, opts.ensure_ascii, out);
                 out.push_str(&opts.key_separator);
                 dump_value(v, opts, level + 1, out)?;
+                super::limits::check_building(out.len())?;
             }
             newline_indent(opts, level, out);
             out.push('}');

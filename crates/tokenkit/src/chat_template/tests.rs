@@ -89,3 +89,118 @@ fn pycompat_methods_and_namespace() {
     let got = render_kw(t, json!([{"role": "user", "content": "  a b  "}, {"role": "x"}]), json!({})).unwrap();
     assert_eq!(got, "2 ['a', 'b'] dflt role;content; 1,None None [1, 2]");
 }
+
+
+/// Control flow of every kind through the instrumented instructions (jump targets are remapped
+/// when literal text and checks are inserted). Expected: transformers 5.23.0 / jinja2 3.1.6.
+#[test]
+fn instrumented_control_flow_renders_as_jinja2() {
+    const T: &str = r#"{%- macro wrap(tag) -%}<{{ tag }}>{{ caller() }}</{{ tag }}>{%- endmacro -%}
+{%- macro fact(n) -%}{% if n <= 1 %}1{% else %}{{ n * (fact(n - 1) | int) }}{% endif %}{%- endmacro -%}
+{% set ns = namespace(acc='', n=0) %}
+{% for m in messages %}
+  {% if m.role == 'skip' %}{% continue %}{% endif %}
+  {% if loop.index > 3 %}{% break %}{% endif %}
+  {% call wrap(m.role) %}{{ m.content ~ '!' }}{{ loop.cycle('a', 'b') }}{% endcall %}
+  {% set ns.acc = ns.acc + m.role[:1] %}{% set ns.n = ns.n + 1 %}
+{% else %}none
+{% endfor %}
+{% set block %}B{{ ns.n * 2 }}{% endset %}
+|{{ ns.acc }}|{{ block }}|{{ fact(5) }}|{{ [1, 2] + [3] }}|{{ 'ab' * 3 }}|{{ 'x' | replace('x', 'yz') }}|{{ 'A {} {}'.format(1, 'b') }}|{{ '%s-%s' | format(1, 2) }}|{{ 'a\nb' | indent(2, true) }}
+{% for item in tree recursive %}[{{ item.name }}{% if item.children %}{{ loop(item.children) }}{% endif %}]{% endfor %}
+{{ '-'.join(['p', 'q']) }}{{ 'r s'.replace(' ', '__') }}{% if not messages %}x{% elif messages|length > 10 %}y{% else %}z{% endif %}
+"#;
+    let msgs = json!([{"role": "user", "content": "u1"}, {"role": "skip", "content": "s"}, {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "{{ 7 * 7 }}{% for %}"}, {"role": "user", "content": "late"}]);
+    let tree = json!([{"name": "r", "children": [{"name": "c1", "children": []}, {"name": "c2", "children": [{"name": "g"}]}]}]);
+    let got = render_kw(T, msgs, json!({"tree": tree})).unwrap();
+    assert_eq!(got, "<user>u1!a</user><assistant>a1!a</assistant>|ua|B4|120|[1, 2, 3]|ababab|yz|A 1 b|1-2|  a\n  b\n[r[c1][c2[g]]]p-qr__sz");
+}
+
+#[test]
+fn message_content_with_template_syntax_is_printed_verbatim() {
+    let t = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{{ m.content | trim }}{% endfor %}";
+    let content = "{{ 7 * 7 }}{% for x in range(10**9) %}{% endfor %}{{ raise_exception('no') }}";
+    let got = render_kw(t, json!([{"role": "user", "content": content}]), json!({})).unwrap();
+    assert_eq!(got, format!("<user>{content}{content}"));
+}
+
+fn limited(max_steps: u64, max_output_bytes: usize) -> ChatLimits {
+    ChatLimits { max_steps, max_output_bytes }
+}
+
+fn render_limited(src: &str, limits: ChatLimits, messages: Json) -> Result<String> {
+    ChatTemplate::with_limits(src, limits)?.render(&messages, &ChatOptions::default())
+}
+
+#[test]
+fn step_budget_stops_long_loops_and_recursion() {
+    let user = json!([{"role": "user", "content": "x"}]);
+    let nested = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}done";
+    let e = render_limited(nested, limited(200_000, 1 << 20), user.clone()).unwrap_err().to_string();
+    assert!(e.contains("ran more than 200000 steps (the step budget)"), "{e}");
+    // Exponential recursion that stays under the depth limit.
+    let fork = "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}";
+    let e = render_limited(fork, limited(200_000, 1 << 20), user.clone()).unwrap_err().to_string();
+    assert!(e.contains("step budget"), "{e}");
+    // The same loops, small enough, finish; so does a render whose steps are just under the budget.
+    let small = "{% for i in range(300) %}{% for j in range(300) %}{% endfor %}{% endfor %}done";
+    assert_eq!(render_limited(small, limited(1_000_000, 1 << 20), user.clone()).unwrap(), "done");
+    // minijinja's own limits still hold.
+    let e = render_limited("{% for i in range(10**9) %}{% endfor %}", ChatLimits::default(), user.clone()).unwrap_err();
+    assert!(e.to_string().contains("range"), "{e}");
+    let deep = "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}";
+    let e = render_limited(deep, ChatLimits::default(), user).unwrap_err().to_string();
+    assert!(e.contains("recursion"), "{e}");
+}
+
+#[test]
+fn value_budget_stops_strings_that_keep_growing() {
+    let user = json!([{"role": "user", "content": "ab"}]);
+    let lim = limited(1_000_000, 1 << 20);
+    let loop64 = |body: &str| format!("{{% set ns = namespace(s='ab', l=[1]) %}}{{% for i in range(64) %}}{body}{{% endfor %}}{{{{ ns.s | length }}}}");
+    for body in [
+        "{% set ns.s = ns.s + ns.s %}",
+        "{% set ns.s = ns.s ~ ns.s %}",
+        "{% set ns.s = ns.s * 2 %}",
+        "{% set ns.s = ns.s | replace('a', ns.s) %}",
+        "{% set ns.s = ns.s.replace('a', ns.s) %}",
+        "{% set ns.s = '%s%s' | format(ns.s, ns.s) %}",
+        "{% set ns.s = '{}{}'.format(ns.s, ns.s) %}",
+        "{% set ns.s = ns.s.join([ns.s, ns.s]) %}",
+        "{% set ns.s = [ns.s, ns.s] | join %}",
+        "{% set ns.s = [ns.s, ns.s] | tojson %}",
+        "{% set ns.s = [ns.s, ns.s] | string %}",
+        "{% set ns.l = ns.l + ns.l %}{% set ns.s = ns.l | tojson %}",
+    ] {
+        let e = render_limited(&loop64(body), lim, user.clone()).unwrap_err().to_string();
+        assert!(e.starts_with("chat template stopped: the chat template built"), "{body}: {e}");
+    }
+    // Doubling through macro arguments (no operator result is ever stored).
+    let rec = "{% macro f(s, n) %}{% if n > 0 %}{{ f(s + s, n - 1) }}{% else %}{{ s | length }}{% endif %}{% endmacro %}{{ f('ab', 60) }}";
+    assert!(render_limited(rec, lim, user.clone()).unwrap_err().to_string().contains("built a string"));
+    // Arguments that would allocate far more than the budget at once.
+    for t in ["{{ 'a' | indent(10**12) }}", "{{ messages | tojson(indent=10**12) }}", "{{ ([1] * 10**9) | tojson }}",
+              "{{ ','.join([messages[0].content] * 10**9) }}", "{{ [messages[0].content] * 10**9 }}"] {
+        let e = render_limited(t, lim, user.clone()).unwrap_err().to_string();
+        assert!(e.contains("chat template stopped"), "{t}: {e}");
+    }
+    // Strings below the budget are fine.
+    let ok = "{% set ns = namespace(s='ab') %}{% for i in range(10) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s | length }}";
+    assert_eq!(render_limited(ok, lim, user).unwrap(), "2048");
+}
+
+#[test]
+fn output_budget_counts_literal_text_and_values_and_scales_with_the_input() {
+    let lim = limited(10_000_000, 1 << 20);
+    let user = json!([{"role": "user", "content": "x"}]);
+    let raw = format!("{{% for i in range(100000) %}}{}{{% endfor %}}", "z".repeat(100));
+    let e = render_limited(&raw, lim, user.clone()).unwrap_err().to_string();
+    assert!(e.contains("more than 1048576 bytes of output (the output budget)"), "{e}");
+    let printed = "{% for i in range(100000) %}{{ messages }}{% endfor %}";
+    assert!(render_limited(printed, lim, user).unwrap_err().to_string().contains("output budget"));
+    // A conversation larger than the budget still renders: at least 4x the input is allowed.
+    let big = "y".repeat(3 << 20);
+    let t = "{% for m in messages %}{{ m.content }}{{ m.content }}{% endfor %}";
+    assert_eq!(render_limited(t, lim, json!([{"role": "user", "content": big}])).unwrap().len(), 6 << 20);
+}

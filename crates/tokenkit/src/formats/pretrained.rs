@@ -558,18 +558,30 @@ impl PretrainedTokenizer {
     }
 }
 
-/// The Minimind chat template: ChatML (`<|im_start|>role\n...<|im_end|>\n`) with system, user,
-/// assistant and tool roles, tool definitions in the system turn, assistant tool calls as JSON
-/// in `<tool_call>` blocks, tool results in `<tool_response>` blocks inside a user turn,
-/// reasoning in `<think>` blocks, and, when `enable_thinking` is false, an empty
-/// `<think>\n\n</think>\n\n` after the generation prompt.
+/// The Minimind chat template, byte for byte as the Minimind project (jingyaogong/minimind,
+/// Apache-2.0) publishes it in its tokenizer_config.json: Minimind models are trained on its
+/// exact output, so it is embedded verbatim (no comment can be added inside it without changing
+/// the `chat_template` string). ChatML (`<|im_start|>role\n...<|im_end|>\n`); a conversation
+/// without a system message gets the default system turn `You are a helpful assistant`; tools
+/// are listed in the system turn with Minimind's preamble; assistant tool calls are
+/// `<tool_call>` JSON blocks; tool results are `<tool_response>` blocks inside a user turn; with
+/// `enable_thinking` false the generation prompt ends with an empty `<think>\n\n</think>\n\n`.
+/// Its sha256 is [`MINIMIND_CHAT_TEMPLATE_SHA256`].
 pub const MINIMIND_CHAT_TEMPLATE: &str = include_str!("minimind_chat_template.jinja");
+
+/// sha256 (hex) of Minimind's published chat template, [`MINIMIND_CHAT_TEMPLATE`].
+pub const MINIMIND_CHAT_TEMPLATE_SHA256: &str = "4f57494cd38c0e4e50e27f4632fb6907414a68cc48d0bbc48da5449c596c69fa";
 
 /// The tokenizer_config.json of the Minimind recipe for a tokenizer whose added tokens are
 /// `<|endoftext|>`=0, `<|im_start|>`=1, `<|im_end|>`=2: bos `<|im_start|>`, eos `<|im_end|>`,
-/// pad and unk `<|endoftext|>`, model_max_length 32768, PreTrainedTokenizerFast, and the
-/// [`MINIMIND_CHAT_TEMPLATE`].
-pub fn minimind_tokenizer_config() -> TokenizerConfig {
+/// pad and unk `<|endoftext|>`, model_max_length 32768, PreTrainedTokenizerFast, and
+/// `chat_template` (by default [`MINIMIND_CHAT_TEMPLATE`]; another one is compiled first, so a
+/// template that does not compile is an error here, not at the first render).
+pub fn minimind_tokenizer_config(chat_template: Option<&str>) -> Result<TokenizerConfig> {
+    let template = chat_template.unwrap_or(MINIMIND_CHAT_TEMPLATE);
+    if chat_template.is_some() {
+        ChatTemplate::new(template)?;
+    }
     let special = |content: &str| AddedTokenDict {
         type_name: None,
         content: content.to_owned(),
@@ -595,16 +607,16 @@ pub fn minimind_tokenizer_config() -> TokenizerConfig {
     cfg.set("spaces_between_special_tokens", Json::Bool(false));
     cfg.set("tokenizer_class", Json::String("PreTrainedTokenizerFast".into()));
     cfg.set_special_token("unk_token", Some("<|endoftext|>".into()));
-    cfg.set_chat_templates(&ChatTemplates::Single(MINIMIND_CHAT_TEMPLATE.to_owned()));
-    cfg
+    cfg.set_chat_templates(&ChatTemplates::Single(template.to_owned()));
+    Ok(cfg)
 }
 
 /// Writes the Minimind tokenizer_config.json and special_tokens_map.json into `dir` (beside its
 /// tokenizer.json). Checks that `tokenizer`, when given, has the three special tokens at ids
-/// 0, 1, 2.
-pub fn write_minimind_config(dir: impl AsRef<Path>, tokenizer: Option<&Tokenizer>) -> Result<()> {
+/// 0, 1, 2. `chat_template` replaces the Minimind template (see [`minimind_tokenizer_config`]).
+pub fn write_minimind_config(dir: impl AsRef<Path>, tokenizer: Option<&Tokenizer>, chat_template: Option<&str>) -> Result<()> {
     let dir = dir.as_ref();
-    let cfg = minimind_tokenizer_config();
+    let cfg = minimind_tokenizer_config(chat_template)?;
     if let Some(tok) = tokenizer {
         for (id, t) in cfg.added_tokens_decoder()? {
             if tok.token_to_id(&t.content) != Some(id) {
@@ -694,7 +706,7 @@ mod tests {
 
     #[test]
     fn minimind_config_and_template() {
-        let cfg = minimind_tokenizer_config();
+        let cfg = minimind_tokenizer_config(None).unwrap();
         assert_eq!(
             Json::Object(cfg.special_tokens_map()),
             json!({"bos_token": "<|im_start|>", "eos_token": "<|im_end|>", "unk_token": "<|endoftext|>", "pad_token": "<|endoftext|>"})
@@ -706,7 +718,7 @@ mod tests {
 
         let dir = std::env::temp_dir().join(format!("tokenkit-minimind-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        write_minimind_config(&dir, None).unwrap();
+        write_minimind_config(&dir, None, None).unwrap();
         let loaded = PretrainedTokenizer::from_path(&dir).unwrap();
         assert!(loaded.tokenizer.is_none());
         assert_eq!(loaded.config.fields, cfg.fields);
@@ -721,9 +733,21 @@ mod tests {
         let mut opts = ChatOptions { add_generation_prompt: true, tools: Some(tools), ..ChatOptions::default() };
         opts.kwargs.insert("enable_thinking".into(), Json::Bool(false));
         let got = loaded.apply_chat_template(&msgs, &opts, None).unwrap();
-        assert_eq!(got, "<|im_start|>system\nS\n\n# Tools\n\nYou can call the functions described below, given as JSON schemas inside <tools></tools>:\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"add\", \"parameters\": {\"type\": \"object\"}}}\n</tools>\n\nTo call a function, answer with a JSON object holding its name and arguments inside <tool_call></tool_call>:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <arguments-object>}\n</tool_call><|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call><|im_end|>\n<|im_start|>tool\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\neasy\n</think>\n\n3<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+        assert_eq!(got, "<|im_start|>system\nS\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"add\", \"parameters\": {\"type\": \"object\"}}}\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n3<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
         let plain = loaded.apply_chat_template(&json!(msgs.as_array().unwrap()[..2]), &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() }, None).unwrap();
         assert_eq!(plain, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n");
+        // No system message: Minimind's default system turn.
+        let plain = loaded.apply_chat_template(&json!(msgs.as_array().unwrap()[1..2]), &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() }, None).unwrap();
+        assert_eq!(plain, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n");
+        // The embedded template is Minimind's published one, byte for byte.
+        use sha2::{Digest, Sha256};
+        let sha: String = Sha256::digest(MINIMIND_CHAT_TEMPLATE.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(sha, MINIMIND_CHAT_TEMPLATE_SHA256);
+        // A user's template replaces it; one that does not compile is refused before writing.
+        let custom = minimind_tokenizer_config(Some("{{ messages[0].content }}")).unwrap();
+        assert_eq!(custom.chat_templates().unwrap().select(None, false).unwrap(), "{{ messages[0].content }}");
+        let e = write_minimind_config(&dir, None, Some("{% for %}")).unwrap_err().to_string();
+        assert!(e.contains("does not compile"), "{e}");
         assert!(loaded.encode_chat(&msgs, &opts, None).is_err());
 
         // A chat_template.jinja beside the config overrides the config's template.
