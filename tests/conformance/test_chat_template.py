@@ -183,3 +183,112 @@ def test_minimind_directory_loads_in_transformers(work_dir):
     texts_ok = [e["text"] for e in expected if "text" in e]
     roundtrip = sum(tok.decode(tok.encode(t, add_special_tokens=False)) == t for t in texts_ok)
     assert roundtrip == len(texts_ok), f"decode round trip: {roundtrip}/{len(texts_ok)}"
+
+
+# ---- the interface line, and templates that run too long or produce too much ----------------
+
+INTERFACE_TEMPLATE = DATA / "chatml_tools.jinja"
+RUNAWAY = {
+    # two nested loops of 10^10 iterations: jinja2 runs for hours
+    "nested loops": ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+                     "step budget"),
+    # a string doubled 64 times: jinja2 (transformers) raises MemoryError after filling memory
+    "doubling": ("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}"
+                 "{{ ns.s }}", "built a string of"),
+    # 100000 x 1 KB of literal text
+    "output": ("{% for i in range(100000) %}" + "x" * 1000 + "{% endfor %}", "bytes of output (the output budget)"),
+    # recursion that doubles its argument without storing it
+    "recursion": ("{% macro f(s, n) %}{% if n > 0 %}{{ f(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ f('ab', 60) }}",
+                  "built a string of"),
+}
+
+
+def _interface_dir(tmp_path: Path) -> Path:
+    """A tiny tokenizer.json (so transformers loads the directory too) and a config with a template."""
+    from tokenizers import Tokenizer, models
+
+    d = tmp_path / "tok"
+    d.mkdir()
+    Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")).save(str(d / "tokenizer.json"))
+    cfg = {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
+           "chat_template": "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}"}
+    (d / "tokenizer_config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    return d
+
+
+def test_chat_interface_line(tmp_path):
+    """`tokenkit chat -t TOKENIZER_DIR --messages FILE.json [--chat-template FILE.jinja]
+    [--add-generation-prompt] [--kwargs JSON]` prints what transformers' renderer prints."""
+    from transformers import AutoTokenizer
+
+    d = _interface_dir(tmp_path)
+    cfg = json.loads((d / "tokenizer_config.json").read_text(encoding="utf-8"))
+    hf = AutoTokenizer.from_pretrained(str(d))
+    rows, expected, got = [], [], []
+    for conv_name, messages in CONVERSATIONS.items():
+        f = tmp_path / "messages.json"
+        f.write_text(json.dumps(messages, ensure_ascii=False), encoding="utf-8")
+        for template in (None, INTERFACE_TEMPLATE):
+            for agp in (False, True):
+                for kwargs in (None, {"enable_thinking": False, "extra": "E"}):
+                    src = cfg["chat_template"] if template is None else template.read_text(encoding="utf-8")
+                    try:
+                        expected.append({"text": hf.apply_chat_template(messages, chat_template=src, tokenize=False,
+                                                                        add_generation_prompt=agp, **(kwargs or {}))})
+                    except Exception:  # noqa: BLE001 - the reference fails: tokenkit must fail too
+                        expected.append({"error": True})
+                    args = ["chat", "-t", str(d), "--messages", str(f)]
+                    args += ["--chat-template", str(template)] if template else []
+                    args += ["--add-generation-prompt"] if agp else []
+                    args += ["--kwargs", json.dumps(kwargs)] if kwargs else []
+                    r = h.run_cli(args, b"", check=False)
+                    got.append({"text": r.stdout.decode("utf-8")} if r.returncode == 0 else {"error": True})
+                    if r.returncode != 0:
+                        err = r.stderr.decode("utf-8", "replace")
+                        assert "error" in err and "panicked" not in err and "RUST_BACKTRACE" not in err, err
+                    rows.append(f"{conv_name} template={template and template.name} agp={agp} kwargs={kwargs}")
+    h.compare("chat", "interface line", "conversations", "render", rows, expected, got)
+
+
+@pytest.mark.parametrize("case", sorted(RUNAWAY))
+def test_chat_runaway_template_ends_with_a_clear_error(case, tmp_path):
+    source, want = RUNAWAY[case]
+    d = _interface_dir(tmp_path)
+    t = tmp_path / "runaway.jinja"
+    t.write_text(source, encoding="utf-8")
+    f = tmp_path / "messages.json"
+    f.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    start = time.monotonic()
+    r = h.run_cli(["chat", "-t", str(d), "--messages", str(f), "--chat-template", str(t)], b"", check=False,
+                  timeout=120)
+    elapsed = time.monotonic() - start
+    err = r.stderr.decode("utf-8", "replace")
+    print(f"{case}: exit {r.returncode} after {elapsed:.2f}s: {err.strip()}")
+    assert r.returncode != 0 and r.stdout == b"", err
+    assert want in err and "error: chat template stopped: " in err and err.count("\n") == 1, err
+    # The same request in --jsonl mode is one error line, and the next request still renders.
+    req = {"messages": [{"role": "user", "content": "hi"}], "template": str(t)}
+    ok = {"messages": [{"role": "user", "content": "hi"}]}
+    r = h.run_cli(["chat", "-t", str(d), "--jsonl"], h.to_jsonl([req, ok]), timeout=120)
+    lines = h.parse_jsonl(r.stdout, 2, "chat")
+    assert want in lines[0].get("error", ""), lines[0]
+    assert lines[1]["text"] == "<user>hi\n", lines[1]
+
+
+def test_chat_bad_arguments_are_clear_errors(tmp_path):
+    d = _interface_dir(tmp_path)
+    f = tmp_path / "messages.json"
+    f.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    bad = tmp_path / "bad.jinja"
+    bad.write_text("{% for x in %}", encoding="utf-8")
+    cases = [
+        (["--chat-template", str(bad)], "does not compile"),
+        (["--chat-template", str(tmp_path / "missing.jinja")], "cannot read"),
+        (["--kwargs", "{not json"], "--kwargs"),
+        (["--kwargs", "[1]"], "--kwargs must be a JSON object"),
+        (["--chat-template", str(INTERFACE_TEMPLATE), "--template", "x"], "cannot be used with"),
+    ]
+    for extra, want in cases:
+        r = h.run_cli(["chat", "-t", str(d), "--messages", str(f), *extra], b"", check=False)
+        err = r.stderr.decode("utf-8", "replace")
+        assert r.returncode != 0 and want in err and "panicked" not in err, (extra, err)

@@ -30,14 +30,22 @@ pub const TOTAL_FACTOR: usize = 16;
 /// Name of the check function called after each instrumented operation.
 pub(super) const CHECK_FN: &str = "__tokenkit_budget_check";
 
-/// Bounds on one render of a chat template (see the module docs for what each counts).
+/// Steps a render may take per byte of its input, whatever [`ChatLimits::max_steps`] says
+/// (real templates take a few hundred steps per message of a few dozen bytes).
+pub const STEPS_PER_INPUT_BYTE: u64 = 64;
+
+/// Output bytes a render may produce per byte of its input, whatever
+/// [`ChatLimits::max_output_bytes`] says.
+pub const OUTPUT_PER_INPUT_BYTE: usize = 4;
+
+/// Bounds on one render of a chat template (see the module docs for what each counts). Both
+/// grow with the input (the conversation, tools, documents and variables as JSON), so that a
+/// long conversation never hits them: see [`STEPS_PER_INPUT_BYTE`] and [`OUTPUT_PER_INPUT_BYTE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChatLimits {
     /// Template instructions one render may execute (a loop iteration costs a few).
     pub max_steps: u64,
-    /// Bytes of rendered text, and of any single string built while rendering. A render is
-    /// always allowed at least four times the size of its input (the conversation, tools,
-    /// documents and variables as JSON), so a long conversation never hits it.
+    /// Bytes of rendered text, and of any single string built while rendering.
     pub max_output_bytes: usize,
 }
 

@@ -28,7 +28,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::{Error, Result};
 
-pub use limits::ChatLimits;
+pub use limits::{ChatLimits, OUTPUT_PER_INPUT_BYTE, STEPS_PER_INPUT_BYTE, TOTAL_FACTOR};
 pub use pyjson::{py_repr, PyJsonOptions};
 
 /// Name under which the template is registered in its environment.
@@ -193,12 +193,24 @@ impl ChatTemplate {
         let instructions = limits::instrument(&compiled.instructions);
         let blocks = limits::instrument_blocks(&compiled.blocks);
         let input_len = serde_json::to_vec(ctx).map_or(0, |v| v.len());
-        let max_output = self.limits.max_output_bytes.max(input_len.saturating_mul(4));
+        let max_output = self.limits.max_output_bytes.max(input_len.saturating_mul(limits::OUTPUT_PER_INPUT_BYTE));
+        let max_steps = self.limits.max_steps.max((input_len as u64).saturating_mul(limits::STEPS_PER_INPUT_BYTE));
+        // minijinja reads the fuel from the environment: a larger input runs on a copy (the
+        // compiled template is shared, not copied).
+        let scaled;
+        let env = if max_steps > self.limits.max_steps {
+            let mut e = self.env.clone();
+            e.set_fuel(Some(max_steps));
+            scaled = e;
+            &scaled
+        } else {
+            &self.env
+        };
         let budget = limits::BudgetGuard::start(max_output);
         let mut rendered = String::with_capacity(compiled.buffer_size_hint);
         let result = {
             let mut out = machinery::make_string_output(&mut rendered);
-            Vm::new(&self.env)
+            Vm::new(env)
                 .eval(&instructions, Value::from_serialize(ctx), &blocks, &mut out, compiled.initial_auto_escape)
                 .map(|_| ())
         };
@@ -206,9 +218,8 @@ impl ChatTemplate {
             Ok(()) => Ok(rendered),
             Err(e) if e.kind() == ErrorKind::OutOfFuel => Err(Error::invalid(with_line(
                 format!(
-                    "chat template stopped: it ran more than {} steps (the step budget), a loop or \
-                     recursion too long to finish",
-                    self.limits.max_steps
+                    "chat template stopped: it ran more than {max_steps} steps (the step budget), a loop or \
+                     recursion too long to finish"
                 ),
                 e.line(),
             ))),

@@ -146,6 +146,11 @@ fn step_budget_stops_long_loops_and_recursion() {
     // The same loops, small enough, finish; so does a render whose steps are just under the budget.
     let small = "{% for i in range(300) %}{% for j in range(300) %}{% endfor %}{% endfor %}done";
     assert_eq!(render_limited(small, limited(1_000_000, 1 << 20), user.clone()).unwrap(), "done");
+    // The step budget grows with the input: a conversation of 20000 short messages renders in
+    // more steps than the configured 200000.
+    let many: Vec<Json> = (0..20000).map(|i| json!({"role": "user", "content": format!("m{i}")})).collect();
+    let chatml = "{% for m in messages %}{% if m.role == 'user' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}";
+    assert!(render_limited(chatml, limited(200_000, 1 << 20), json!(many)).unwrap().ends_with("m19999<|im_end|>\n"));
     // minijinja's own limits still hold.
     let e = render_limited("{% for i in range(10**9) %}{% endfor %}", ChatLimits::default(), user.clone()).unwrap_err();
     assert!(e.to_string().contains("range"), "{e}");
