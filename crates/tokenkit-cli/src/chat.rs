@@ -1,5 +1,7 @@
 //! `tokenkit chat`: render a conversation with a tokenizer's chat template, as transformers'
-//! `apply_chat_template` does.
+//! `apply_chat_template` does. Renders are bounded in steps, output and memory
+//! ([`tokenkit::chat_template::ChatLimits`]): a template that runs too long or builds too much
+//! ends with an error naming the budget.
 
 use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
@@ -51,9 +53,10 @@ pub struct ChatArgs {
     /// and write one JSON object per line: {"text": ..., "ids": [...]} or {"error": ...}.
     #[arg(long)]
     jsonl: bool,
-    /// First write the Minimind tokenizer_config.json and special_tokens_map.json into the
-    /// --tokenizer directory (checking its tokenizer.json, if any, has the special tokens at
-    /// ids 0, 1, 2); then render if --messages or --jsonl is given.
+    /// First write the Minimind tokenizer_config.json (with Minimind's chat template, or the
+    /// --chat-template file) and special_tokens_map.json into the --tokenizer directory
+    /// (checking its tokenizer.json, if any, has the special tokens at ids 0, 1, 2); then render
+    /// if --messages or --jsonl is given.
     #[arg(long)]
     write_minimind_config: bool,
 }

@@ -203,6 +203,17 @@ pub(super) fn approx_len(value: &Value, limit: usize) -> usize {
     acc
 }
 
+/// About the length of `value` as JSON text (strings and keys by their bytes), without writing it.
+pub(super) fn json_len(value: &serde_json::Value) -> usize {
+    use serde_json::Value as J;
+    match value {
+        J::String(s) => s.len() + 2,
+        J::Array(items) => items.iter().map(|v| json_len(v) + 1).sum::<usize>() + 2,
+        J::Object(map) => map.iter().map(|(k, v)| k.len() + 4 + json_len(v)).sum::<usize>() + 2,
+        _ => 8,
+    }
+}
+
 /// Checks that printing `value` (as text or JSON) stays within the single-value budget.
 pub(super) fn precheck_print(value: &Value) -> Result<(), minijinja::Error> {
     check_building(approx_len(value, value_limit()))

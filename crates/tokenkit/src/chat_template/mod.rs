@@ -192,7 +192,7 @@ impl ChatTemplate {
         let compiled = machinery::get_compiled_template(&template);
         let instructions = limits::instrument(&compiled.instructions);
         let blocks = limits::instrument_blocks(&compiled.blocks);
-        let input_len = serde_json::to_vec(ctx).map_or(0, |v| v.len());
+        let input_len = ctx.iter().map(|(k, v)| k.len() + limits::json_len(v)).sum::<usize>();
         let max_output = self.limits.max_output_bytes.max(input_len.saturating_mul(limits::OUTPUT_PER_INPUT_BYTE));
         let max_steps = self.limits.max_steps.max((input_len as u64).saturating_mul(limits::STEPS_PER_INPUT_BYTE));
         // minijinja reads the fuel from the environment: a larger input runs on a copy (the
