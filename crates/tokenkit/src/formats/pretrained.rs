@@ -566,7 +566,7 @@ impl PretrainedTokenizer {
 /// are listed in the system turn with Minimind's preamble; assistant tool calls are
 /// `<tool_call>` JSON blocks; tool results are `<tool_response>` blocks inside a user turn; with
 /// `enable_thinking` false the generation prompt ends with an empty `<think>\n\n</think>\n\n`.
-/// Its sha256 is [`MINIMIND_CHAT_TEMPLATE_SHA256`].
+/// Its sha256 is [`MINIMIND_CHAT_TEMPLATE_SHA256`]; origin and licence: LICENSES/minimind-chat-template.txt.
 pub const MINIMIND_CHAT_TEMPLATE: &str = include_str!("minimind_chat_template.jinja");
 
 /// sha256 (hex) of Minimind's published chat template, [`MINIMIND_CHAT_TEMPLATE`].
