@@ -25,7 +25,7 @@ use minijinja::value::{Kwargs, Rest, StringInput, Value, ValueKind};
 use minijinja::{ErrorKind, State};
 
 /// How far the cumulative bytes of built strings may exceed the output budget.
-pub const TOTAL_FACTOR: usize = 16;
+pub const TOTAL_FACTOR: usize = 32;
 
 /// Name of the check function called after each instrumented operation.
 pub(super) const CHECK_FN: &str = "__tokenkit_budget_check";

@@ -209,3 +209,15 @@ fn output_budget_counts_literal_text_and_values_and_scales_with_the_input() {
     let t = "{% for m in messages %}{{ m.content }}{{ m.content }}{% endfor %}";
     assert_eq!(render_limited(t, lim, json!([{"role": "user", "content": big}])).unwrap().len(), 6 << 20);
 }
+
+#[test]
+fn value_budget_bounds_the_total_of_built_strings() {
+    // Each string is within the single-value budget; together they pass TOTAL_FACTOR times it.
+    let lim = limited(10_000_000, 1 << 20);
+    let content = "c".repeat(600_000); // input ~600 KB: the budget is 4x that, the total 32x the budget
+    let t = |n: usize| format!("{{% for i in range({n}) %}}{{% set x = messages[0].content ~ i %}}{{% endfor %}}ok");
+    let msgs = json!([{"role": "user", "content": content}]);
+    assert_eq!(render_limited(&t(100), lim, msgs.clone()).unwrap(), "ok");
+    let e = render_limited(&t(200), lim, msgs).unwrap_err().to_string();
+    assert!(e.contains("bytes of strings in total (32 times the output budget)"), "{e}");
+}
