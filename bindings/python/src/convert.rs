@@ -1,0 +1,18 @@
+//! Conversions the pure-Python layers need from the library's format readers.
+
+use pyo3::prelude::*;
+
+use crate::errors::{guard, value_err};
+
+/// The tokenizer.json document of a SentencePiece `.model` file in the layout transformers'
+/// converters write (see `tokenkit::formats::sentencepiece::convert`), as a JSON string.
+#[pyfunction]
+pub fn sentencepiece_to_json(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String> {
+    let doc = py.allow_threads(|| {
+        guard(|| {
+            let model = tokenkit::formats::sentencepiece::read_model(&path)?;
+            Ok(tokenkit::formats::sentencepiece::convert::to_tokenizer_json(&model))
+        })
+    })?;
+    serde_json::to_string(&doc).map_err(|e| value_err(e.to_string()))
+}
