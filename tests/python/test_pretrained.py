@@ -314,6 +314,9 @@ def test_add_tokens_and_special_tokens(fresh):
         ours.add_special_tokens({"not_a_token": "x"})
     with pytest.raises(ValueError):
         ours.get_special_tokens_mask([1, 2], [3], already_has_special_tokens=True)
+    for t in (ours, ref):  # transformers' generic fast tokenizer has only the formatted case
+        with pytest.raises(NotImplementedError):
+            t.get_special_tokens_mask([1, 2])
     assert {t.content: i for i, t in ours.added_tokens_decoder.items()} == \
         {t.content: i for i, t in ref.added_tokens_decoder.items()}
 
@@ -552,3 +555,65 @@ def test_train_new_from_iterator(name, tmp_path):
         assert a.get_vocab() == b.get_vocab()
         assert all(same(a(l), b(l)) for l in check)
     assert ja == jb
+
+
+FAKE_TORCH = '''"""A stand-in for torch (numpy underneath): tensor, from_numpy, is_tensor, stack, int64."""
+import numpy as np
+
+int64 = np.int64
+
+
+class Tensor:
+    def __init__(self, array):
+        self.array = array
+
+    def to(self, device=None, non_blocking=False):
+        self.device = device
+        return self
+
+
+def tensor(value, dtype=None):
+    return Tensor(np.asarray(value, dtype=dtype if dtype is not None else np.int64))
+
+
+def from_numpy(array):
+    return Tensor(array)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def stack(items):
+    return Tensor(np.stack([i.array for i in items]))
+'''
+
+
+def test_return_tensors_pt_code_path(tmp_path):
+    """return_tensors="pt" and BatchEncoding.to() with a numpy-backed stand-in for torch (in a
+    subprocess): the torch calls tokenkit makes give the numpy arrays of return_tensors="np"
+    (the real torch is compared with transformers in test_return_tensors when installed)."""
+    import os
+    import subprocess
+    import sys
+
+    d = registry_dir(tmp_path, [("bert_uncased/tokenizer.json", "tokenizer.json")])
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    script = (
+        "import sys, numpy as np, tokenkit, torch\n"
+        "tok = tokenkit.AutoTokenizer.from_pretrained(sys.argv[1])\n"
+        "texts = ['a short one', 'and a somewhat longer text here', '']\n"
+        "for kw in (dict(padding=True), dict(padding=True, text_target=texts[::-1]), dict(padding='max_length', max_length=7, truncation=True)):\n"
+        "    a, b = tok(texts, return_tensors='pt', **kw), tok(texts, return_tensors='np', **kw)\n"
+        "    assert set(a) == set(b) and all(isinstance(a[k], torch.Tensor) and (a[k].array == b[k]).all() for k in b), kw\n"
+        "p = tok.pad([{'input_ids': [1, 2, 3]}, {'input_ids': [4]}], return_tensors='pt')\n"
+        "assert (p['input_ids'].array == [[1, 2, 3], [4, 0, 0]]).all() and (p['attention_mask'].array == [[1, 1, 1], [1, 0, 0]]).all()\n"
+        "q = tok.pad({'input_ids': [torch.tensor([5, 6]).array, torch.tensor([7]).array]})\n"
+        "assert isinstance(q['input_ids'], np.ndarray) and q['input_ids'].tolist() == [[5, 6], [7, 0]]\n"
+        "assert tok(texts[0], return_tensors='pt').to('cpu')['input_ids'].device == 'cpu'\n"
+        "print('ok')\n")
+    env = {**os.environ, "PYTHONPATH": str(fake) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, "-c", script, str(d)], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
