@@ -450,6 +450,10 @@ VOCAB_DIRS = {
     "gpt2_prefix_space": ([("gpt2/vocab.json", "vocab.json"), ("gpt2/merges.txt", "merges.txt")],
                           {"tokenizer_class": "GPT2Tokenizer", "add_prefix_space": True}),
     "albert_spiece": ([("albert/spiece.model", "spiece.model")], {"tokenizer_class": "AlbertTokenizer"}),
+    "albert_spiece_cased": ([("albert/spiece.model", "spiece.model")],
+                            {"tokenizer_class": "AlbertTokenizer", "do_lower_case": False, "keep_accents": True}),
+    "sp_unigram_t5": ([("sentencepiece/botchan_en_unigram_1000.model", "spiece.model")],
+                      {"tokenizer_class": "T5Tokenizer"}),
     "mistral_sp_llama": ([("mistral01/tokenizer.model", "tokenizer.model")], {"tokenizer_class": "LlamaTokenizer"}),
 }
 
@@ -462,7 +466,7 @@ def test_directory_without_tokenizer_json(name, tmp_path):
     import importlib.util
 
     files, config = VOCAB_DIRS[name]
-    if name in ("albert_spiece", "mistral_sp_llama") and importlib.util.find_spec("google.protobuf") is None:
+    if name.startswith(("albert", "mistral", "sp_")) and importlib.util.find_spec("google.protobuf") is None:
         pytest.skip("transformers needs protobuf to convert SentencePiece models")
     d = registry_dir(tmp_path, files, config)
     ours, ref = load_both(d)
@@ -477,28 +481,9 @@ def test_directory_without_tokenizer_json(name, tmp_path):
     same_decode = sum(x == y for x, y in zip(ours.batch_decode(ids), ref.batch_decode(ids)))
     print(f"{name}: vs transformers: ids {same_ids}/{len(lines)}, pairs {same_pairs}/{len(lines) - 1}, tokens "
           f"{same_tokens}/{len(lines)}, decode {same_decode}/{len(lines)} identical")
-    if name == "albert_spiece":
-        # A Unigram model runs as sentencepiece does, after ALBERT's preprocessing: the ids of the
-        # original ALBERT tokenizer (transformers' converted Unigram differs on some lines).
-        spm = pytest.importorskip("sentencepiece")
-        sp = spm.SentencePieceProcessor(model_file=str(d / "spiece.model"))
-        cls_id, sep_id = sp.piece_to_id("[CLS]"), sp.piece_to_id("[SEP]")
-        same_sp = sum(ours(l)["input_ids"] == [cls_id] + sp.encode(albert_preprocess(l)) + [sep_id] for l in lines)
-        print(f"{name}: vs sentencepiece after ALBERT's preprocessing: {same_sp}/{len(lines)} identical")
-        assert same_sp == len(lines)
-        return
     assert same_ids == same_tokens == same_decode == len(lines) and same_pairs == len(lines) - 1
     assert ours.extra_special_tokens == ref.extra_special_tokens
     assert ours.get_added_vocab() == ref.get_added_vocab()
-
-
-def albert_preprocess(text):
-    """The slow AlbertTokenizer's preprocess_text (quotes, accents stripped, lowercase)."""
-    import unicodedata
-
-    text = " ".join(text.strip().split()).replace("``", '"').replace("''", '"')
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) != "Mn")
-    return text.lower()
 
 
 def test_directory_without_config(tmp_path):
@@ -516,6 +501,14 @@ def test_directory_without_config(tmp_path):
         _, ref = load_both(named)
         assert ours.special_tokens_map == ref.special_tokens_map
         assert all(same(ours(l), ref(l)) for l in corpus_lines(20) + BATCH)
+    # A SentencePiece model without a class runs as sentencepiece runs it.
+    spm = pytest.importorskip("sentencepiece")
+    bare = registry_dir(tmp_path, [("sentencepiece/botchan_en_unigram_1000.model", "spiece.model")])
+    ours = tokenkit.AutoTokenizer.from_pretrained(bare)
+    sp = spm.SentencePieceProcessor(model_file=str(bare / "spiece.model"))
+    lines = corpus_lines(40) + BATCH
+    assert [ours(l)["input_ids"] for l in lines] == [sp.encode(l) for l in lines]
+    assert ours.special_tokens_map == {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(OSError, match="no tokenizer.json"):

@@ -49,6 +49,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::parse_rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sentencepiece_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::sentencepiece_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_data_dirs, m)?)?;
     Ok(())
 }

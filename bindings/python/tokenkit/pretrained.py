@@ -1088,9 +1088,10 @@ _CLASS_TEMPLATES: Dict[str, Tuple[str, str]] = {
     "BertTokenizer": ("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1"),
     "DistilBertTokenizer": ("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1"),
     "AlbertTokenizer": ("[CLS] $A [SEP]", "[CLS] $A [SEP] $B:1 [SEP]:1"),
-    "T5Tokenizer": ("$A </s>", "$A </s> $B:1 </s>:1"),
+    "T5Tokenizer": ("$A </s>", "$A </s> $B </s>"),
 }
 _SENTENCEPIECE_FILES = ("spiece.model", "tokenizer.model", "sentencepiece.bpe.model")
+_SP_UNKNOWN, _SP_CONTROL, _SP_USER_DEFINED = 2, 3, 4  # sentencepiece's piece types
 
 
 def _bos_eos_template(config: Dict[str, Any]) -> Tuple[str, str]:
@@ -1123,17 +1124,49 @@ def _llama_layout(doc: Dict[str, Any], config: Dict[str, Any]) -> Dict[str, Any]
     return doc
 
 
-def _albert_normalizer(config: Dict[str, Any]) -> Any:
-    """ALBERT's text preprocessing before its SentencePiece model: ``` `` ``` and ``''`` to ``"``,
-    accents stripped (unless ``keep_accents``), lowercased (``do_lower_case``)."""
-    from . import normalizers
+def _unigram_layout(doc: Dict[str, Any], pieces: List[Tuple[str, float, int]], cls: str,
+                    config: Dict[str, Any]) -> Dict[str, Any]:
+    """transformers 5's ``AlbertTokenizer`` / ``T5Tokenizer`` over a SentencePiece Unigram model:
+    the pieces and scores, the model's charsmap (``Precompiled``; ALBERT first maps ``` `` ``` and
+    ``''`` to ``"``, strips accents unless ``keep_accents`` and lowercases with
+    ``do_lower_case``), then ``WhitespaceSplit`` and ``Metaspace`` (``▁`` before every word)."""
+    charsmap = [n for n in _flat_normalizers(doc.get("normalizer")) if n.get("type") == "Precompiled"]
+    steps: List[Dict[str, Any]] = []
+    if cls == "AlbertTokenizer":
+        steps += [{"type": "Replace", "pattern": {"String": q}, "content": '"'} for q in ("``", "''")]
+        if not config.get("keep_accents", False):
+            steps += [{"type": "NFKD"}, {"type": "StripAccents"}]
+        if config.get("do_lower_case", True):
+            steps.append({"type": "Lowercase"})
+    steps += charsmap
+    scheme = "always" if config.get("add_prefix_space", True) else "never"
+    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": scheme, "split": True}
+    unk_id = next((i for i, (_, _, kind) in enumerate(pieces) if kind == _SP_UNKNOWN), None)
+    if cls == "T5Tokenizer":
+        unk_id = 2  # transformers' T5Tokenizer fixes it (T5's own models have <unk> there)
+    vocab = [[p, score] for p, score, _ in pieces] + [[t, 0.0] for t in reversed(_t5_sentinels(cls, config))]
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+            "normalizer": {"type": "Sequence", "normalizers": steps},
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, metaspace]},
+            "post_processor": None, "decoder": metaspace,
+            "model": {"type": "Unigram", "unk_id": unk_id, "vocab": vocab, "byte_fallback": False}}
 
-    steps = [normalizers.Replace("``", '"'), normalizers.Replace("''", '"')]
-    if not config.get("keep_accents", False):
-        steps += [normalizers.NFKD(), normalizers.StripAccents()]
-    if config.get("do_lower_case", True):
-        steps.append(normalizers.Lowercase())
-    return normalizers.Sequence(steps)
+
+def _t5_sentinels(cls: Optional[str], config: Dict[str, Any]) -> List[str]:
+    """T5's ``<extra_id_N>`` tokens (``extra_ids``, 100 by default), appended to the vocabulary
+    in reverse order, for ``T5Tokenizer``."""
+    if cls != "T5Tokenizer":
+        return []
+    return [f"<extra_id_{i}>" for i in range(int(config.get("extra_ids", 100)))]
+
+
+def _flat_normalizers(normalizer: Optional[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The steps of a normalizer (a Sequence's children, or itself)."""
+    if normalizer is None:
+        return []
+    if normalizer.get("type") == "Sequence":
+        return [n for child in normalizer["normalizers"] for n in _flat_normalizers(child)]
+    return [normalizer]
 
 
 def _load_vocab_files(root: Path, config: Dict[str, Any]) -> Tuple[Tokenizer, Dict[str, Any]]:
@@ -1146,15 +1179,15 @@ def _load_vocab_files(root: Path, config: Dict[str, Any]) -> Tuple[Tokenizer, Di
       ``do_lower_case``, ``strip_accents``, ``tokenize_chinese_chars``);
     - ``vocab.json`` + ``merges.txt``: GPT-2's byte-level BPE (``GPT2Tokenizer``; ``add_prefix_space``);
     - ``spiece.model`` / ``tokenizer.model`` / ``sentencepiece.bpe.model``: a BPE model in the
-      layout of transformers' ``LlamaConverter`` (transformers' ids), a Unigram model as
-      sentencepiece itself runs it (the ids of the original, slow tokenizer; transformers'
-      conversion of Unigram models differs from sentencepiece on some texts), with ALBERT's
-      preprocessing and ``[CLS] ... [SEP]`` for ``AlbertTokenizer`` and ``... </s>`` for
-      ``T5Tokenizer``; otherwise ``<unk>``/``<s>``/``</s>`` as unk/bos/eos when the model has them.
+      layout of transformers 5's ``LlamaTokenizer``, a Unigram model in that of its
+      ``AlbertTokenizer`` (``[CLS] ... [SEP]``) or ``T5Tokenizer`` (``... </s>``) when the config
+      names one (transformers' ids, which differ from sentencepiece's on some texts), else as
+      sentencepiece itself runs it; the control and user-defined pieces are extra special tokens
+      (as transformers makes them), ``<unk>``/``<s>``/``</s>`` unk/bos/eos without a known class.
 
     Classes without a fixed template add bos/eos as ``add_bos_token``/``add_eos_token`` ask."""
     from . import normalizers, pre_tokenizers, processors
-    from ._tokenkit import sentencepiece_to_json
+    from ._tokenkit import sentencepiece_pieces, sentencepiece_to_json
 
     cls = str(config.get("tokenizer_class") or "").replace("Fast", "") or None
     model = None
@@ -1174,20 +1207,22 @@ def _load_vocab_files(root: Path, config: Dict[str, Any]) -> Tuple[Tokenizer, Di
             raise OSError(f"{root}: no tokenizer.json, vocab.txt, vocab.json + merges.txt or "
                           f"{' / '.join(_SENTENCEPIECE_FILES)} in this directory")
         converted = json.loads(sentencepiece_to_json(str(model)))
+        pieces = sentencepiece_pieces(str(model))
         if converted["model"]["type"] == "BPE":
             tok = Tokenizer.from_str(json.dumps(_llama_layout(converted, config)))
+        elif cls in ("AlbertTokenizer", "T5Tokenizer"):
+            tok = Tokenizer.from_str(json.dumps(_unigram_layout(converted, pieces, cls, config)))
         else:
-            tok = Tokenizer.from_file(str(model))
-        if cls == "AlbertTokenizer":
-            tok.normalizer = _albert_normalizer(config)
+            tok = Tokenizer.from_file(str(model))  # as sentencepiece runs it
         if cls not in _CLASS_DEFAULTS:
             cls = None
     defaults = copy.deepcopy(_CLASS_DEFAULTS.get(cls, {}))
     if model is not None:
-        # transformers makes the control and user-defined pieces (but unk) extra special tokens;
-        # the converted document has them as added tokens (user-defined ones for BPE models only).
-        unk = converted["model"].get("unk_token") or _token_content(defaults.get("unk_token", "<unk>"))
-        defaults["extra_special_tokens"] = [t["content"] for t in converted["added_tokens"] if t["content"] != unk]
+        # transformers makes the control (special) and user-defined (not special) pieces extra
+        # special tokens, added tokens that are never normalized.
+        defaults["extra_special_tokens"] = [AddedToken(p, normalized=False, special=kind == _SP_CONTROL)
+                                            for p, _, kind in pieces if kind in (_SP_CONTROL, _SP_USER_DEFINED)]
+        defaults["extra_special_tokens"] += _t5_sentinels(cls, config)
     if cls is None:
         for name, token in (("unk_token", "<unk>"), ("bos_token", "<s>"), ("eos_token", "</s>")):
             if tok.token_to_id(token) is not None:
