@@ -59,6 +59,7 @@ def _special_added(value: Union[str, AddedToken]) -> AddedToken:
 
 
 def _trained_id(tokenizer: Tokenizer, token: str) -> int:
+    """The id of a post-processor's token in a newly trained tokenizer (transformers' error otherwise)."""
     token_id = tokenizer.token_to_id(token)
     if token_id is None:
         raise ValueError("Attempted to set a token in the post processor that does not exist in the mapping")
@@ -74,8 +75,7 @@ def _added_token_dict(t: AddedToken) -> Dict[str, Any]:
 def _token_json(value: Any) -> Any:
     """A special token as tokenizer_config.json holds it: a str, or an AddedToken dict."""
     if isinstance(value, AddedToken):
-        return {"__type": "AddedToken", "content": value.content, "lstrip": value.lstrip, "normalized": value.normalized,
-                "rstrip": value.rstrip, "single_word": value.single_word, "special": value.special}
+        return {"__type": "AddedToken", **_added_token_dict(value)}
     return value
 
 
