@@ -205,3 +205,117 @@ def test_registry():
     with pytest.raises(ValueError, match="Unknown encoding"):
         tk.get_encoding("no_such_encoding")
     assert "cl100k_base" in tk.list_encoding_names()
+
+
+# ---- tokenkit.tiktoken.load and the llama3 encoding ----
+
+@pytest.mark.parametrize("name", NAMES)
+def test_load_tiktoken_bpe(name, tmp_path, monkeypatch):
+    """load_tiktoken_bpe gives tiktoken's dict for every rank file, checks expected_hash, reads
+    a URL only from a local copy (tiktoken's cache entry or the data directory), and names where
+    it looked otherwise."""
+    import hashlib
+
+    import tiktoken.load as ref_load
+
+    from tokenkit.tiktoken import load
+
+    path = FIXTURES / "tiktoken" / f"{name}.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    ranks = load.load_tiktoken_bpe(str(path))
+    assert ranks == ref_load.load_tiktoken_bpe(str(path))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert load.load_tiktoken_bpe(str(path), expected_hash=digest) == ranks
+    with pytest.raises(ValueError, match="Hash mismatch"):
+        load.load_tiktoken_bpe(str(path), expected_hash="0" * 64)
+    assert load.load_tiktoken_bpe(f"file://{path}") == ranks
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert load.load_tiktoken_bpe(url) == ranks  # found in TOKENKIT_TIKTOKEN_DIR by file name
+    monkeypatch.setenv("TOKENKIT_TIKTOKEN_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "nocache"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not download") as e:
+        load.load_tiktoken_bpe(url)
+    assert str(tmp_path / "nowhere") in str(e.value) and hashlib.sha1(url.encode()).hexdigest() in str(e.value)
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(path.read_bytes())  # tiktoken's cache entry
+    assert load.load_tiktoken_bpe(url, expected_hash=digest) == ranks
+    out = tmp_path / "dumped.tiktoken"
+    load.dump_tiktoken_bpe(ranks, str(out))
+    assert out.read_bytes() == path.read_bytes()
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_bytes(b"aGVsbG8= 0\nnot base64! 1\n")
+    with pytest.raises(ValueError, match="bad.tiktoken:2"):
+        load.load_tiktoken_bpe(str(bad))
+    with pytest.raises(ValueError):
+        ref_load.load_tiktoken_bpe(str(bad))
+
+
+LLAMA3_MODEL = FIXTURES / "registry" / "llama3" / "tokenizer.model"
+
+
+def llama3_reference():
+    """tiktoken's Encoding with Meta's Llama-3 pattern and special tokens (llama_models' tokenizer)."""
+    import tiktoken.load
+
+    pat = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+           r"\s+(?!\S)|\s+")
+    ranks = tiktoken.load.load_tiktoken_bpe(str(LLAMA3_MODEL))
+    names = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+             "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>",
+             "<|eot_id|>", "<|python_tag|>", "<|image|>"]
+    names += [f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(names))]
+    return tiktoken.Encoding("llama3", pat_str=pat, mergeable_ranks=ranks,
+                             special_tokens={t: len(ranks) + i for i, t in enumerate(names)})
+
+
+@pytest.mark.parametrize("layout", ["llama3.tiktoken", "tokenizer.model", "fixtures"])
+def test_get_encoding_llama3(layout, tmp_path):
+    """get_encoding("llama3") finds Meta's model as llama3.tiktoken or tokenizer.model in the
+    data directory, or in ./.fixtures/registry/llama3, and encodes as tiktoken with Llama-3's
+    pattern and special tokens; without the file the error names every path looked at. Each
+    layout runs in a fresh interpreter (encodings are cached per process)."""
+    import subprocess
+    import sys
+
+    if not LLAMA3_MODEL.exists():
+        pytest.skip(f"{LLAMA3_MODEL} missing")
+    data = tmp_path / "data"
+    data.mkdir()
+    cwd = tmp_path
+    if layout == "fixtures":
+        cwd = FIXTURES.parent
+    else:
+        (data / layout).symlink_to(LLAMA3_MODEL)
+    env = {**os.environ, "TOKENKIT_TIKTOKEN_DIR": str(data), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    script = ("import json, sys\nfrom tokenkit import tiktoken\nenc = tiktoken.get_encoding('llama3')\n"
+              "texts = json.load(open(sys.argv[1]))\n"
+              "print(json.dumps([enc.encode(t, allowed_special='all') for t in texts]))\n")
+    texts = TEXTS[:200]
+    (tmp_path / "texts.json").write_text(__import__("json").dumps(texts))
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "texts.json")], cwd=cwd, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ours = __import__("json").loads(r.stdout)
+    ref = llama3_reference()
+    theirs = [ref.encode(t.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), allowed_special="all")
+              for t in texts]
+    identical = sum(a == b for a, b in zip(ours, theirs))
+    print(f"llama3 ({layout}): {identical}/{len(texts)} texts identical to tiktoken")
+    assert identical == len(texts)
+
+
+def test_get_encoding_llama3_missing(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TOKENKIT_TIKTOKEN_DIR": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    r = subprocess.run([sys.executable, "-c", "from tokenkit import tiktoken; tiktoken.get_encoding('llama3')"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    for place in (tmp_path / "data" / "llama3.tiktoken", tmp_path / "data" / "tokenizer.model",
+                  tmp_path / "cache" / "tokenkit" / "tiktoken" / "llama3.tiktoken",
+                  Path(".fixtures") / "registry" / "llama3" / "tokenizer.model"):
+        assert str(place) in r.stderr, (place, r.stderr)
+    assert "llama3" in tk.list_encoding_names()

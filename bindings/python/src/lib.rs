@@ -14,6 +14,7 @@
 mod added_token;
 mod chat;
 mod component;
+mod convert;
 mod decode_stream;
 mod encoding;
 mod errors;
@@ -46,5 +47,9 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tiktoken::PyTiktokenCore>()?;
     m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;
     m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
+    m.add_function(wrap_pyfunction!(tiktoken::parse_rank_file, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::sentencepiece_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::sentencepiece_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(tiktoken::tiktoken_data_dirs, m)?)?;
     Ok(())
 }

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use tokenkit::tiktoken::{Encoding, SpecialTokens};
 
-use crate::errors::{catch, guard, panic_err, tk_err};
+use crate::errors::{catch, guard, panic_err, tk_err, value_err};
 use crate::{ids, numpy, pool, text};
 
 /// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
@@ -234,4 +234,27 @@ impl PyTiktokenCore {
     fn is_special_token(&self, token: u32) -> bool {
         self.enc.is_special_token(token)
     }
+}
+
+/// Parses the content of a `.tiktoken` rank file (`base64(token) rank` lines) into
+/// `{token bytes: rank}`, as `tiktoken.load.load_tiktoken_bpe`; errors name `origin` and the line.
+#[pyfunction]
+pub fn parse_rank_file<'py>(py: Python<'py>, data: &[u8], origin: &str) -> PyResult<Bound<'py, PyDict>> {
+    let ranks = py
+        .allow_threads(|| tokenkit::formats::tiktoken::parse_rank_file(data, origin))
+        .map_err(|e| value_err(e.to_string()))?;
+    let out = PyDict::new(py);
+    for (rank, token) in ranks.iter().enumerate() {
+        if let Some(token) = token {
+            out.set_item(PyBytes::new(py, token), rank)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The directories searched for rank files, in order (`$TOKENKIT_TIKTOKEN_DIR`, the user
+/// cache, `./.fixtures/tiktoken`).
+#[pyfunction]
+pub fn tiktoken_data_dirs() -> Vec<std::path::PathBuf> {
+    tokenkit::formats::tiktoken::data_dirs()
 }

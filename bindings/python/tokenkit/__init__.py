@@ -12,6 +12,9 @@ from typing import List, Tuple, Union
 from ._tokenkit import AddedToken, Encoding, Tokenizer, __version__
 from ._base import Regex, Token
 from . import decoders, models, normalizers, pre_tokenizers, processors, trainers
+from . import implementations
+from .implementations import (BertWordPieceTokenizer, ByteLevelBPETokenizer, CharBPETokenizer,
+                              SentencePieceBPETokenizer, SentencePieceUnigramTokenizer)
 from .pretrained import AutoTokenizer, BatchEncoding, PreTrainedTokenizer
 
 Offsets = Tuple[int, int]
@@ -50,4 +53,6 @@ __all__ = [
     "processors", "trainers", "Offsets", "TextInputSequence", "PreTokenizedInputSequence", "TextEncodeInput",
     "PreTokenizedEncodeInput", "InputSequence", "EncodeInput", "OffsetReferential", "OffsetType",
     "SplitDelimiterBehavior", "AutoTokenizer", "BatchEncoding", "PreTrainedTokenizer", "__version__",
+    "implementations", "BertWordPieceTokenizer", "ByteLevelBPETokenizer", "CharBPETokenizer",
+    "SentencePieceBPETokenizer", "SentencePieceUnigramTokenizer",
 ]

@@ -14,6 +14,15 @@ from . import normalizers as normalizers
 from . import pre_tokenizers as pre_tokenizers
 from . import processors as processors
 from . import trainers as trainers
+from . import implementations as implementations
+from .implementations import BertWordPieceTokenizer as BertWordPieceTokenizer
+from .implementations import ByteLevelBPETokenizer as ByteLevelBPETokenizer
+from .implementations import CharBPETokenizer as CharBPETokenizer
+from .implementations import SentencePieceBPETokenizer as SentencePieceBPETokenizer
+from .implementations import SentencePieceUnigramTokenizer as SentencePieceUnigramTokenizer
+from .pretrained import AutoTokenizer as AutoTokenizer
+from .pretrained import BatchEncoding as BatchEncoding
+from .pretrained import PreTrainedTokenizer as PreTrainedTokenizer
 from .trainers import Trainer
 from ._base import Regex as Regex
 from ._base import Token as Token

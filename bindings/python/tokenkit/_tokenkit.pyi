@@ -57,6 +57,12 @@ def template_processing_json(single: Any, pair: Any, special_tokens_json: str) -
 def byte_level_alphabet() -> List[str]:
     """The 256 characters ByteLevel maps bytes to."""
 
+def parse_rank_file(data: bytes, origin: str) -> Dict[bytes, int]:
+    """The ranks of a ``.tiktoken`` file's content: ``{token bytes: rank}``."""
+
+def tiktoken_data_dirs() -> List[str]:
+    """The directories searched for rank files, in order."""
+
 class ChatTemplate:
     """A compiled Jinja chat template, rendered as transformers' ``apply_chat_template``."""
 

@@ -102,7 +102,8 @@ class BpeTrainer(Trainer):
     Args:
         vocab_size: Final vocabulary size, alphabet and special tokens included.
         min_frequency: Minimum count of a pair to be merged.
-        show_progress: Accepted for compatibility (tokenkit's Python trainers print nothing).
+        show_progress: Progress bars on standard error while training, one per stage, as HF
+            draws them (indicatif; shown only when standard error is a terminal).
         special_tokens: Tokens given the first ids, in order.
         limit_alphabet: Keep at most this many initial chars (the most frequent).
         initial_alphabet: Chars always in the alphabet (the first char of each string).
@@ -153,7 +154,7 @@ class WordLevelTrainer(Trainer):
     Args:
         vocab_size: Final vocabulary size, special tokens included.
         min_frequency: Minimum count of a word to be kept.
-        show_progress: Accepted for compatibility.
+        show_progress: Progress bars on standard error (see :class:`BpeTrainer`).
         special_tokens: Tokens given the first ids, in order.
     """
 
@@ -170,7 +171,7 @@ class UnigramTrainer(Trainer):
 
     Args:
         vocab_size: Final vocabulary size, special tokens included.
-        show_progress: Accepted for compatibility.
+        show_progress: Progress bars on standard error (see :class:`BpeTrainer`).
         special_tokens: Tokens given the first ids, in order.
         initial_alphabet: Chars always in the vocabulary.
         shrinking_factor: Fraction of the pieces kept by each pruning.

@@ -195,7 +195,7 @@ impl Encoding {
     /// its rank file found in the data directories ([`format::data_dirs`]).
     pub fn get(name: &str) -> Result<Self> {
         let spec = EncodingSpec::named(name)?;
-        let path = format::find_rank_file(&spec.file)?;
+        let path = format::find_spec_file(&spec)?;
         Self::from_spec(spec, &path)
     }
 

@@ -282,17 +282,39 @@ pub fn data_dirs() -> Vec<PathBuf> {
 
 /// Finds `file` in the [`data_dirs`]; the error lists where it looked.
 pub fn find_rank_file(file: &str) -> Result<PathBuf> {
-    let dirs = data_dirs();
-    let path = dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).ok_or_else(|| {
-        let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    find_first(&data_dirs().iter().map(|d| d.join(file)).collect::<Vec<_>>(), file)
+}
+
+/// Finds the rank file of a named encoding: its file in the [`data_dirs`]; for `llama3` the
+/// file `llama3.tiktoken`, then Meta's name `tokenizer.model`, in each data directory, then
+/// `.fixtures/registry/llama3/tokenizer.model` (where the project's set-up puts it). The error
+/// lists every path looked at.
+pub fn find_spec_file(spec: &EncodingSpec) -> Result<PathBuf> {
+    if spec.name != "llama3" {
+        return find_rank_file(&spec.file);
+    }
+    let mut candidates = Vec::new();
+    for dir in data_dirs() {
+        candidates.push(dir.join("llama3.tiktoken"));
+        candidates.push(dir.join(&spec.file));
+    }
+    candidates.push(PathBuf::from(".fixtures").join("registry").join("llama3").join(&spec.file));
+    find_first(&candidates, "the Llama-3 tiktoken-format model (llama3.tiktoken or tokenizer.model)")
+}
+
+/// The first of `candidates` that is a file, checked against its published hash.
+fn find_first(candidates: &[PathBuf], what: &str) -> Result<PathBuf> {
+    let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+        let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
         Error::invalid(format!(
-            "rank file {file} not found (looked in {}); set {DATA_DIR_ENV} to the directory holding it, \
+            "{what} not found (looked for {}); set {DATA_DIR_ENV} to the directory holding it, \
              or give the file's path",
             looked.join(", ")
         ))
     })?;
-    verify_rank_file(&path, file)?;
-    Ok(path)
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    verify_rank_file(path, name)?;
+    Ok(path.clone())
 }
 
 /// The sha256 of the published rank files, as tiktoken checks them (and of Llama-3's
@@ -303,6 +325,7 @@ const RANK_FILE_SHA256: &[(&str, &str)] = &[
     ("cl100k_base.tiktoken", "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
     ("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
     ("tokenizer.model", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
+    ("llama3.tiktoken", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
 ];
 
 /// Checks a rank file found in a data directory against the published hash of `file` (as

@@ -3,7 +3,9 @@
 ``get_encoding(name)`` reads the rank file of a named encoding (r50k_base/gpt2, p50k_base,
 p50k_edit, cl100k_base, o200k_base, o200k_harmony, llama3) from a local data directory:
 ``$TOKENKIT_TIKTOKEN_DIR``, then ``~/.cache/tokenkit/tiktoken``, then ``./.fixtures/tiktoken``.
-Nothing is downloaded. ``Encoding(name, pat_str=, mergeable_ranks=, special_tokens=)`` builds one
+Llama-3's model is looked for as ``llama3.tiktoken``, then as Meta's ``tokenizer.model``, in each
+of them, then in ``./.fixtures/registry/llama3/``. Nothing is downloaded; the error names every
+path looked at. :mod:`tokenkit.tiktoken.load` reads rank files as ``tiktoken.load`` does. ``Encoding(name, pat_str=, mergeable_ranks=, special_tokens=)`` builds one
 from its parts, as in tiktoken.
 
 Encodings give the same ids, bytes and errors as tiktoken (``ValueError`` for a disallowed
@@ -17,9 +19,10 @@ import functools
 import threading
 from typing import AbstractSet, Collection, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
-from ._tokenkit import TiktokenCore
+from .._tokenkit import TiktokenCore
+from . import load
 
-__all__ = ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_model", "encoding_name_for_model"]
+__all__ = ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_model", "encoding_name_for_model", "load"]
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
