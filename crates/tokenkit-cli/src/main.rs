@@ -576,18 +576,16 @@ fn tiktoken_encode(enc: &TiktokenEncoding, args: &TiktokenEncodeArgs, inputs: In
     out.finish()
 }
 
-/// Reports a decoding error of `ids` from `origin`, naming the id when the error is about one.
-fn decode_failed(out: &mut Output, origin: Origin, ids: &[u32], e: tokenkit::Error) -> Result<()> {
-    match e {
-        tokenkit::Error::IdOutOfRange { id, .. } => {
-            let pos = ids.iter().position(|&i| i == id).unwrap_or_default();
-            out.failed(origin.id_at(pos), e)
-        }
-        e => out.failed(origin, e),
-    }
+/// What decoding one sequence of ids gives.
+enum Decoded {
+    Text(String),
+    /// The streaming decoder's chunk per id.
+    Chunks(Vec<Option<String>>),
 }
 
-fn tiktoken_decode(enc: &TiktokenEncoding, strict: bool, sequences: Inputs<Vec<u32>>, mut out: Output) -> Result<()> {
+/// Decodes each sequence with `decode` and writes the results; an error about an id names
+/// where that id is.
+fn decode_each(sequences: Inputs<Vec<u32>>, mut out: Output, decode: impl Fn(&[u32]) -> tokenkit::Result<Decoded>) -> Result<()> {
     for (origin, ids) in sequences {
         let ids = match ids {
             Ok(ids) => ids,
@@ -596,13 +594,22 @@ fn tiktoken_decode(enc: &TiktokenEncoding, strict: bool, sequences: Inputs<Vec<u
                 continue;
             }
         };
-        match if strict { enc.decode_strict(&ids) } else { enc.decode(&ids) } {
-            Ok(text) if out.jsonl => out.json(&text)?,
-            Ok(text) => out.text(&text)?,
-            Err(e) => decode_failed(&mut out, origin, &ids, e)?,
+        match decode(&ids) {
+            Ok(Decoded::Text(text)) if out.jsonl => out.json(&text)?,
+            Ok(Decoded::Text(text)) => out.text(&text)?,
+            Ok(Decoded::Chunks(chunks)) => out.json(&chunks)?,
+            Err(e @ tokenkit::Error::IdOutOfRange { id, .. }) => {
+                let pos = ids.iter().position(|&i| i == id).unwrap_or_default();
+                out.failed(origin.id_at(pos), e)?
+            }
+            Err(e) => out.failed(origin, e)?,
         }
     }
     out.finish()
+}
+
+fn tiktoken_decode(enc: &TiktokenEncoding, strict: bool, sequences: Inputs<Vec<u32>>, out: Output) -> Result<()> {
+    decode_each(sequences, out, |ids| Ok(Decoded::Text(if strict { enc.decode_strict(ids)? } else { enc.decode(ids)? })))
 }
 
 /// An Encoding as the CLI prints it (offsets in chars).
@@ -725,39 +732,13 @@ fn encode(tok: &Tokenizer, inputs: Inputs<EncodeInput<'static>>, add_special: bo
     out.finish()
 }
 
-fn decode(tok: &Tokenizer, skip_special: bool, stream: bool, sequences: Inputs<Vec<u32>>, mut out: Output) -> Result<()> {
-    for (origin, ids) in sequences {
-        let ids = match ids {
-            Ok(ids) => ids,
-            Err(e) => {
-                out.failed(origin, report(&e))?;
-                continue;
-            }
-        };
-        if stream {
+fn decode(tok: &Tokenizer, skip_special: bool, stream: bool, sequences: Inputs<Vec<u32>>, out: Output) -> Result<()> {
+    decode_each(sequences, out, |ids| {
+        Ok(if stream {
             let mut s = tok.decode_stream(skip_special);
-            let mut chunks = Vec::with_capacity(ids.len());
-            let mut failure = None;
-            for (k, &id) in ids.iter().enumerate() {
-                match s.step(id) {
-                    Ok(c) => chunks.push(c),
-                    Err(e) => {
-                        failure = Some((k, e));
-                        break;
-                    }
-                }
-            }
-            match failure {
-                None => out.json(&chunks)?,
-                Some((k, e)) => out.failed(origin.id_at(k), e)?,
-            }
+            Decoded::Chunks(ids.iter().map(|&id| s.step(id)).collect::<tokenkit::Result<_>>()?)
         } else {
-            match tok.decode(&ids, skip_special) {
-                Ok(text) if out.jsonl => out.json(&text)?,
-                Ok(text) => out.text(&text)?,
-                Err(e) => decode_failed(&mut out, origin, &ids, e)?,
-            }
-        }
-    }
-    out.finish()
+            Decoded::Text(tok.decode(ids, skip_special)?)
+        })
+    })
 }
