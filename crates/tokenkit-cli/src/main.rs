@@ -247,8 +247,8 @@ fn report(e: &anyhow::Error) -> String {
 
 /// A loaded tokenizer: tiktoken mode (tiktoken's API and rules) or the HF-style pipeline.
 enum Loaded {
-    Tiktoken(TiktokenEncoding),
-    Tokenizer(Tokenizer),
+    Tiktoken(Box<TiktokenEncoding>),
+    Tokenizer(Box<Tokenizer>),
 }
 
 impl Source {
@@ -257,11 +257,11 @@ impl Source {
         Ok(match (&self.tokenizer, &self.encoding) {
             // A named encoding with a file: that file holds its ranks, whatever its name
             // (Llama-3's `tokenizer.model`).
-            (Some(p), Some(name)) => Loaded::Tiktoken(TiktokenEncoding::from_file(p, Some(name))?),
-            (None, Some(name)) => Loaded::Tiktoken(TiktokenEncoding::get(name)?),
+            (Some(p), Some(name)) => Loaded::Tiktoken(Box::new(TiktokenEncoding::from_file(p, Some(name))?)),
+            (None, Some(name)) => Loaded::Tiktoken(Box::new(TiktokenEncoding::get(name)?)),
             (Some(p), None) => match tokenkit::formats::detect(p)? {
-                Format::Tiktoken(p) => Loaded::Tiktoken(TiktokenEncoding::from_file(&p, None)?),
-                _ => Loaded::Tokenizer(tokenkit::formats::load(p)?),
+                Format::Tiktoken(p) => Loaded::Tiktoken(Box::new(TiktokenEncoding::from_file(&p, None)?)),
+                _ => Loaded::Tokenizer(Box::new(tokenkit::formats::load(p)?)),
             },
             (None, None) => unreachable!("clap requires -t or -e"),
         })
@@ -382,7 +382,7 @@ fn save(source: &Source, output: &Path, pretty: bool) -> Result<()> {
         Loaded::Tiktoken(enc) => enc.tokenizer().clone(),
         // tokenizer.json output: a SentencePiece .model in HF's layout, as transformers converts it.
         Loaded::Tokenizer(_) if ext == "json" => tokenkit::formats::load_for_save(source.tokenizer.as_deref().unwrap_or(Path::new("")))?,
-        Loaded::Tokenizer(tok) => tok,
+        Loaded::Tokenizer(tok) => *tok,
     };
     let written = match ext {
         "tiktoken" => {
