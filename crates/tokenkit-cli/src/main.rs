@@ -198,6 +198,28 @@ enum Command {
     /// Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL
     /// files and save it as tokenizer.json, with the decoder (and, on request, the
     /// post-processor) that HF users set for that model and pre-tokenizer.
+    #[command(
+        long_about = "Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL files and \
+save it as tokenizer.json.
+
+The decoder follows the preset: ByteLevel (byte-level, gpt2, cl100k, o200k), Metaspace (metaspace),
+Fuse (none), each after Replace decoders that strip --continuing-subword-prefix and
+--end-of-word-suffix; for bert and whitespace, which drop spaces: BPEDecoder with
+--end-of-word-suffix, the WordPiece decoder with a continuing prefix (WordPiece's ##), else none
+(tokens joined with spaces: whole words for WordLevel; BPE and Unigram tokens there do not mark
+word ends, and train says so). The post-processor: --post-processor bert|roberta|byte-level|none
+or --template/--pair-template (TemplateProcessing); the tokens it adds must be special tokens.
+An option the chosen model has no use for is an error.",
+        after_help = "Examples:
+  tokenkit train -p byte-level -v 32000 --special-tokens '<|endoftext|>' -o tok.json corpus.txt
+  tokenkit train -m wordpiece -p bert --normalizer bert-uncased --post-processor bert \\
+      --special-tokens '[PAD],[UNK],[CLS],[SEP],[MASK]' -o bert.json corpus.txt
+  tokenkit train -m bpe -p bert --end-of-word-suffix '</w>' -o char_bpe.json corpus.txt
+  tokenkit train -m unigram -p metaspace -v 8000 --unk-token '<unk>' --special-tokens '<unk>,<s>,</s>' \\
+      --template '<s> $A </s>' --pair-template '<s> $A </s> $B:1 </s>:1' -o uni.json corpus.txt
+  tokenkit train -p cl100k --jsonl-field text --strict -o tok.json data.jsonl
+  tokenkit train --recipe minimind -o minimind_tokenizer/ pretrain.jsonl"
+    )]
     Train(Box<train::TrainArgs>),
 }
 
@@ -741,4 +763,22 @@ fn decode(tok: &Tokenizer, skip_special: bool, stream: bool, sequences: Inputs<V
             Decoded::Text(tok.decode(ids, skip_special)?)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_says_each_cause_once() {
+        // The library's Io error shows its source, and also returns it from `source()`.
+        let io = tokenkit::Error::Io { path: "x.json".into(), source: std::io::Error::from(std::io::ErrorKind::NotFound) };
+        let e = anyhow::Error::from(io).context("loading the tokenizer");
+        let text = report(&e);
+        assert_eq!(text.matches("not found").count(), 1, "{text}");
+        assert!(text.starts_with("loading the tokenizer: x.json: "), "{text}");
+        // A cause the message does not already end with is still shown.
+        let e = anyhow!(std::io::Error::other("disk full")).context("writing out.json");
+        assert_eq!(report(&e), "writing out.json: disk full");
+    }
 }
