@@ -349,37 +349,31 @@ fn template_tokens(args: &TrainArgs) -> Result<Vec<String>> {
 /// anything is read.
 fn check_options(args: &TrainArgs) -> Result<()> {
     let model = format!("to a {} model", args.model.name());
-    let given = |names: &[(&'static str, bool)]| names.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect::<Vec<_>>();
-    let not_for = |names: Vec<&str>, why: &str| -> Result<()> {
-        match names.as_slice() {
-            [] => Ok(()),
-            [one] => bail!("{one} does not apply {why}"),
-            many => bail!("{} do not apply {why}", many.join(", ")),
-        }
-    };
     let bpe_like = matches!(args.model, ModelKind::Bpe | ModelKind::Wordpiece);
     if !bpe_like {
-        not_for(
-            given(&[
+        crate::reject(
+            &[
                 ("--limit-alphabet", args.limit_alphabet.is_some()),
                 ("--continuing-subword-prefix", args.continuing_subword_prefix.is_some()),
                 ("--end-of-word-suffix", args.end_of_word_suffix.is_some()),
                 ("--max-token-length", args.max_token_length.is_some()),
-            ]),
-            &format!("{model} (only to BPE and WordPiece)"),
+            ],
+            &model,
+            " (only to BPE and WordPiece)",
         )?;
     }
     if args.model != ModelKind::Unigram {
-        not_for(
-            given(&[
+        crate::reject(
+            &[
                 ("--shrinking-factor", args.shrinking_factor.is_some()),
                 ("--n-sub-iterations", args.n_sub_iterations.is_some()),
                 ("--max-piece-length", args.max_piece_length.is_some()),
-            ]),
-            &format!("{model} (only to Unigram)"),
+            ],
+            &model,
+            " (only to Unigram)",
         )?;
     } else {
-        not_for(given(&[("--min-frequency", args.min_frequency.is_some())]), &format!("{model} (HF's Unigram trainer has none)"))?;
+        crate::reject(&[("--min-frequency", args.min_frequency.is_some())], &model, " (HF's Unigram trainer has none)")?;
     }
     if args.strict && args.jsonl_field.is_none() {
         bail!("--strict applies to JSON lines input only (--jsonl-field FIELD)");
