@@ -10,7 +10,7 @@ use pyo3::PyErr;
 pub fn tk_err(e: tokenkit::Error) -> PyErr {
     match e {
         // tiktoken raises ValueError for a disallowed special token.
-        tokenkit::Error::DisallowedSpecialToken(msg) => PyValueError::new_err(msg),
+        tokenkit::Error::DisallowedSpecialToken { message, .. } => PyValueError::new_err(message),
         e => PyException::new_err(e.to_string()),
     }
 }

@@ -3,14 +3,17 @@
 mod chat;
 mod spm;
 
+use std::fmt::Display;
 use std::io::{BufRead, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
+use tokenkit::formats::Format;
+use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
 mod train;
@@ -20,273 +23,615 @@ mod train;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+const ABOUT: &str = "Encode, decode, inspect, convert and train tokenizers (HF tokenizer.json, tiktoken, \
+SentencePiece .model, BERT vocab.txt, GPT-2 vocab.json + merges.txt) with each format's reference ids";
+
+const LONG_ABOUT: &str = "\
+Encode, decode, inspect, convert and train tokenizers, with the ids, tokens and offsets of each
+format's reference library.
+
+Formats (-t PATH; detected from the content, a directory is searched for tokenizer.json,
+vocab.json, encoder.json or vocab.txt):
+  tokenizer.json           HF tokenizers, any pipeline: ids, tokens, char offsets as `tokenizers`
+  vocab.txt                BERT WordPiece vocabulary, with bert-base-uncased's pipeline
+  vocab.json + merges.txt  GPT-2 byte-level BPE (merges.txt or vocab.bpe beside vocab.json)
+  *.model                  SentencePiece protobuf (Unigram, BPE; byte fallback, charsmap), as
+                           `sentencepiece`; Llama-3's tiktoken-format tokenizer.model with -e llama3
+  *.tiktoken, -e NAME      tiktoken rank files and the named encodings gpt2, r50k_base, p50k_base,
+                           p50k_edit, cl100k_base, o200k_base, o200k_harmony, llama3 (rank files from
+                           $TOKENKIT_TIKTOKEN_DIR, ~/.cache/tokenkit/tiktoken or .fixtures/tiktoken):
+                           tiktoken mode, with tiktoken's ids and special-token rules
+
+The HF-style options (--no-special, --full, --pretokenized, --split-special-tokens, --skip-special,
+--stream) apply to every format but tiktoken's; the tiktoken options (--allowed-special,
+--disallowed-special, --count, --errors) only in tiktoken mode; --nbest and --sample-alpha only to
+SentencePiece Unigram .model files. A flag that does not apply to the loaded tokenizer is an
+error, never silently ignored.
+
+With --jsonl, every input line gives one output line; a line that cannot be read or encoded is
+reported on stderr with its number and the reason, gives {\"error\": \"line N: ...\"} in its place,
+and the command exits with status 1 once every line is done.";
+
+const EXAMPLES: &str = "\
+Examples:
+  tokenkit encode -t tokenizer.json \"Hello, world!\"
+  printf '\"a text\"\\n[\"first\", \"second\"]\\n' | tokenkit encode -t tokenizer.json --jsonl --full
+  tokenkit encode -e cl100k_base --allowed-special all \"hi <|endoftext|>\"
+  tokenkit encode -t spiece.model --nbest 3 \"text\"
+  tokenkit decode -t tokenizer.json --skip-special 101 8667 102
+  tokenkit inspect spiece.model
+  tokenkit save -t vocab.txt -o tokenizer.json
+  tokenkit train -m wordpiece -p bert --post-processor bert --special-tokens '[PAD],[UNK],[CLS],[SEP],[MASK]' -o bert.json corpus.txt
+  tokenkit chat -t tokenizer_dir/ --messages chat.json --add-generation-prompt
+
+`tokenkit <command> --help` describes each command's options.";
+
 #[derive(Parser)]
-#[command(name = "tokenkit", version, about = "Load, encode, decode and inspect tokenizers (HF tokenizer.json, vocab.txt, vocab.json + merges.txt)")]
+#[command(name = "tokenkit", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// The tokenizer a command loads: a file (any format) or a named tiktoken encoding.
+#[derive(clap::Args)]
+#[group(id = "source", required = true, multiple = true)]
+struct Source {
+    /// The tokenizer: a tokenizer.json, SentencePiece .model, BERT vocab.txt, GPT-2 vocab.json
+    /// (merges.txt beside it), tiktoken .tiktoken rank file, or a directory holding one.
+    #[arg(short, long)]
+    tokenizer: Option<PathBuf>,
+    /// A named tiktoken encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base,
+    /// o200k_base, o200k_harmony, llama3). With -t FILE, the encoding of that rank file (for a
+    /// file whose name does not tell it, such as Llama-3's tokenizer.model).
+    #[arg(short, long)]
+    encoding: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Encode text. Texts come from the arguments, or from standard input (the whole input is
-    /// one text; with --jsonl, each line is a JSON string or a [first, second] pair).
+    /// Encode text: one JSON object per input, {"ids": [...], "tokens": [...], "offsets":
+    /// [[start, end], ...]} (char offsets), or {"ids": [...]} in tiktoken mode. Texts come from
+    /// the arguments, or from standard input (the whole input is one text; with --jsonl, each
+    /// line is a JSON string or a [first, second] pair).
+    #[command(after_help = "Examples:
+  tokenkit encode -t tokenizer.json \"Hello, world!\"
+  echo '[\"A question?\", \"An answer.\"]' | tokenkit encode -t bert/vocab.txt --jsonl --full
+  echo '[\"Hello\", \"world\"]' | tokenkit encode -t gpt2.json --jsonl --pretokenized --no-special
+  tokenkit encode -t tokenizer.json --split-special-tokens \"<s> is text here\"
+  tokenkit encode -e o200k_base --count \"hello world\"
+  tokenkit encode -e cl100k_base --allowed-special '<|endoftext|>' \"a<|endoftext|>\"
+  tokenkit encode -t spiece.model --sample-alpha 0.1 --seed 7 \"text\"")]
     Encode {
-        /// The tokenizer: a tokenizer.json, a BERT vocab.txt, a GPT-2 vocab.json (merges.txt
-        /// beside it), a `<encoding>.tiktoken` rank file or a directory holding one of these.
-        #[arg(short, long, required_unless_present = "encoding")]
-        tokenizer: Option<PathBuf>,
         #[command(flatten)]
-        tiktoken: TiktokenArgs,
+        source: Source,
         /// Read JSON lines from standard input and write one JSON object per line.
         #[arg(long)]
         jsonl: bool,
-        /// Do not add the post-processor's special tokens.
+        /// Do not add the post-processor's special tokens (HF's add_special_tokens=False).
         #[arg(long)]
         no_special: bool,
         /// Output every Encoding field (type_ids, masks, word_ids, sequence_ids, overflowing).
         #[arg(long)]
         full: bool,
         /// Inputs are pre-tokenized: each line is a JSON array of words (or two such arrays).
-        #[arg(long)]
+        #[arg(long, requires = "jsonl", conflicts_with = "texts")]
         pretokenized: bool,
+        /// Treat the text of special tokens as plain text (HF's encode_special_tokens /
+        /// transformers' split_special_tokens). tiktoken mode: --disallowed-special none.
+        #[arg(long)]
+        split_special_tokens: bool,
         /// Lines per batch (padding to the longest applies within a batch).
-        #[arg(long, default_value_t = 1000)]
-        batch_size: usize,
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+        batch_size: u32,
+        #[command(flatten)]
+        tiktoken: TiktokenEncodeArgs,
         #[command(flatten)]
         sp: spm::SpArgs,
         /// Texts to encode (when not reading standard input).
+        #[arg(conflicts_with = "jsonl")]
         texts: Vec<String>,
     },
     /// Decode ids. Ids come from the arguments, or from standard input with --jsonl (one JSON
     /// array of ids per line, one JSON string out per line).
+    #[command(after_help = "Examples:
+  tokenkit decode -t tokenizer.json --skip-special 101 8667 102
+  echo '[101, 8667, 102]' | tokenkit decode -t tokenizer.json --jsonl --stream
+  tokenkit decode -e o200k_base --errors strict 13225 2375")]
     Decode {
-        /// The tokenizer (as for encode).
-        #[arg(short, long, required_unless_present = "encoding")]
-        tokenizer: Option<PathBuf>,
         #[command(flatten)]
-        tiktoken: TiktokenArgs,
+        source: Source,
         /// Read JSON arrays of ids from standard input, one per line.
         #[arg(long)]
         jsonl: bool,
-        /// Leave out special tokens.
+        /// Leave out special tokens (HF's skip_special_tokens).
         #[arg(long)]
         skip_special: bool,
         /// Decode id by id with the streaming decoder; writes per line the array of chunks
         /// (null where a step produced no text).
         #[arg(long)]
         stream: bool,
+        /// tiktoken mode: invalid UTF-8 in the decoded bytes becomes U+FFFD ("replace", the
+        /// default) or is an error ("strict").
+        #[arg(long, value_parser = ["replace", "strict"])]
+        errors: Option<String>,
         /// Ids to decode (when not reading standard input).
+        #[arg(conflicts_with = "jsonl")]
         ids: Vec<u32>,
     },
-    /// Print the pipeline and a summary of the vocabulary.
+    /// Summarise a tokenizer: its format, model type and vocabulary size, normalizer,
+    /// pre-tokenizer, post-processor, decoder and special tokens; for a SentencePiece .model its
+    /// trainer and normalizer specs; for tiktoken the encoding's pattern and special tokens.
+    #[command(after_help = "Examples:
+  tokenkit inspect tokenizer.json
+  tokenkit inspect spiece.model
+  tokenkit inspect -e cl100k_base")]
     Inspect {
-        /// The tokenizer (as for encode).
-        path: PathBuf,
-    },
-    /// Save a tokenizer (any supported format) as tokenizer.json.
-    Save {
-        /// The tokenizer to read.
-        #[arg(short, long, required_unless_present = "encoding")]
-        tokenizer: Option<PathBuf>,
-        /// A named tiktoken encoding to save instead (see encode --encoding).
+        /// The tokenizer (any format, as for encode -t).
+        #[arg(required_unless_present = "encoding")]
+        path: Option<PathBuf>,
+        /// A named tiktoken encoding (or the encoding of PATH, as for encode -e).
         #[arg(short, long)]
         encoding: Option<String>,
-        /// Where to write tokenizer.json (or, for a name ending in `.tiktoken`, a rank file).
+    },
+    /// Convert a tokenizer; the output format follows the output's extension: .json
+    /// (tokenizer.json; a SentencePiece .model is converted as transformers does), .tiktoken (a
+    /// rank file, from a byte-level BPE whose ids are its ranks), .model (a SentencePiece
+    /// .model, from a SentencePiece source). Anything else is an error.
+    #[command(after_help = "Examples:
+  tokenkit save -t vocab.txt -o tokenizer.json
+  tokenkit save -t spiece.model -o tokenizer.json --pretty
+  tokenkit save -e cl100k_base -o cl100k.json
+  tokenkit save -t cl100k.json -o cl100k_base.tiktoken")]
+    Save {
+        #[command(flatten)]
+        source: Source,
+        /// Where to write: FILE.json, FILE.tiktoken or FILE.model.
         #[arg(short, long)]
         output: PathBuf,
-        /// Indent the JSON.
+        /// Indent the JSON (.json output only).
         #[arg(long)]
         pretty: bool,
     },
     /// Render a conversation with the tokenizer's chat template (as transformers' apply_chat_template).
     Chat(chat::ChatArgs),
     /// Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL
-    /// files and save it as tokenizer.json.
+    /// files and save it as tokenizer.json, with the decoder (and, on request, the
+    /// post-processor) that HF users set for that model and pre-tokenizer.
+    #[command(
+        long_about = "Train a tokenizer (BPE, byte-level BPE, WordPiece, WordLevel, Unigram) on text or JSONL files and \
+save it as tokenizer.json.
+
+The decoder follows the preset: ByteLevel (byte-level, gpt2, cl100k, o200k), Metaspace (metaspace),
+Fuse (none), each after Replace decoders that strip --continuing-subword-prefix and
+--end-of-word-suffix; for bert and whitespace, which drop spaces: BPEDecoder with
+--end-of-word-suffix, the WordPiece decoder with a continuing prefix (WordPiece's ##), else none
+(tokens joined with spaces: whole words for WordLevel; BPE and Unigram tokens there do not mark
+word ends, and train says so). The post-processor: --post-processor bert|roberta|byte-level|none
+or --template/--pair-template (TemplateProcessing); the tokens it adds must be special tokens.
+An option the chosen model has no use for is an error.",
+        after_help = "Examples:
+  tokenkit train -p byte-level -v 32000 --special-tokens '<|endoftext|>' -o tok.json corpus.txt
+  tokenkit train -m wordpiece -p bert --normalizer bert-uncased --post-processor bert \\
+      --special-tokens '[PAD],[UNK],[CLS],[SEP],[MASK]' -o bert.json corpus.txt
+  tokenkit train -m bpe -p bert --end-of-word-suffix '</w>' -o char_bpe.json corpus.txt
+  tokenkit train -m unigram -p metaspace -v 8000 --unk-token '<unk>' --special-tokens '<unk>,<s>,</s>' \\
+      --template '<s> $A </s>' --pair-template '<s> $A </s> $B:1 </s>:1' -o uni.json corpus.txt
+  tokenkit train -p cl100k --jsonl-field text --strict -o tok.json data.jsonl
+  tokenkit train --recipe minimind -o minimind_tokenizer/ pretrain.jsonl"
+    )]
     Train(Box<train::TrainArgs>),
+}
+
+/// tiktoken's special-token options of `encode`.
+#[derive(clap::Args)]
+struct TiktokenEncodeArgs {
+    /// tiktoken mode: special tokens encoded as such, "all", "none" or a comma-separated list
+    /// (default: none).
+    #[arg(long, value_name = "all|none|LIST")]
+    allowed_special: Option<String>,
+    /// tiktoken mode: special tokens whose text is an error, "all" (those not allowed), "none"
+    /// or a comma-separated list (default: all).
+    #[arg(long, value_name = "all|none|LIST")]
+    disallowed_special: Option<String>,
+    /// tiktoken mode: write {"count": n} instead of the ids.
+    #[arg(long)]
+    count: bool,
 }
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "tokenkit: error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "tokenkit: error: {}", report(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-fn load(path: &PathBuf) -> Result<Tokenizer> {
-    tokenkit::formats::load(path).map_err(|e| anyhow!(e))
+/// The error and its causes, each said once: a cause whose text its parent's message already
+/// ends with (the library's errors include their source, e.g. `path: No such file...`) is not
+/// repeated.
+fn report(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
-/// tiktoken mode: a named encoding or a `.tiktoken` file, with tiktoken's semantics.
-#[derive(clap::Args)]
-struct TiktokenArgs {
-    /// A tiktoken encoding by name (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base,
-    /// o200k_base, o200k_harmony; rank files from $TOKENKIT_TIKTOKEN_DIR, ~/.cache/tokenkit/tiktoken
-    /// or .fixtures/tiktoken). With -t FILE.tiktoken, names the encoding of that file. In this
-    /// mode encode writes {"ids": [...]} per input with tiktoken's special-token rules.
-    #[arg(short, long)]
-    encoding: Option<String>,
-    /// Special tokens encoded as such: "all", "none" or a comma-separated list (tiktoken mode).
-    #[arg(long, default_value = "none")]
-    allowed_special: String,
-    /// Special tokens whose text is an error: "all" (those not allowed), "none" or a list.
-    #[arg(long, default_value = "all")]
-    disallowed_special: String,
-    /// Write {"count": n} instead of the ids (tiktoken mode).
-    #[arg(long)]
-    count: bool,
-    /// Decoding of invalid UTF-8: "replace" (U+FFFD) or "strict" (an error) (tiktoken mode).
-    #[arg(long, default_value = "replace")]
-    errors: String,
+/// A loaded tokenizer: tiktoken mode (tiktoken's API and rules) or the HF-style pipeline.
+enum Loaded {
+    Tiktoken(Box<TiktokenEncoding>),
+    Tokenizer(Box<Tokenizer>),
 }
 
-impl TiktokenArgs {
-    /// The tiktoken encoding, when in tiktoken mode (a name, or a .tiktoken file).
-    fn load(&self, path: Option<&PathBuf>) -> Result<Option<tokenkit::tiktoken::Encoding>> {
-        use tokenkit::tiktoken::Encoding;
-        let is_rank_file = path.is_some_and(|p| p.extension().is_some_and(|e| e == "tiktoken"));
-        Ok(match (path, &self.encoding) {
+impl Source {
+    /// tiktoken mode for a named encoding or a rank file, else the tokenizer of the file.
+    fn load(&self) -> Result<Loaded> {
+        Ok(match (&self.tokenizer, &self.encoding) {
             // A named encoding with a file: that file holds its ranks, whatever its name
             // (Llama-3's `tokenizer.model`).
-            (Some(p), Some(name)) => Some(Encoding::from_file(p, Some(name))?),
-            (Some(p), None) if is_rank_file => Some(Encoding::from_file(p, None)?),
-            (None, Some(name)) => Some(Encoding::get(name)?),
-            _ => None,
+            (Some(p), Some(name)) => Loaded::Tiktoken(Box::new(TiktokenEncoding::from_file(p, Some(name))?)),
+            (None, Some(name)) => Loaded::Tiktoken(Box::new(TiktokenEncoding::get(name)?)),
+            (Some(p), None) => match tokenkit::formats::detect(p)? {
+                Format::Tiktoken(p) => Loaded::Tiktoken(Box::new(TiktokenEncoding::from_file(&p, None)?)),
+                _ => Loaded::Tokenizer(Box::new(tokenkit::formats::load(p)?)),
+            },
+            (None, None) => unreachable!("clap requires -t or -e"),
         })
     }
+}
 
-    fn special_set(spec: &str) -> tokenkit::tiktoken::SpecialTokens {
-        use tokenkit::tiktoken::SpecialTokens;
-        match spec {
-            "all" => SpecialTokens::All,
-            "none" | "" => SpecialTokens::none(),
-            list => SpecialTokens::of(list.split(',').map(str::trim).filter(|s| !s.is_empty())),
-        }
+/// Fails when any of the `given` flags (name, whether given) was given: they do not apply
+/// `why` (e.g. "in tiktoken mode").
+fn reject(given: &[(&str, bool)], why: &str, hint: &str) -> Result<()> {
+    let names: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    match names.as_slice() {
+        [] => Ok(()),
+        [one] => bail!("{one} does not apply {why}{hint}"),
+        many => bail!("{} do not apply {why}{hint}", many.join(", ")),
     }
 }
 
-/// Plain texts to encode: JSON strings per line with `jsonl`, else the arguments, else all of
-/// standard input as one text.
-fn read_texts(jsonl: bool, texts: Vec<String>) -> Result<Vec<String>> {
-    Ok(if jsonl {
-        read_stdin_lines()?
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("line {}: expected a JSON string", i + 1)))
-            .collect::<Result<_>>()?
-    } else if texts.is_empty() {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading standard input (not valid UTF-8?)")?;
-        vec![s]
-    } else {
-        texts
-    })
-}
-
-fn tiktoken_encode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, jsonl: bool, texts: Vec<String>) -> Result<()> {
-    let (allowed, disallowed) =
-        (TiktokenArgs::special_set(&args.allowed_special), TiktokenArgs::special_set(&args.disallowed_special));
-    let texts = read_texts(jsonl, texts)?;
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    for chunk in texts.chunks(1000) {
-        let results: Vec<tokenkit::Result<serde_json::Value>> = {
-            use rayon::prelude::*;
-            chunk
-                .par_iter()
-                .map(|t| {
-                    Ok(if args.count {
-                        serde_json::json!({"count": enc.count(t, &allowed, &disallowed)?})
-                    } else {
-                        serde_json::json!({"ids": enc.encode(t, &allowed, &disallowed)?})
-                    })
-                })
-                .collect()
-        };
-        for r in results {
-            serde_json::to_writer(&mut out, &r.map_err(|e| anyhow!(e))?)?;
-            out.write_all(b"\n")?;
-        }
+fn special_set(spec: Option<&str>, default: &str) -> SpecialTokens {
+    match spec.unwrap_or(default) {
+        "all" => SpecialTokens::All,
+        "none" | "" => SpecialTokens::none(),
+        list => SpecialTokens::of(list.split(',').map(str::trim).filter(|s| !s.is_empty())),
     }
-    out.flush()?;
-    Ok(())
-}
-
-fn tiktoken_decode(enc: &tokenkit::tiktoken::Encoding, args: &TiktokenArgs, jsonl: bool, ids: Vec<u32>) -> Result<()> {
-    let sequences: Vec<Vec<u32>> = if jsonl {
-        read_stdin_lines()?
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("line {}: expected a JSON array of token ids", i + 1)))
-            .collect::<Result<_>>()?
-    } else {
-        vec![ids]
-    };
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    for (i, ids) in sequences.iter().enumerate() {
-        let text = match args.errors.as_str() {
-            "strict" => enc.decode_strict(ids),
-            "replace" => enc.decode(ids),
-            other => bail!("--errors must be replace or strict, got {other:?}"),
-        }
-        .map_err(|e| anyhow!("line {}: {e}", i + 1))?;
-        if jsonl {
-            serde_json::to_writer(&mut out, &text)?;
-            out.write_all(b"\n")?;
-        } else {
-            writeln!(out, "{text}")?;
-        }
-    }
-    out.flush()?;
-    Ok(())
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Encode { tokenizer, tiktoken, jsonl, no_special, full, pretokenized, batch_size, sp, texts } => {
-            if let Some(enc) = tiktoken.load(tokenizer.as_ref())? {
-                return tiktoken_encode(&enc, &tiktoken, jsonl, texts);
+        Command::Encode { source, jsonl, no_special, full, pretokenized, split_special_tokens, batch_size, tiktoken, sp, texts } => {
+            let batch_size = batch_size as usize;
+            match source.load()? {
+                Loaded::Tiktoken(enc) => {
+                    reject(
+                        &[
+                            ("--no-special", no_special),
+                            ("--full", full),
+                            ("--pretokenized", pretokenized),
+                            ("--split-special-tokens", split_special_tokens),
+                        ],
+                        "in tiktoken mode (-e NAME or a .tiktoken rank file)",
+                        if split_special_tokens { "; --disallowed-special none encodes special-token text as plain text" } else { "" },
+                    )?;
+                    reject(&sp.given(), "in tiktoken mode (they need a SentencePiece Unigram .model)", "")?;
+                    let inputs = read_inputs(jsonl, texts, |l| serde_json::from_str::<String>(l).context("expected a JSON string"))?;
+                    tiktoken_encode(&enc, &tiktoken, inputs, batch_size, Output::new(jsonl))
+                }
+                Loaded::Tokenizer(mut tok) => {
+                    reject(
+                        &[
+                            ("--allowed-special", tiktoken.allowed_special.is_some()),
+                            ("--disallowed-special", tiktoken.disallowed_special.is_some()),
+                            ("--count", tiktoken.count),
+                        ],
+                        "to this tokenizer: it is a tiktoken option (-e NAME or a .tiktoken rank file)",
+                        if tiktoken.allowed_special.is_some() || tiktoken.disallowed_special.is_some() {
+                            "; special-token text is encoded as special tokens, or as plain text with --split-special-tokens"
+                        } else {
+                            ""
+                        },
+                    )?;
+                    tok.set_encode_special_tokens(split_special_tokens);
+                    if sp.active() {
+                        let inputs = read_inputs(jsonl, texts, |l| serde_json::from_str::<String>(l).context("expected a JSON string"))?;
+                        return spm::encode(&tok, &sp, inputs, Output::new(jsonl));
+                    }
+                    let inputs = read_inputs(jsonl, texts, |l| parse_input(l, pretokenized))?;
+                    encode(&tok, inputs, !no_special, full, batch_size, Output::new(jsonl))
+                }
             }
-            let tok = load(&tokenizer.unwrap_or_default())?;
-            if sp.active() {
-                return spm::encode(&tok, &sp, &read_texts(jsonl, texts)?);
-            }
-            encode(&tok, jsonl, !no_special, full, pretokenized, batch_size.max(1), texts)
         }
-        Command::Decode { tokenizer, tiktoken, jsonl, skip_special, stream, ids } => {
-            if let Some(enc) = tiktoken.load(tokenizer.as_ref())? {
-                return tiktoken_decode(&enc, &tiktoken, jsonl, ids);
+        Command::Decode { source, jsonl, skip_special, stream, errors, ids } => {
+            let sequences = if jsonl {
+                read_jsonl(|l| serde_json::from_str::<Vec<u32>>(l).context("expected a JSON array of token ids"))?
+            } else {
+                vec![(Origin::Arguments, Ok(ids))]
+            };
+            let out = Output::new(jsonl);
+            match source.load()? {
+                Loaded::Tiktoken(enc) => {
+                    reject(
+                        &[("--skip-special", skip_special), ("--stream", stream)],
+                        "in tiktoken mode (-e NAME or a .tiktoken rank file)",
+                        "",
+                    )?;
+                    tiktoken_decode(&enc, errors.as_deref() == Some("strict"), sequences, out)
+                }
+                Loaded::Tokenizer(tok) => {
+                    reject(&[("--errors", errors.is_some())], "to this tokenizer: it is a tiktoken option", "")?;
+                    decode(&tok, skip_special, stream, sequences, out)
+                }
             }
-            let tok = load(&tokenizer.unwrap_or_default())?;
-            decode(&tok, jsonl, skip_special, stream, ids)
         }
-        Command::Inspect { path } => {
-            let tok = load(&path)?;
-            print!("{}", tokenkit::formats::inspect(&tok));
+        Command::Inspect { path, encoding } => {
+            let text = match (&path, &encoding) {
+                (Some(p), None) => tokenkit::formats::inspect_file(p)?,
+                (Some(p), Some(name)) => TiktokenEncoding::from_file(p, Some(name))?.inspect(),
+                (None, Some(name)) => TiktokenEncoding::get(name)?.inspect(),
+                (None, None) => unreachable!("clap requires a path or -e"),
+            };
+            print!("{text}");
             Ok(())
         }
         Command::Chat(args) => chat::run(args),
-        Command::Save { tokenizer, encoding, output, pretty } => {
-            let tok = match (&tokenizer, encoding) {
-                (None, Some(name)) => tokenkit::tiktoken::Encoding::get(&name)?.tokenizer().clone(),
-                (Some(p), name) if p.extension().is_some_and(|e| e == "tiktoken") => {
-                    tokenkit::tiktoken::Encoding::from_file(p, name.as_deref())?.tokenizer().clone()
-                }
-                _ => tokenkit::formats::load_for_save(tokenizer.unwrap_or_default()).map_err(|e| anyhow!(e))?,
-            };
-            if output.extension().is_some_and(|e| e == "tiktoken") {
-                let ranks = tokenkit::formats::tiktoken::ranks_from_tokenizer(&tok)?;
-                let text = tokenkit::formats::tiktoken::write_rank_file(&ranks);
-                return std::fs::write(&output, text).with_context(|| format!("writing {}", output.display()));
-            }
-            tok.save(&output, pretty).map_err(|e| anyhow!(e))
-        }
+        Command::Save { source, output, pretty } => save(&source, &output, pretty),
         Command::Train(args) => train::run(*args),
     }
+}
+
+/// The file formats `save` writes, by the output's extension.
+const SAVE_FORMATS: &str = ".json (tokenizer.json), .tiktoken (tiktoken rank file), .model (SentencePiece, from a SentencePiece .model)";
+
+fn save(source: &Source, output: &Path, pretty: bool) -> Result<()> {
+    let ext = output.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if !matches!(ext, "json" | "tiktoken" | "model") {
+        bail!("{}: cannot tell the output format from the extension; save writes {SAVE_FORMATS}", output.display());
+    }
+    reject(&[("--pretty", pretty && ext != "json")], "to a .tiktoken or .model output", "")?;
+    let tok = match source.load()? {
+        Loaded::Tiktoken(enc) => enc.tokenizer().clone(),
+        // tokenizer.json output: a SentencePiece .model in HF's layout, as transformers converts it.
+        Loaded::Tokenizer(_) if ext == "json" => tokenkit::formats::load_for_save(source.tokenizer.as_deref().unwrap_or(Path::new("")))?,
+        Loaded::Tokenizer(tok) => *tok,
+    };
+    let written = match ext {
+        "tiktoken" => {
+            let ranks = tokenkit::formats::tiktoken::ranks_from_tokenizer(&tok)?;
+            std::fs::write(output, tokenkit::formats::tiktoken::write_rank_file(&ranks))
+        }
+        "model" => {
+            let tokenkit::models::ModelWrapper::SentencePiece(model) = tok.get_model() else {
+                bail!(
+                    "{}: a SentencePiece .model can only be written from a SentencePiece model (a .model file, or a \
+                     tokenizer.json tokenkit saved from one); this tokenizer's model is {}. save writes {SAVE_FORMATS}",
+                    output.display(),
+                    tok.get_model().type_name()
+                );
+            };
+            std::fs::write(output, model.to_bytes())
+        }
+        _ => return Ok(tok.save(output, pretty)?),
+    };
+    written.with_context(|| format!("writing {}", output.display()))
+}
+
+/// Where an input came from, for messages.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// A line of standard input (1-based).
+    Line(usize),
+    /// A text given as an argument (1-based).
+    Argument(usize),
+    /// The ids given as arguments.
+    Arguments,
+    /// All of standard input.
+    Stdin,
+}
+
+impl Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Line(n) => write!(f, "line {n}"),
+            Origin::Argument(n) => write!(f, "argument {n}"),
+            Origin::Arguments => write!(f, "the ids given as arguments"),
+            Origin::Stdin => write!(f, "standard input"),
+        }
+    }
+}
+
+impl Origin {
+    /// Where id number `pos` (0-based) of this input's ids is.
+    fn id_at(self, pos: usize) -> String {
+        match self {
+            Origin::Arguments => format!("argument {}", pos + 1),
+            other => format!("{other}, id {}", pos + 1),
+        }
+    }
+}
+
+/// Inputs with their origin; an input that could not be read holds the reason.
+type Inputs<T> = Vec<(Origin, Result<T>)>;
+
+/// Inputs: JSON lines of standard input parsed by `parse` with `jsonl`, else the arguments
+/// (as JSON-less texts), else all of standard input as one text.
+fn read_inputs<T: From<String>>(jsonl: bool, texts: Vec<String>, parse: impl Fn(&str) -> Result<T>) -> Result<Inputs<T>> {
+    if jsonl {
+        return read_jsonl(parse);
+    }
+    if texts.is_empty() {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
+        let s = String::from_utf8(bytes).map_err(|e| {
+            anyhow!("standard input is not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())
+        })?;
+        return Ok(vec![(Origin::Stdin, Ok(T::from(s)))]);
+    }
+    Ok(texts.into_iter().enumerate().map(|(i, t)| (Origin::Argument(i + 1), Ok(T::from(t)))).collect())
+}
+
+/// The non-blank lines of standard input, each parsed by `parse` (or why it could not be).
+fn read_jsonl<T>(parse: impl Fn(&str) -> Result<T>) -> Result<Inputs<T>> {
+    let mut inputs = Vec::new();
+    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
+        let mut bytes = line.context("reading standard input")?;
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let item = match String::from_utf8(bytes) {
+            Ok(s) if s.trim().is_empty() => continue,
+            Ok(s) => parse(&s),
+            Err(e) => Err(anyhow!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())),
+        };
+        inputs.push((Origin::Line(i + 1), item));
+    }
+    Ok(inputs)
+}
+
+/// Standard output, one result per input. With --jsonl a failed input is reported on stderr
+/// and gets `{"error": "line N: ..."}` in its place (output lines stay aligned with the
+/// inputs), and [`finish`](Output::finish) fails once all are written; otherwise the first
+/// failure is the command's error.
+struct Output {
+    w: BufWriter<std::io::StdoutLock<'static>>,
+    jsonl: bool,
+    failed: usize,
+    total: usize,
+}
+
+impl Output {
+    fn new(jsonl: bool) -> Self {
+        Output { w: BufWriter::new(std::io::stdout().lock()), jsonl, failed: 0, total: 0 }
+    }
+
+    /// Writes `value` as one JSON line.
+    fn json(&mut self, value: &impl Serialize) -> Result<()> {
+        self.total += 1;
+        serde_json::to_writer(&mut self.w, value)?;
+        Ok(self.w.write_all(b"\n")?)
+    }
+
+    /// Writes a plain text line (decode without --jsonl).
+    fn text(&mut self, text: &str) -> Result<()> {
+        self.total += 1;
+        Ok(writeln!(self.w, "{text}")?)
+    }
+
+    /// Reports the failure of the input at `at` (e.g. "line 3").
+    fn failed(&mut self, at: impl Display, e: impl Display) -> Result<()> {
+        let msg = format!("{at}: {e}");
+        if !self.jsonl {
+            self.w.flush()?;
+            bail!(msg);
+        }
+        eprintln!("tokenkit: {msg}");
+        self.failed += 1;
+        self.json(&serde_json::json!({ "error": msg }))
+    }
+
+    /// Writes the result of the input from `origin`.
+    fn result(&mut self, origin: Origin, r: Result<impl Serialize>) -> Result<()> {
+        match r {
+            Ok(v) => self.json(&v),
+            Err(e) => self.failed(origin, report(&e)),
+        }
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.w.flush()?;
+        if self.failed > 0 {
+            bail!(
+                "{} of {} input lines failed (each is reported above and has {{\"error\": ...}} in its place in the output)",
+                self.failed,
+                self.total
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A library error as the CLI reports it: tiktoken's disallowed-special message names the
+/// command-line options instead of Python's arguments.
+fn cli_error(e: tokenkit::Error) -> anyhow::Error {
+    match e {
+        tokenkit::Error::DisallowedSpecialToken { token, .. } => anyhow!(
+            "the text holds {token:?}, a special token that is not allowed: pass --allowed-special '{token}' (or \
+             all) to encode it as a special token, or --disallowed-special none to encode it as plain text"
+        ),
+        e => e.into(),
+    }
+}
+
+fn tiktoken_encode(enc: &TiktokenEncoding, args: &TiktokenEncodeArgs, inputs: Inputs<String>, batch_size: usize, mut out: Output) -> Result<()> {
+    let allowed = special_set(args.allowed_special.as_deref(), "none");
+    let disallowed = special_set(args.disallowed_special.as_deref(), "all");
+    for chunk in inputs.chunks(batch_size) {
+        let results: Vec<Result<Value>> = {
+            use rayon::prelude::*;
+            chunk
+                .par_iter()
+                .map(|(_, text)| {
+                    let text = text.as_ref().map_err(|e| anyhow!(report(e)))?;
+                    Ok(if args.count {
+                        serde_json::json!({"count": enc.count(text, &allowed, &disallowed).map_err(cli_error)?})
+                    } else {
+                        serde_json::json!({"ids": enc.encode(text, &allowed, &disallowed).map_err(cli_error)?})
+                    })
+                })
+                .collect()
+        };
+        for ((origin, _), r) in chunk.iter().zip(results) {
+            out.result(*origin, r)?;
+        }
+    }
+    out.finish()
+}
+
+/// What decoding one sequence of ids gives.
+enum Decoded {
+    Text(String),
+    /// The streaming decoder's chunk per id.
+    Chunks(Vec<Option<String>>),
+}
+
+/// Decodes each sequence with `decode` and writes the results; an error about an id names
+/// where that id is.
+fn decode_each(sequences: Inputs<Vec<u32>>, mut out: Output, decode: impl Fn(&[u32]) -> tokenkit::Result<Decoded>) -> Result<()> {
+    for (origin, ids) in sequences {
+        let ids = match ids {
+            Ok(ids) => ids,
+            Err(e) => {
+                out.failed(origin, report(&e))?;
+                continue;
+            }
+        };
+        match decode(&ids) {
+            Ok(Decoded::Text(text)) if out.jsonl => out.json(&text)?,
+            Ok(Decoded::Text(text)) => out.text(&text)?,
+            Ok(Decoded::Chunks(chunks)) => out.json(&chunks)?,
+            Err(e @ tokenkit::Error::IdOutOfRange { id, .. }) => {
+                let pos = ids.iter().position(|&i| i == id).unwrap_or_default();
+                out.failed(origin.id_at(pos), e)?
+            }
+            Err(e) => out.failed(origin, e)?,
+        }
+    }
+    out.finish()
+}
+
+fn tiktoken_decode(enc: &TiktokenEncoding, strict: bool, sequences: Inputs<Vec<u32>>, out: Output) -> Result<()> {
+    decode_each(sequences, out, |ids| Ok(Decoded::Text(if strict { enc.decode_strict(ids)? } else { enc.decode(ids)? })))
 }
 
 /// An Encoding as the CLI prints it (offsets in chars).
@@ -324,27 +669,27 @@ fn encoding_out(e: &Encoding, full: bool, nested: bool) -> EncodingOut<'_> {
     }
 }
 
-fn parse_sequence(v: Value, pretokenized: bool, line_no: usize) -> Result<InputSequence<'static>> {
+fn parse_sequence(v: Value, pretokenized: bool) -> Result<InputSequence<'static>> {
     if pretokenized {
-        let Value::Array(words) = v else { bail!("line {line_no}: expected a JSON array of words") };
+        let Value::Array(words) = v else { bail!("expected a JSON array of words (--pretokenized)") };
         let words = words
             .into_iter()
             .map(|w| match w {
                 Value::String(s) => Ok(s),
-                _ => Err(anyhow!("line {line_no}: every word must be a JSON string")),
+                _ => Err(anyhow!("every word must be a JSON string")),
             })
             .collect::<Result<Vec<String>>>()?;
         Ok(InputSequence::from(words))
     } else {
         match v {
             Value::String(s) => Ok(InputSequence::from(s)),
-            _ => bail!("line {line_no}: expected a JSON string"),
+            _ => bail!("expected a JSON string or a [first, second] pair of strings"),
         }
     }
 }
 
-fn parse_input(line: &str, pretokenized: bool, line_no: usize) -> Result<EncodeInput<'static>> {
-    let v: Value = serde_json::from_str(line).with_context(|| format!("line {line_no}: not valid JSON"))?;
+fn parse_input(line: &str, pretokenized: bool) -> Result<EncodeInput<'static>> {
+    let v: Value = serde_json::from_str(line).context("not valid JSON")?;
     let is_pair = match &v {
         Value::Array(items) if items.len() == 2 => {
             if pretokenized {
@@ -359,95 +704,81 @@ fn parse_input(line: &str, pretokenized: bool, line_no: usize) -> Result<EncodeI
         let Value::Array(mut items) = v else { unreachable!() };
         let second = items.pop().unwrap_or_default();
         let first = items.pop().unwrap_or_default();
-        Ok(EncodeInput::Dual(parse_sequence(first, pretokenized, line_no)?, parse_sequence(second, pretokenized, line_no)?))
+        Ok(EncodeInput::Dual(parse_sequence(first, pretokenized)?, parse_sequence(second, pretokenized)?))
     } else {
-        Ok(EncodeInput::Single(parse_sequence(v, pretokenized, line_no)?))
+        Ok(EncodeInput::Single(parse_sequence(v, pretokenized)?))
     }
 }
 
-fn read_stdin_lines() -> Result<Vec<String>> {
-    let stdin = std::io::stdin();
-    let mut lines = Vec::new();
-    for (i, line) in stdin.lock().split(b'\n').enumerate() {
-        let mut bytes = line.context("reading standard input")?;
-        if bytes.last() == Some(&b'\r') {
-            bytes.pop();
-        }
-        let s = String::from_utf8(bytes).map_err(|e| {
-            anyhow!("line {}: input is not valid UTF-8 (invalid byte at offset {})", i + 1, e.utf8_error().valid_up_to())
-        })?;
-        lines.push(s);
-    }
-    Ok(lines)
-}
-
-fn encode(tok: &Tokenizer, jsonl: bool, add_special: bool, full: bool, pretokenized: bool, batch_size: usize, texts: Vec<String>) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let inputs: Vec<EncodeInput<'static>> = if jsonl {
-        read_stdin_lines()?
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| parse_input(l, pretokenized, i + 1))
-            .collect::<Result<_>>()?
-    } else if texts.is_empty() {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
-        let s = String::from_utf8(bytes).map_err(|e| {
-            anyhow!("input is not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())
-        })?;
-        vec![EncodeInput::from(s)]
-    } else {
-        texts.into_iter().map(EncodeInput::from).collect()
+/// `input` borrowed, to encode it again without a copy.
+fn borrowed<'a>(input: &'a EncodeInput<'_>) -> EncodeInput<'a> {
+    use std::borrow::Cow;
+    let seq = |s: &'a InputSequence<'_>| match s {
+        InputSequence::Raw(t) => InputSequence::Raw(Cow::Borrowed(t.as_ref())),
+        InputSequence::PreTokenized(w) => InputSequence::PreTokenized(w.iter().map(|w| Cow::Borrowed(w.as_ref())).collect()),
     };
-    let mut inputs = inputs.into_iter().peekable();
-    while inputs.peek().is_some() {
-        let batch: Vec<EncodeInput<'static>> = inputs.by_ref().take(batch_size).collect();
-        let encodings = tok.encode_batch_char_offsets(batch, add_special).map_err(|e| anyhow!(e))?;
-        for e in &encodings {
-            serde_json::to_writer(&mut out, &encoding_out(e, full, false))?;
-            out.write_all(b"\n")?;
-        }
+    match input {
+        EncodeInput::Single(a) => EncodeInput::Single(seq(a)),
+        EncodeInput::Dual(a, b) => EncodeInput::Dual(seq(a), seq(b)),
     }
-    out.flush()?;
-    Ok(())
 }
 
-fn decode(tok: &Tokenizer, jsonl: bool, skip_special: bool, stream: bool, ids: Vec<u32>) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let sequences: Vec<Vec<u32>> = if jsonl {
-        read_stdin_lines()?
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("line {}: expected a JSON array of token ids", i + 1)))
-            .collect::<Result<_>>()?
-    } else {
-        vec![ids]
-    };
-    for (i, ids) in sequences.iter().enumerate() {
-        let line = i + 1;
-        if stream {
-            let mut s = tok.decode_stream(skip_special);
-            let chunks = ids
-                .iter()
-                .map(|&id| s.step(id))
-                .collect::<tokenkit::Result<Vec<Option<String>>>>()
-                .map_err(|e| anyhow!("line {line}: {e}"))?;
-            serde_json::to_writer(&mut out, &chunks)?;
-            out.write_all(b"\n")?;
-        } else {
-            let text = tok.decode(ids, skip_special).map_err(|e| anyhow!("line {line}: {e}"))?;
-            if jsonl {
-                serde_json::to_writer(&mut out, &text)?;
-                out.write_all(b"\n")?;
-            } else {
-                writeln!(out, "{text}")?;
+fn encode(tok: &Tokenizer, inputs: Inputs<EncodeInput<'static>>, add_special: bool, full: bool, batch_size: usize, mut out: Output) -> Result<()> {
+    for chunk in inputs.chunks(batch_size) {
+        let good = || chunk.iter().filter_map(|(_, i)| i.as_ref().ok()).map(borrowed).collect::<Vec<_>>();
+        // A batch fails as a whole: encode its inputs one by one to find which, then the
+        // others together again (padding to the longest applies to them).
+        let (encodings, bad) = match tok.encode_batch_char_offsets(good(), add_special) {
+            Ok(e) => (e, Vec::new()),
+            Err(_) => {
+                let bad: Vec<Option<tokenkit::Error>> = chunk
+                    .iter()
+                    .map(|(_, i)| i.as_ref().ok().and_then(|i| tok.encode_char_offsets(borrowed(i), add_special).err()))
+                    .collect();
+                let rest = chunk.iter().zip(&bad).filter(|(_, b)| b.is_none()).filter_map(|((_, i), _)| i.as_ref().ok());
+                (tok.encode_batch_char_offsets(rest.map(borrowed).collect(), add_special)?, bad)
+            }
+        };
+        let mut encodings = encodings.iter();
+        for (k, (origin, input)) in chunk.iter().enumerate() {
+            match (input, bad.get(k).and_then(Option::as_ref)) {
+                (Err(e), _) => out.failed(origin, report(e))?,
+                (Ok(_), Some(e)) => out.failed(origin, e)?,
+                (Ok(_), None) => {
+                    let e = encodings.next().context("one encoding per input")?;
+                    out.json(&encoding_out(e, full, false))?;
+                }
             }
         }
     }
-    out.flush()?;
-    Ok(())
+    out.finish()
+}
+
+fn decode(tok: &Tokenizer, skip_special: bool, stream: bool, sequences: Inputs<Vec<u32>>, out: Output) -> Result<()> {
+    decode_each(sequences, out, |ids| {
+        Ok(if stream {
+            let mut s = tok.decode_stream(skip_special);
+            Decoded::Chunks(ids.iter().map(|&id| s.step(id)).collect::<tokenkit::Result<_>>()?)
+        } else {
+            Decoded::Text(tok.decode(ids, skip_special)?)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_says_each_cause_once() {
+        // The library's Io error shows its source, and also returns it from `source()`.
+        let io = tokenkit::Error::Io { path: "x.json".into(), source: std::io::Error::from(std::io::ErrorKind::NotFound) };
+        let e = anyhow::Error::from(io).context("loading the tokenizer");
+        let text = report(&e);
+        assert_eq!(text.matches("not found").count(), 1, "{text}");
+        assert!(text.starts_with("loading the tokenizer: x.json: "), "{text}");
+        // A cause the message does not already end with is still shown.
+        let e = anyhow!(std::io::Error::other("disk full")).context("writing out.json");
+        assert_eq!(report(&e), "writing out.json: disk full");
+    }
 }

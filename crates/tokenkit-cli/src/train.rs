@@ -8,6 +8,8 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 use tokenkit::models::{ModelWrapper, Unigram, WordLevel, WordPiece, BPE};
 use tokenkit::pre_tokenizers::byte_level::ByteLevel;
+use tokenkit::processors::template::{Piece, Template, TemplateProcessing};
+use tokenkit::processors::{BertProcessing, PostProcessorWrapper, RobertaProcessing};
 use tokenkit::trainers::{
     BpeTrainer, Progress, TrainReport, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
 };
@@ -24,6 +26,18 @@ pub enum ModelKind {
     Wordlevel,
     /// Unigram language model.
     Unigram,
+}
+
+impl ModelKind {
+    /// The model's name in tokenizer.json.
+    fn name(self) -> &'static str {
+        match self {
+            ModelKind::Bpe => "BPE",
+            ModelKind::Wordpiece => "WordPiece",
+            ModelKind::Wordlevel => "WordLevel",
+            ModelKind::Unigram => "Unigram",
+        }
+    }
 }
 
 /// The pre-tokenizer (and matching decoder) of the trained tokenizer.
@@ -45,6 +59,21 @@ pub enum Preset {
     /// Split on whitespace only.
     Whitespace,
     /// No pre-tokenizer: each sequence is one word.
+    None,
+}
+
+/// The post-processor of the trained tokenizer (the special tokens it adds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PostProcessorKind {
+    /// BERT's (HF BertProcessing): `[CLS] A [SEP]` and `[CLS] A [SEP] B [SEP]` (type ids 0,
+    /// then 1 for B); `[CLS]` and `[SEP]` must be special tokens.
+    Bert,
+    /// RoBERTa's (HF RobertaProcessing): `<s> A </s>` and `<s> A </s></s> B </s>`, offsets
+    /// trimmed of spaces; `<s>` and `</s>` must be special tokens.
+    Roberta,
+    /// GPT-2's ByteLevel offset trimming (the gpt2 preset's default); adds no tokens.
+    ByteLevel,
+    /// None (drops the preset's).
     None,
 }
 
@@ -93,7 +122,7 @@ pub struct TrainArgs {
     output: PathBuf,
     /// A ready-made set-up; it fixes the model, pre-tokenizer and special tokens, and sets the
     /// vocabulary size and JSONL field unless given.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with_all = ["model", "preset", "normalizer", "special_tokens", "pretty"])]
     recipe: Option<Recipe>,
     /// With --recipe: a Jinja chat template file for the written tokenizer_config.json instead
     /// of the recipe's own.
@@ -105,22 +134,34 @@ pub struct TrainArgs {
     /// Vocabulary size, special tokens included (default: HF's, 30000; Unigram 8000).
     #[arg(short, long)]
     vocab_size: Option<usize>,
-    /// Minimum count of a merged pair (BPE, WordPiece) or of a word (WordLevel).
-    #[arg(long, default_value_t = 0)]
-    min_frequency: u64,
+    /// Minimum count of a merged pair (BPE, WordPiece) or of a word (WordLevel) (default 0).
+    #[arg(long)]
+    min_frequency: Option<u64>,
     /// Special tokens, ids 0, 1, ... in this order (comma-separated, or repeat the option).
     #[arg(short, long, value_delimiter = ',')]
     special_tokens: Vec<String>,
-    /// The pre-tokenizer and decoder.
+    /// The pre-tokenizer, with the decoder that undoes it (see `tokenkit train --help`).
     #[arg(short, long, value_enum, default_value_t = Preset::ByteLevel)]
     preset: Preset,
     /// The normalizer.
     #[arg(long, value_enum, default_value_t = NormalizerKind::None)]
     normalizer: NormalizerKind,
+    /// The post-processor (default: the preset's, ByteLevel for gpt2, else none).
+    #[arg(long, value_enum, conflicts_with = "template")]
+    post_processor: Option<PostProcessorKind>,
+    /// A TemplateProcessing post-processor (HF's): the single-sequence template, pieces
+    /// separated by spaces, e.g. '[CLS] $A [SEP]'; each special token it names must be in
+    /// --special-tokens.
+    #[arg(long, value_name = "SINGLE")]
+    template: Option<String>,
+    /// With --template: the pair template, e.g. '[CLS] $A [SEP] $B:1 [SEP]:1' (default:
+    /// '$A $B:1', HF's).
+    #[arg(long, value_name = "PAIR", requires = "template")]
+    pair_template: Option<String>,
     /// The input files are JSON lines; each line's FIELD (a string) is one sequence.
     #[arg(long, value_name = "FIELD")]
     jsonl_field: Option<String>,
-    /// With --jsonl-field: a bad line is an error (default: skipped and counted).
+    /// With --jsonl-field (or a recipe): a bad line is an error (default: skipped and counted).
     #[arg(long)]
     strict: bool,
     /// Keep at most this many chars in the initial alphabet (BPE, WordPiece).
@@ -129,7 +170,7 @@ pub struct TrainArgs {
     /// Prefix of non-initial subwords (BPE; WordPiece default `##`).
     #[arg(long)]
     continuing_subword_prefix: Option<String>,
-    /// Suffix of word-final subwords (BPE, WordPiece).
+    /// Suffix of word-final subwords (BPE, WordPiece); the decoder turns it back into a space.
     #[arg(long)]
     end_of_word_suffix: Option<String>,
     /// Longest merged token, in chars (BPE, WordPiece).
@@ -159,37 +200,201 @@ pub struct TrainArgs {
     quiet: bool,
 }
 
-/// The pieces of the pipeline as tokenizer.json objects.
-fn pipeline_json(preset: Preset, model: ModelKind) -> (serde_json::Value, serde_json::Value, serde_json::Value) {
-    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true});
-    let bl_decoder = json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true});
+/// The pre-tokenizer of `preset` as a tokenizer.json object.
+fn pre_tokenizer_json(preset: Preset) -> serde_json::Value {
     let split = |pattern: &str| {
         json!({"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false},
             {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
         ]})
     };
-    let null = || serde_json::Value::Null;
-    let wp_decoder = || match model {
-        ModelKind::Wordpiece => json!({"type": "WordPiece", "prefix": "##", "cleanup": true}),
-        _ => serde_json::Value::Null,
-    };
     match preset {
-        Preset::Bert => (json!({"type": "BertPreTokenizer"}), null(), wp_decoder()),
-        Preset::ByteLevel => (byte_level, null(), bl_decoder),
-        Preset::Gpt2 => (
-            byte_level,
-            json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}),
-            bl_decoder,
-        ),
-        Preset::Cl100k => (split(tokenkit::utils::regex::CL100K_PATTERN), null(), bl_decoder),
-        Preset::O200k => (split(O200K_PATTERN), null(), bl_decoder),
-        Preset::Metaspace => {
-            let m = json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true});
-            (m.clone(), null(), m)
+        Preset::Bert => json!({"type": "BertPreTokenizer"}),
+        Preset::ByteLevel | Preset::Gpt2 => {
+            json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true})
         }
-        Preset::Whitespace => (json!({"type": "WhitespaceSplit"}), null(), wp_decoder()),
-        Preset::None => (null(), null(), null()),
+        Preset::Cl100k => split(tokenkit::utils::regex::CL100K_PATTERN),
+        Preset::O200k => split(O200K_PATTERN),
+        Preset::Metaspace => metaspace_json(),
+        Preset::Whitespace => json!({"type": "WhitespaceSplit"}),
+        Preset::None => serde_json::Value::Null,
+    }
+}
+
+fn metaspace_json() -> serde_json::Value {
+    json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true})
+}
+
+/// `s` as a regex that matches it literally.
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The subword markers the trained model's tokens carry: (continuing prefix, end-of-word
+/// suffix).
+fn markers(args: &TrainArgs) -> (Option<&str>, Option<&str>) {
+    let prefix = match args.model {
+        ModelKind::Wordpiece => Some(args.continuing_subword_prefix.as_deref().unwrap_or("##")),
+        _ => args.continuing_subword_prefix.as_deref(),
+    };
+    (prefix.filter(|p| !p.is_empty()), args.end_of_word_suffix.as_deref().filter(|s| !s.is_empty()))
+}
+
+/// The decoder that turns the trained model's tokens back into text, as HF users set it:
+///
+/// - byte-level presets: ByteLevel; metaspace: Metaspace; none: Fuse (the whole sequence is
+///   one word) -- each after Replace decoders that strip the subword markers (a continuing
+///   prefix at a token's start, an end-of-word suffix at its end), since these presets keep
+///   the spaces in the tokens themselves;
+/// - bert and whitespace, which drop the spaces: with an end-of-word suffix, BPEDecoder (the
+///   suffix becomes a space: HF's CharBPETokenizer); else with a continuing prefix (WordPiece),
+///   the WordPiece decoder (a space before each token without the prefix; BERT's clean-up of
+///   spaces before punctuation with the bert preset); else none, so that HF joins the tokens
+///   with spaces: whole words for WordLevel. BPE and Unigram tokens there carry no word
+///   boundary, so [`run`] says to train with a suffix or prefix for a tokenizer that decodes.
+fn decoder_json(args: &TrainArgs) -> serde_json::Value {
+    let (prefix, suffix) = markers(args);
+    let strip = |pattern: String| json!({"type": "Replace", "pattern": {"Regex": pattern}, "content": ""});
+    let mut strips: Vec<serde_json::Value> = Vec::new();
+    let keeps_spaces = match args.preset {
+        Preset::ByteLevel | Preset::Gpt2 | Preset::Cl100k | Preset::O200k => {
+            Some(json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}))
+        }
+        Preset::Metaspace => Some(metaspace_json()),
+        Preset::None => Some(json!({"type": "Fuse"})),
+        Preset::Bert | Preset::Whitespace => None,
+    };
+    if let Some(p) = prefix {
+        strips.push(strip(format!("^{}", regex_escape(p))));
+    }
+    let sequence = |mut decoders: Vec<serde_json::Value>, last: serde_json::Value| {
+        if decoders.is_empty() {
+            return last;
+        }
+        decoders.push(last);
+        json!({"type": "Sequence", "decoders": decoders})
+    };
+    match (keeps_spaces, prefix, suffix) {
+        (Some(last), _, _) => {
+            if let Some(s) = suffix {
+                strips.push(strip(format!("{}$", regex_escape(s))));
+            }
+            sequence(strips, last)
+        }
+        (None, _, Some(s)) => sequence(strips, json!({"type": "BPEDecoder", "suffix": s})),
+        (None, Some(p), None) => json!({"type": "WordPiece", "prefix": p, "cleanup": args.preset == Preset::Bert}),
+        (None, None, None) => serde_json::Value::Null,
+    }
+}
+
+/// Whether the trained tokenizer decodes subwords back into words (see [`decoder_json`]).
+fn decodes_words(args: &TrainArgs) -> bool {
+    let (prefix, suffix) = markers(args);
+    !matches!(args.preset, Preset::Bert | Preset::Whitespace)
+        || args.model == ModelKind::Wordlevel
+        || prefix.is_some()
+        || suffix.is_some()
+}
+
+/// The post-processor for the trained tokenizer `tok` (its special tokens' ids are known
+/// once trained); `None` for none.
+fn post_processor(args: &TrainArgs, tok: &Tokenizer) -> Result<Option<PostProcessorWrapper>> {
+    let id = |token: &str| {
+        tok.token_to_id(token).map(|id| (token.to_owned(), id)).ok_or_else(|| {
+            anyhow!("the post-processor needs the special token {token:?}: add it to --special-tokens")
+        })
+    };
+    if let Some(single) = &args.template {
+        let names = template_tokens(args)?;
+        let tokens = names.iter().map(|t| id(t)).collect::<Result<Vec<_>>>()?;
+        let mut b = TemplateProcessing::builder().try_single(single.as_str())?.special_tokens(tokens);
+        if let Some(pair) = &args.pair_template {
+            b = b.try_pair(pair.as_str())?;
+        }
+        return Ok(Some(b.build()?.into()));
+    }
+    let kind = args.post_processor.unwrap_or(if args.preset == Preset::Gpt2 { PostProcessorKind::ByteLevel } else { PostProcessorKind::None });
+    Ok(match kind {
+        PostProcessorKind::Bert => Some(BertProcessing::new(id("[SEP]")?, id("[CLS]")?).into()),
+        PostProcessorKind::Roberta => Some(
+            RobertaProcessing { sep: id("</s>")?, cls: id("<s>")?, trim_offsets: true, add_prefix_space: false }.into(),
+        ),
+        PostProcessorKind::ByteLevel => {
+            let bl = json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true});
+            Some(serde_json::from_value(bl)?)
+        }
+        PostProcessorKind::None => None,
+    })
+}
+
+/// The special tokens --template and --pair-template name, in order of first use.
+fn template_tokens(args: &TrainArgs) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for t in [&args.template, &args.pair_template].into_iter().flatten() {
+        for piece in Template::try_from(t.as_str())?.0 {
+            if let Piece::SpecialToken { id, .. } = piece {
+                if !names.contains(&id) {
+                    names.push(id);
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Fails on options that do not apply to the chosen model, recipe or post-processor, before
+/// anything is read.
+fn check_options(args: &TrainArgs) -> Result<()> {
+    let model = format!("to a {} model", args.model.name());
+    let bpe_like = matches!(args.model, ModelKind::Bpe | ModelKind::Wordpiece);
+    if !bpe_like {
+        crate::reject(
+            &[
+                ("--limit-alphabet", args.limit_alphabet.is_some()),
+                ("--continuing-subword-prefix", args.continuing_subword_prefix.is_some()),
+                ("--end-of-word-suffix", args.end_of_word_suffix.is_some()),
+                ("--max-token-length", args.max_token_length.is_some()),
+            ],
+            &model,
+            " (only to BPE and WordPiece)",
+        )?;
+    }
+    if args.model != ModelKind::Unigram {
+        crate::reject(
+            &[
+                ("--shrinking-factor", args.shrinking_factor.is_some()),
+                ("--n-sub-iterations", args.n_sub_iterations.is_some()),
+                ("--max-piece-length", args.max_piece_length.is_some()),
+            ],
+            &model,
+            " (only to Unigram)",
+        )?;
+    } else {
+        crate::reject(&[("--min-frequency", args.min_frequency.is_some())], &model, " (HF's Unigram trainer has none)")?;
+    }
+    if args.strict && args.jsonl_field.is_none() {
+        bail!("--strict applies to JSON lines input only (--jsonl-field FIELD)");
+    }
+    let specials = |names: &[String]| {
+        let missing: Vec<&str> = names.iter().filter(|n| !args.special_tokens.contains(n)).map(String::as_str).collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(anyhow!("the post-processor adds {}: give them with --special-tokens", missing.join(", ")))
+        }
+    };
+    match args.post_processor {
+        _ if args.template.is_some() => specials(&template_tokens(args)?),
+        Some(PostProcessorKind::Bert) => specials(&["[CLS]".into(), "[SEP]".into()]),
+        Some(PostProcessorKind::Roberta) => specials(&["<s>".into(), "</s>".into()]),
+        _ => Ok(()),
     }
 }
 
@@ -215,7 +420,7 @@ fn is_byte_level(p: Preset) -> bool {
 pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
     let specials: Vec<AddedToken> = args.special_tokens.iter().map(|s| AddedToken::from(s.clone(), true)).collect();
     let mut bpe = BpeTrainer {
-        min_frequency: args.min_frequency,
+        min_frequency: args.min_frequency.unwrap_or_default(),
         special_tokens: specials.clone(),
         limit_alphabet: args.limit_alphabet,
         continuing_subword_prefix: args.continuing_subword_prefix.clone(),
@@ -246,7 +451,7 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
         ModelKind::Wordlevel => {
             let unk = args.unk_token.clone().unwrap_or_else(|| WordLevel::default().unk_token().to_owned());
             let t = WordLevelTrainer {
-                min_frequency: args.min_frequency,
+                min_frequency: args.min_frequency.unwrap_or_default(),
                 vocab_size: bpe.vocab_size,
                 special_tokens: specials,
                 ..Default::default()
@@ -271,16 +476,15 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
             (Unigram::default().into(), t.into())
         }
     };
-    let (pre, post, decoder) = pipeline_json(args.preset, args.model);
     let tokenizer_json = json!({
         "version": "1.0",
         "truncation": null,
         "padding": null,
         "added_tokens": [],
         "normalizer": normalizer_json(args.normalizer),
-        "pre_tokenizer": pre,
-        "post_processor": post,
-        "decoder": decoder,
+        "pre_tokenizer": pre_tokenizer_json(args.preset),
+        "post_processor": null,
+        "decoder": decoder_json(args),
         "model": serde_json::to_value(&model)?,
     });
     let tok = Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))?;
@@ -340,6 +544,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let t0 = Instant::now();
     apply_recipe(&mut args);
+    check_options(&args)?;
     let (mut tok, trainer) = build(&args)?;
     if args.print_trainer {
         println!("{}", serde_json::to_string(&trainer)?);
@@ -363,6 +568,8 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     // SAFETY: mi_collect only releases memory mimalloc owns and no longer uses.
     rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
     tok.train_from_word_counts(&trainer, counts, progress, &mut report).map_err(|e| anyhow!(e))?;
+    let post = post_processor(&args, &tok)?;
+    tok.with_post_processor(post);
     let saved = save_outputs(&args, &tok)?;
     let stats = &report.input;
     if stats.skipped > 0 {
@@ -373,8 +580,8 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     }
     let peak = peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
     eprintln!(
-        "tokenkit: trained {:?} on {} sequences ({:.1} MiB, {} distinct words): vocabulary {} -> {}",
-        args.model,
+        "tokenkit: trained {} on {} sequences ({:.1} MiB, {} distinct words): vocabulary {} -> {}",
+        args.model.name(),
         stats.sequences,
         stats.bytes as f64 / (1 << 20) as f64,
         report.distinct_words,
@@ -398,7 +605,16 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
         eprintln!(
             "tokenkit: note: the vocabulary is smaller than --vocab-size {} (the corpus has no more pairs to merge{})",
             trainer.vocab_size(),
-            if args.min_frequency > 0 { " at this --min-frequency" } else { "" }
+            if args.min_frequency.unwrap_or_default() > 0 { " at this --min-frequency" } else { "" }
+        );
+    }
+    if !decodes_words(&args) {
+        eprintln!(
+            "tokenkit: note: the {} preset drops spaces and {} tokens do not mark where words end, so decoding \
+             joins every token with a space; train with --end-of-word-suffix '</w>' (BPE) or -m wordpiece for a \
+             tokenizer that decodes back to words",
+            args.preset.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned()),
+            args.model.name()
         );
     }
     Ok(())

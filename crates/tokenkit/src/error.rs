@@ -28,9 +28,10 @@ pub enum Error {
     #[error("{0}")]
     MissingToken(String),
     /// The text holds a special token that the caller did not allow (tiktoken's
-    /// `disallowed_special`); the message is tiktoken's.
-    #[error("{0}")]
-    DisallowedSpecialToken(String),
+    /// `disallowed_special`); the message is tiktoken's (it names Python's arguments, so the
+    /// CLI words its own from `token`).
+    #[error("{message}")]
+    DisallowedSpecialToken { token: String, message: String },
 }
 
 /// `Result` with tokenkit's [`Error`].

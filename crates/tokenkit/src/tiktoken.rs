@@ -80,13 +80,14 @@ enum Segment<'t> {
 
 /// tiktoken's error for a disallowed special token found in the text.
 pub fn disallowed_special_error(token: &str) -> Error {
-    Error::DisallowedSpecialToken(format!(
+    let message = format!(
         "Encountered text corresponding to disallowed special token {t}.\n\
          If you want this text to be encoded as a special token, pass it to `allowed_special`, e.g. `allowed_special={{{t}, ...}}`.\n\
          If you want this text to be encoded as normal text, disable the check for this token by passing `disallowed_special=(enc.special_tokens_set - {{{t}}})`.\n\
          To disable this check for all special tokens, pass `disallowed_special=()`.\n",
         t = py_repr(token)
-    ))
+    );
+    Error::DisallowedSpecialToken { token: token.to_owned(), message }
 }
 
 /// Python's `repr` of a str (enough for special tokens: quotes and backslash escapes).
@@ -477,6 +478,27 @@ impl Encoding {
             text_len += t.iter().filter(|&&b| !is_cont(b)).count();
         }
         Ok((self.decode_strict(ids)?, offsets))
+    }
+
+    /// What `tokenkit inspect` prints for the encoding: its name, pattern, vocabulary and
+    /// special tokens, then the pipeline it runs ([`crate::formats::inspect`]).
+    pub fn inspect(&self) -> String {
+        let mut by_id: Vec<(&u32, &String)> = self.special_tokens.iter().map(|(t, id)| (id, t)).collect();
+        by_id.sort();
+        let specials: Vec<String> = by_id.iter().map(|(id, t)| format!("{id}={t:?}")).collect();
+        format!(
+            "format:         tiktoken encoding {} ({} ranks; n_vocab {}, eot_token {})\n\
+             pattern:        {}\n\
+             special tokens: {}\n\
+             as a tokenizer.json pipeline:\n{}",
+            self.name,
+            self.n_ranks,
+            self.n_vocab(),
+            self.eot_token().map_or("none".into(), |t| t.to_string()),
+            self.pat_str,
+            crate::formats::list(&specials, 24),
+            crate::formats::inspect(&self.tokenizer)
+        )
     }
 }
 

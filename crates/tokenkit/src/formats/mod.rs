@@ -118,22 +118,72 @@ pub(crate) fn from_value(value: serde_json::Value, context: &str) -> Result<Toke
     serde_json::from_value(value).map_err(|e| Error::Json { context: context.to_owned(), message: e.to_string() })
 }
 
-/// A human-readable description of the pipeline and the vocabulary.
+/// What `tokenkit inspect` prints for the file at `path`: its format, then for a
+/// SentencePiece `.model` the [`sentencepiece::summary`], for a tiktoken rank file the
+/// encoding's summary, and the pipeline and vocabulary ([`inspect`]).
+pub fn inspect_file(path: impl AsRef<Path>) -> Result<String> {
+    let format = detect(path.as_ref())?;
+    let (name, extra, tok) = match &format {
+        Format::Tiktoken(p) => return Ok(crate::tiktoken::Encoding::from_file(p, None)?.inspect()),
+        Format::TokenizerJson(p) => (format!("HF tokenizer.json ({})", p.display()), String::new(), Tokenizer::from_file(p)?),
+        Format::VocabTxt(p) => {
+            (format!("BERT WordPiece vocab.txt ({})", p.display()), String::new(), vocab_txt::from_vocab_txt(p)?)
+        }
+        Format::Gpt2 { vocab, merges } => (
+            format!("GPT-2 vocab.json + merges ({}, {})", vocab.display(), merges.display()),
+            String::new(),
+            gpt2_files::from_vocab_merges(vocab, merges)?,
+        ),
+        Format::SentencePiece(p) => {
+            let tok = sentencepiece::from_model_file(p)?;
+            let crate::models::ModelWrapper::SentencePiece(model) = tok.get_model() else { unreachable!() };
+            (format!("SentencePiece .model ({})", p.display()), sentencepiece::summary(model), tok)
+        }
+    };
+    Ok(format!("format:         {name}\n{extra}{}", inspect(&tok)))
+}
+
+/// Strings longer than this are shown by their length in [`inspect`] (a charsmap, a
+/// SentencePiece model_proto), not whole.
+const INSPECT_MAX_STRING: usize = 400;
+
+/// `v` with long strings replaced by their length and, when `collections`, arrays and objects
+/// by their number of entries (a model's vocabulary and merges).
+fn summarised(v: &serde_json::Value, collections: bool) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.len() > INSPECT_MAX_STRING => Value::String(format!("<{} bytes>", s.len())),
+        Value::Array(a) if collections => Value::String(format!("<{} entries>", a.len())),
+        Value::Object(o) if collections => Value::String(format!("<{} entries>", o.len())),
+        Value::Array(a) => Value::Array(a.iter().map(|x| summarised(x, false)).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), summarised(x, false))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The first `max` items joined by spaces, then how many more there are; `none` when empty.
+pub(crate) fn list(items: &[String], max: usize) -> String {
+    if items.is_empty() {
+        return "none".into();
+    }
+    let more = if items.len() > max { format!(" … (+{})", items.len() - max) } else { String::new() };
+    format!("{}{more}", items[..items.len().min(max)].join(" "))
+}
+
+/// A human-readable summary of the pipeline and the vocabulary: each component as compact
+/// JSON (long strings such as a charsmap by their size), the model's type and parameters with
+/// its vocabulary and merges by their size, padding and truncation when set, the vocabulary
+/// size and the added and special tokens.
 pub fn inspect(tok: &Tokenizer) -> String {
     let mut s = String::new();
-    let json = |v: &dyn erased::Ser| v.to_json();
+    let json = |v: &dyn erased::Ser| summarised(&v.to_value(), false).to_string();
     let _ = writeln!(s, "normalizer:     {}", tok.get_normalizer().map_or("none".into(), |n| json(n)));
     let _ = writeln!(s, "pre_tokenizer:  {}", tok.get_pre_tokenizer().map_or("none".into(), |n| json(n)));
     let model = serde_json::to_value(tok.get_model()).unwrap_or_default();
     let mut model_summary = serde_json::Map::new();
     if let serde_json::Value::Object(m) = &model {
         for (k, v) in m {
-            let short = match v {
-                serde_json::Value::Object(o) => serde_json::Value::String(format!("<{} entries>", o.len())),
-                serde_json::Value::Array(a) => serde_json::Value::String(format!("<{} entries>", a.len())),
-                other => other.clone(),
-            };
-            model_summary.insert(k.clone(), short);
+            model_summary.insert(k.clone(), summarised(v, true));
         }
     }
     let _ = writeln!(s, "model:          {}", serde_json::Value::Object(model_summary));
@@ -156,22 +206,24 @@ pub fn inspect(tok: &Tokenizer) -> String {
         added.len(),
         n_special
     );
-    let show: Vec<String> = added.iter().take(12).map(|t| format!("{}={:?}", t.id, t.token.content)).collect();
-    if !show.is_empty() {
-        let more = if added.len() > 12 { format!(" … (+{})", added.len() - 12) } else { String::new() };
-        let _ = writeln!(s, "added tokens:   {}{}", show.join(" "), more);
+    let show = |special: bool| -> Vec<String> {
+        added.iter().filter(|t| t.token.special == special).map(|t| format!("{}={:?}", t.id, t.token.content)).collect()
+    };
+    let _ = writeln!(s, "special tokens: {}", list(&show(true), 24));
+    if n_special < added.len() {
+        let _ = writeln!(s, "added tokens:   {} (not special)", list(&show(false), 24));
     }
     s
 }
 
 mod erased {
-    /// Serialize to compact JSON through a trait object.
+    /// Serialize to a JSON value through a trait object.
     pub trait Ser {
-        fn to_json(&self) -> String;
+        fn to_value(&self) -> serde_json::Value;
     }
     impl<T: serde::Serialize> Ser for T {
-        fn to_json(&self) -> String {
-            serde_json::to_string(self).unwrap_or_else(|e| format!("<unserializable: {e}>"))
+        fn to_value(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or_else(|e| serde_json::Value::String(format!("<unserializable: {e}>")))
         }
     }
 }

@@ -78,6 +78,18 @@ impl From<crate::formats::sentencepiece::SentencePiece> for ModelWrapper {
 }
 
 impl ModelWrapper {
+    /// The model's `type` in tokenizer.json (`BPE`, `WordPiece`, `WordLevel`, `Unigram`,
+    /// `SentencePiece`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ModelWrapper::BPE(_) => "BPE",
+            ModelWrapper::WordPiece(_) => "WordPiece",
+            ModelWrapper::WordLevel(_) => "WordLevel",
+            ModelWrapper::Unigram(_) => "Unigram",
+            ModelWrapper::SentencePiece(_) => "SentencePiece",
+        }
+    }
+
     /// Builds the model a tokenizer.json model object describes.
     pub fn from_fields(fields: ModelFields) -> Result<Self> {
         Ok(match fields.model_type()? {

@@ -165,7 +165,7 @@ impl Tokenizer {
             (t, m) => {
                 return Err(Error::invalid(format!(
                     "cannot train a {} model with a {}",
-                    model_kind(m),
+                    m.type_name(),
                     trainer_kind(t)
                 )))
             }
@@ -237,16 +237,6 @@ impl Tokenizer {
         report.train_seconds = t1.elapsed().as_secs_f64();
         report.vocab_size = self.get_vocab_size(true);
         Ok(())
-    }
-}
-
-fn model_kind(m: &ModelWrapper) -> &'static str {
-    match m {
-        ModelWrapper::BPE(_) => "BPE",
-        ModelWrapper::WordPiece(_) => "WordPiece",
-        ModelWrapper::WordLevel(_) => "WordLevel",
-        ModelWrapper::Unigram(_) => "Unigram",
-        ModelWrapper::SentencePiece(_) => "SentencePiece",
     }
 }
 

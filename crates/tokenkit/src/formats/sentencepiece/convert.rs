@@ -40,7 +40,7 @@ pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
         .iter()
         .map(|p| (p.piece.as_deref().unwrap_or(""), p.score.unwrap_or(0.0), p.kind()))
         .collect();
-    let model_type = trainer.model_type.and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram);
+    let model_type = proto.model_type();
     // User-defined pieces are added tokens only for BPE, whose merges could not form them. A
     // Unigram vocabulary scores them high enough that Viterbi keeps them whole, as
     // sentencepiece does; as added tokens they would cut the text before normalization and

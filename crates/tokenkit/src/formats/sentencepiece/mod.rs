@@ -49,5 +49,89 @@ pub fn from_model_file(path: &Path) -> Result<Tokenizer> {
     Ok(tok)
 }
 
+/// What `tokenkit inspect` prints for a `.model`: the model type and piece counts, the
+/// special pieces, and the trainer, normalizer and denormalizer specs as stored (the
+/// charsmap by its size, never its bytes).
+pub fn summary(model: &SentencePiece) -> String {
+    use std::fmt::Write as _;
+    use proto::PieceType;
+    let proto = model.proto();
+    let mut s = String::new();
+    let count = |k: PieceType| proto.pieces.iter().filter(|p| p.kind() == k).count();
+    let _ = writeln!(
+        s,
+        "sentencepiece:  {:?} model, {} pieces ({} normal, {} control, {} unknown, {} user-defined, {} byte, {} unused)",
+        proto.model_type(),
+        proto.pieces.len(),
+        count(PieceType::Normal),
+        count(PieceType::Control),
+        count(PieceType::Unknown),
+        count(PieceType::UserDefined),
+        count(PieceType::Byte),
+        count(PieceType::Unused)
+    );
+    let special: Vec<String> = proto
+        .pieces
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p.kind(), PieceType::Control | PieceType::Unknown | PieceType::UserDefined))
+        .map(|(i, p)| format!("{i}={:?}", p.piece.as_deref().unwrap_or("")))
+        .collect();
+    let _ = writeln!(s, "special pieces: {}", super::list(&special, 24));
+    let mut fields: Vec<String> = Vec::new();
+    let mut field = |name: &str, value: Option<String>| {
+        if let Some(v) = value {
+            fields.push(format!("{name}={v}"));
+        }
+    };
+    if let Some(t) = &proto.trainer_spec {
+        field("model_type", Some(format!("{:?}", proto.model_type())));
+        field("vocab_size", t.vocab_size.map(|v| v.to_string()));
+        field("input", (!t.input.is_empty()).then(|| format!("{:?}", t.input)));
+        field("model_prefix", t.model_prefix.as_ref().map(|v| format!("{v:?}")));
+        field("character_coverage", t.character_coverage.map(|v| v.to_string()));
+        field("input_sentence_size", t.input_sentence_size.map(|v| v.to_string()));
+        field("shrinking_factor", t.shrinking_factor.map(|v| v.to_string()));
+        field("num_sub_iterations", t.num_sub_iterations.map(|v| v.to_string()));
+        field("max_sentencepiece_length", t.max_sentencepiece_length.map(|v| v.to_string()));
+        field("split_by_unicode_script", t.split_by_unicode_script.map(|v| v.to_string()));
+        field("split_by_whitespace", t.split_by_whitespace.map(|v| v.to_string()));
+        field("split_by_number", t.split_by_number.map(|v| v.to_string()));
+        field("split_digits", t.split_digits.map(|v| v.to_string()));
+        field("treat_whitespace_as_suffix", t.treat_whitespace_as_suffix.map(|v| v.to_string()));
+        field("byte_fallback", t.byte_fallback.map(|v| v.to_string()));
+        field("control_symbols", (!t.control_symbols.is_empty()).then(|| format!("{:?}", t.control_symbols)));
+        field("user_defined_symbols", (!t.user_defined_symbols.is_empty()).then(|| format!("{:?}", t.user_defined_symbols)));
+        for (name, id, piece) in [
+            ("unk", t.unk_id, &t.unk_piece),
+            ("bos", t.bos_id, &t.bos_piece),
+            ("eos", t.eos_id, &t.eos_piece),
+            ("pad", t.pad_id, &t.pad_piece),
+        ] {
+            field(&format!("{name}_id"), id.map(|v| v.to_string()));
+            field(&format!("{name}_piece"), piece.as_ref().map(|v| format!("{v:?}")));
+        }
+        field("unk_surface", t.unk_surface.as_ref().map(|v| format!("{v:?}")));
+    }
+    let _ = writeln!(s, "trainer_spec:   {}", if fields.is_empty() { "none".into() } else { fields.join(" ") });
+    for (name, spec) in [("normalizer_spec:", &proto.normalizer_spec), ("denormalizer:  ", &proto.denormalizer_spec)] {
+        let text = spec.as_ref().map_or_else(
+            || "none".to_owned(),
+            |n| {
+                format!(
+                    "name={:?} precompiled_charsmap=<{} bytes> add_dummy_prefix={} remove_extra_whitespaces={} escape_whitespaces={}",
+                    n.name.as_deref().unwrap_or(""),
+                    n.precompiled_charsmap.as_ref().map_or(0, Vec::len),
+                    n.add_dummy_prefix(),
+                    n.remove_extra_whitespaces(),
+                    n.escape_whitespaces()
+                )
+            },
+        );
+        let _ = writeln!(s, "{name} {text}");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests;

@@ -116,7 +116,7 @@ impl SentencePiece {
         let trainer = proto.trainer_spec.clone().unwrap_or_default();
         let norm_spec = proto.normalizer_spec.clone().unwrap_or_default();
         let byte_fallback = trainer.byte_fallback.unwrap_or(false);
-        let model_type = trainer.model_type.and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram);
+        let model_type = proto.model_type();
 
         let n = proto.pieces.len();
         let mut pieces = Vec::with_capacity(n);
@@ -245,6 +245,10 @@ impl SentencePiece {
     /// The parsed `ModelProto`.
     pub fn proto(&self) -> &ModelProto {
         &self.inner.proto
+    }
+    /// The `.model` file's bytes, as read.
+    pub fn to_bytes(&self) -> &[u8] {
+        &self.inner.raw
     }
     /// The type of piece `id`.
     pub fn kind(&self, id: u32) -> Option<PieceType> {

@@ -64,9 +64,46 @@ pub enum ModelType {
     Char = 4,
 }
 
-/// The training options that matter to encoding and decoding.
+/// The training options: those that matter to encoding and decoding, and those `tokenkit
+/// inspect` summarises.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TrainerSpec {
+    /// The training input files.
+    #[prost(string, repeated, tag = "1")]
+    pub input: Vec<String>,
+    /// Output name prefix given at training time.
+    #[prost(string, optional, tag = "2")]
+    pub model_prefix: Option<String>,
+    /// Share of characters covered by the vocabulary (the rest map to unk or bytes).
+    #[prost(float, optional, tag = "10")]
+    pub character_coverage: Option<f32>,
+    /// Sentences sampled from the input (0: all).
+    #[prost(uint64, optional, tag = "11")]
+    pub input_sentence_size: Option<u64>,
+    /// Unigram: share of pieces kept by each pruning.
+    #[prost(float, optional, tag = "15")]
+    pub shrinking_factor: Option<f32>,
+    /// Unigram: EM iterations between prunings.
+    #[prost(int32, optional, tag = "17")]
+    pub num_sub_iterations: Option<i32>,
+    /// Longest piece, in chars.
+    #[prost(int32, optional, tag = "20")]
+    pub max_sentencepiece_length: Option<i32>,
+    /// Pieces never span Unicode scripts.
+    #[prost(bool, optional, tag = "21")]
+    pub split_by_unicode_script: Option<bool>,
+    /// Pieces never span whitespace.
+    #[prost(bool, optional, tag = "22")]
+    pub split_by_whitespace: Option<bool>,
+    /// Pieces never span a digit and a non-digit.
+    #[prost(bool, optional, tag = "23")]
+    pub split_by_number: Option<bool>,
+    /// Control symbols added at training time.
+    #[prost(string, repeated, tag = "30")]
+    pub control_symbols: Vec<String>,
+    /// User-defined symbols added at training time.
+    #[prost(string, repeated, tag = "31")]
+    pub user_defined_symbols: Vec<String>,
     /// The [`ModelType`]; Unigram when absent.
     #[prost(enumeration = "ModelType", optional, tag = "3")]
     pub model_type: Option<i32>,
@@ -129,6 +166,13 @@ pub struct NormalizerSpec {
     /// Replace spaces with `▁` (default true).
     #[prost(bool, optional, tag = "5", default = "true")]
     pub escape_whitespaces: Option<bool>,
+}
+
+impl ModelProto {
+    /// The model type of the trainer spec; Unigram when absent or unknown, as sentencepiece reads it.
+    pub fn model_type(&self) -> ModelType {
+        self.trainer_spec.as_ref().and_then(|t| t.model_type).and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram)
+    }
 }
 
 impl Piece {
