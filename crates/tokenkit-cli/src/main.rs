@@ -281,7 +281,7 @@ fn run(cli: Cli) -> Result<()> {
             if output.extension().is_some_and(|e| e == "tiktoken") {
                 let ranks = tokenkit::formats::tiktoken::ranks_from_tokenizer(&tok)?;
                 let text = tokenkit::formats::tiktoken::write_rank_file(&ranks);
-                return std::fs::write(&output, text).with_context(|| format!("writing {}", output.display()));
+                return tokenkit::utils::atomic_file::write_atomic(&output, text.as_bytes()).map_err(|e| anyhow!(e));
             }
             tok.save(&output, pretty).map_err(|e| anyhow!(e))
         }

@@ -31,6 +31,10 @@ pub enum Error {
     /// `disallowed_special`); the message is tiktoken's.
     #[error("{0}")]
     DisallowedSpecialToken(String),
+    /// A batch stopped by its interrupt check (Ctrl-C in Python; see
+    /// [`crate::utils::parallel::with_interrupt_check`]).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// `Result` with tokenkit's [`Error`].
