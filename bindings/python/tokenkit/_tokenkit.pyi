@@ -57,6 +57,9 @@ def template_processing_json(single: Any, pair: Any, special_tokens_json: str) -
 def byte_level_alphabet() -> List[str]:
     """The 256 characters ByteLevel maps bytes to."""
 
+def write_files(files: List[Tuple[str, bytes]]) -> None:
+    """Writes ``(path, data)`` files as one set, atomically: temporary names, renamed once all are complete."""
+
 class ChatTemplate:
     """A compiled Jinja chat template, rendered as transformers' ``apply_chat_template``."""
 

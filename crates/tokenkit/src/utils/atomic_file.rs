@@ -15,7 +15,8 @@ use crate::{Error, Result};
 
 /// Writes `data` to `path` atomically: readers see the old file or the complete new one, never
 /// a part. A symlink at `path` is followed (its target is replaced); an existing file's
-/// permissions are kept.
+/// permissions are kept. A path that is not a regular file (`/dev/stdout`, a named pipe) is
+/// written to directly: there is nothing to replace.
 pub fn write_atomic(path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
     let mut files = AtomicFiles::new();
     files.write(path, data)?;
@@ -42,6 +43,10 @@ impl AtomicFiles {
     /// not touched until [`commit`](Self::commit).
     pub fn write(&mut self, path: impl AsRef<Path>, data: &[u8]) -> Result<()> {
         let path = resolve_symlink(path.as_ref());
+        if is_special_file(&path) {
+            let io = |source| Error::Io { path: path.clone(), source };
+            return OpenOptions::new().write(true).truncate(true).open(&path).map_err(io)?.write_all(data).map_err(io);
+        }
         let (temp, mut file) = create_temp(&path)?;
         // Registered before writing, so that a failed write is cleaned up by `drop`.
         self.pending.push((temp.clone(), path.clone()));
@@ -58,6 +63,12 @@ impl AtomicFiles {
     /// Renames every file written to its final name, then flushes the directories so that the
     /// renames themselves survive a power cut.
     pub fn commit(mut self) -> Result<()> {
+        // A rename that fails halfway would leave a mix of new and old files: rule out the one
+        // failure that can be seen beforehand (a directory where a file goes) for every file.
+        if let Some((_, path)) = self.pending.iter().find(|(_, p)| p.is_dir()) {
+            let source = std::io::Error::other("is a directory; expected a file name");
+            return Err(Error::Io { path: path.clone(), source });
+        }
         let pending = std::mem::take(&mut self.pending);
         for (k, (temp, path)) in pending.iter().enumerate() {
             if let Err(source) = std::fs::rename(temp, path) {
@@ -99,6 +110,9 @@ pub fn check_writable(path: impl AsRef<Path>) -> Result<()> {
     if path.is_dir() {
         return Err(problem("is a directory; expected a file name".into()));
     }
+    if is_special_file(&path) {
+        return OpenOptions::new().write(true).open(&path).map(drop).map_err(|source| Error::Io { path, source });
+    }
     let (temp, file) = create_temp(&path)?;
     drop(file);
     let _ = std::fs::remove_file(temp);
@@ -111,6 +125,12 @@ fn parent_dir(path: &Path) -> &Path {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
+}
+
+/// Whether `path` exists and is neither a regular file nor a directory (a device, a pipe):
+/// written in place, since a rename would replace the device's entry itself.
+fn is_special_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// `path`, or the file a symlink at `path` points to: the rename must replace the target, not
@@ -199,6 +219,15 @@ mod tests {
         set.commit().unwrap();
         assert_eq!(std::fs::read(d.join("a")).unwrap(), b"new a");
         assert_eq!(names(&d), ["a", "b"]);
+        // A directory where the last file goes: nothing is renamed, no temporary is left.
+        std::fs::create_dir(d.join("c")).unwrap();
+        let mut set = AtomicFiles::new();
+        set.write(d.join("a"), b"newer a").unwrap();
+        set.write(d.join("c"), b"c").unwrap();
+        let e = set.commit().unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        assert_eq!(std::fs::read(d.join("a")).unwrap(), b"new a");
+        assert_eq!(names(&d), ["a", "b", "c"]);
     }
 
     #[cfg(unix)]
@@ -214,6 +243,15 @@ mod tests {
         assert!(std::fs::symlink_metadata(d.join("link.json")).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o640);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_written_in_place() {
+        use std::os::unix::fs::FileTypeExt;
+        write_atomic("/dev/null", b"discarded").unwrap();
+        check_writable("/dev/null").unwrap();
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
     }
 
     #[test]
