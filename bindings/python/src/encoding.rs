@@ -9,7 +9,7 @@ use pyo3::types::PyList;
 use serde_json::{json, Value};
 use tokenkit::{Encoding, PaddingDirection, TruncationDirection};
 
-use crate::errors::{guard, value_err};
+use crate::errors::{guard, py_list, value_err};
 use crate::pool;
 
 /// The output of encoding one input (a sequence or a pair).
@@ -197,37 +197,39 @@ impl PyEncoding {
     fn ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         crate::ids::list(py, self.enc().get_ids())
     }
+    // The per-token lists are built with `py_list`: a MemoryError, not a panic, when a huge
+    // encoding's list cannot be allocated.
     #[getter]
-    fn tokens(&self) -> Vec<String> {
-        self.enc().get_tokens().to_vec()
+    fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_tokens().iter())
     }
     #[getter]
-    fn words(&self) -> Vec<Option<u32>> {
-        self.enc().get_word_ids().to_vec()
+    fn words<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_word_ids().iter())
     }
     #[getter]
-    fn word_ids(&self) -> Vec<Option<u32>> {
-        self.enc().get_word_ids().to_vec()
+    fn word_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_word_ids().iter())
     }
     #[getter]
-    fn sequence_ids(&self) -> Vec<Option<usize>> {
-        self.enc().get_sequence_ids()
+    fn sequence_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_sequence_ids().into_iter())
     }
     #[getter]
-    fn type_ids(&self) -> Vec<u32> {
-        self.enc().get_type_ids().to_vec()
+    fn type_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_type_ids().iter())
     }
     #[getter]
-    fn offsets(&self) -> Vec<(usize, usize)> {
-        self.enc().get_offsets().to_vec()
+    fn offsets<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_offsets().iter())
     }
     #[getter]
-    fn special_tokens_mask(&self) -> Vec<u32> {
-        self.enc().get_special_tokens_mask().to_vec()
+    fn special_tokens_mask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_special_tokens_mask().iter())
     }
     #[getter]
-    fn attention_mask(&self) -> Vec<u32> {
-        self.enc().get_attention_mask().to_vec()
+    fn attention_mask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        py_list(py, self.enc().get_attention_mask().iter())
     }
     #[getter]
     fn overflowing<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -278,10 +280,7 @@ impl PyEncoding {
     fn pad(&mut self, length: usize, direction: &str, pad_id: u32, pad_type_id: u32, pad_token: &str) -> PyResult<()> {
         let d = padding_direction(direction)?;
         let enc = self.enc_mut();
-        guard(|| {
-            enc.pad(length, pad_id, pad_type_id, pad_token, d);
-            Ok(())
-        })
+        guard(|| enc.pad(length, pad_id, pad_type_id, pad_token, d))
     }
 
     /// Truncates in place to `max_length` tokens; the rest goes to `overflowing`.

@@ -2,7 +2,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyMemoryError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
 use pyo3::PyErr;
 
 /// A library error as a Python `Exception` carrying the library's message (HF raises plain
@@ -43,4 +45,22 @@ pub fn panic_err(msg: String) -> PyErr {
 /// Runs a library call: panics and library errors both become Python exceptions.
 pub fn guard<T>(f: impl FnOnce() -> tokenkit::Result<T>) -> pyo3::PyResult<T> {
     catch(f).map_err(panic_err)?.map_err(tk_err)
+}
+
+/// PyO3's message when CPython returns NULL where PyO3 expects an object (a list or tuple it
+/// could not allocate).
+const PYTHON_CALL_FAILED: &str = "Python API call failed";
+
+/// A Python list of `items`. PyO3 panics when CPython cannot allocate a list or tuple (a list of
+/// millions of offsets under a memory limit); that panic becomes a `MemoryError` here, and any
+/// other panic the usual exception.
+pub fn py_list<'py, T: IntoPyObject<'py>>(py: Python<'py>, items: impl ExactSizeIterator<Item = T>) -> PyResult<Bound<'py, PyList>> {
+    let n = items.len();
+    match catch(|| PyList::new(py, items)) {
+        Ok(list) => list,
+        Err(msg) if msg == PYTHON_CALL_FAILED => {
+            Err(PyMemoryError::new_err(format!("out of memory building a Python list of {n} items")))
+        }
+        Err(msg) => Err(panic_err(msg)),
+    }
 }

@@ -10,6 +10,8 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::errors::py_list;
+
 /// The int object of each id seen so far, indexed by id. Only touched with the GIL held, so the
 /// lock is never contended; a process forked while it was held (it cannot be, the GIL is held
 /// around it) would still not wait: [`list`] falls back to fresh ints.
@@ -20,10 +22,10 @@ const SHARED_BELOW: u32 = 1 << 22;
 
 /// A Python list of `ids`.
 pub fn list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-    let Ok(mut ints) = INTS.try_lock() else { return PyList::new(py, ids) };
+    let Ok(mut ints) = INTS.try_lock() else { return py_list(py, ids.iter()) };
     let Some(&max) = ids.iter().max() else { return Ok(PyList::empty(py)) };
     if max >= SHARED_BELOW {
-        return PyList::new(py, ids);
+        return py_list(py, ids.iter());
     }
     if ints.len() <= max as usize {
         ints.resize_with(max as usize + 1, || None);
@@ -36,7 +38,7 @@ pub fn list<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         };
         items.push(int);
     }
-    PyList::new(py, items)
+    py_list(py, items.into_iter())
 }
 
 /// A Python list of lists of ids.

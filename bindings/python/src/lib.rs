@@ -51,5 +51,20 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::sentencepiece_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sentencepiece_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_data_dirs, m)?)?;
+    m.add_function(wrap_pyfunction!(write_files, m)?)?;
     Ok(())
+}
+
+/// Writes `(path, data)` files as one set with the library's atomic writer: each goes to a
+/// temporary name beside its path, and all are renamed into place once every one is complete,
+/// so a failure leaves the previous files as they were (the Python models' `save` uses it).
+#[pyfunction]
+fn write_files(files: Vec<(std::path::PathBuf, Vec<u8>)>) -> PyResult<()> {
+    errors::guard(|| {
+        let mut set = tokenkit::utils::atomic_file::AtomicFiles::new();
+        for (path, data) in &files {
+            set.write(path, data)?;
+        }
+        set.commit()
+    })
 }

@@ -6,16 +6,120 @@
 //! runs library calls inside a pool of its own, built on first use and cached per pid. With
 //! `TOKENIZERS_PARALLELISM` (or `TOKENKIT_PARALLELISM`) set to a false value, work runs on a
 //! one-thread pool, i.e. sequentially.
+//!
+//! [`run_interruptible`] also lets Ctrl-C stop a batch: Python runs signal handlers only on
+//! its main thread and only between bytecodes, so a batch running with the GIL released would
+//! otherwise finish (seconds or minutes) before the KeyboardInterrupt is raised.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use crate::errors::{catch, panic_err, tk_err};
 
 static OWNER_PID: AtomicU32 = AtomicU32::new(0);
 static LOCAL_POOL: Mutex<Option<(u32, bool, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
 
+thread_local! {
+    /// Whether this is the interpreter's main thread (the only one that runs signal handlers),
+    /// once asked.
+    static ON_MAIN_THREAD: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// How often a waiting main thread looks for a signal while a pool thread works.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
 /// Records the importing process as the owner of rayon's global pool.
 pub fn init() {
     let _ = OWNER_PID.compare_exchange(0, std::process::id(), Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// Whether the calling thread is the interpreter's main thread (asked of `threading` once per
+/// thread).
+fn on_main_thread(py: Python<'_>) -> bool {
+    ON_MAIN_THREAD.with(|known| match known.get() {
+        Some(main) => main,
+        None => {
+            let main = py
+                .import("threading")
+                .and_then(|t| Ok(t.call_method0("current_thread")?.is(&t.call_method0("main_thread")?)))
+                .unwrap_or(false);
+            known.set(Some(main));
+            main
+        }
+    })
+}
+
+/// Runs a library call with the GIL released, on a pool that is live in this process (see
+/// [`run`]); library errors and panics become Python exceptions.
+pub fn run_released<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
+    py.allow_threads(|| catch(|| run(f))).map_err(panic_err)?.map_err(tk_err)
+}
+
+/// Runs pending signal handlers (with the GIL); `true`, with the exception kept in `raised`,
+/// when one raised (KeyboardInterrupt for Ctrl-C).
+fn signal_raised(raised: &Mutex<Option<PyErr>>) -> bool {
+    match Python::with_gil(|py| py.check_signals()) {
+        Ok(()) => false,
+        Err(e) => {
+            *raised.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+            true
+        }
+    }
+}
+
+/// [`run_released`] for batches, which Ctrl-C stops: called on the main thread, the batches
+/// `f` runs check for signals between items (see `tokenkit::utils::parallel::with_interrupt_check`),
+/// and an exception raised by a signal handler is raised here once every worker has stopped.
+pub fn run_interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
+    if !on_main_thread(py) {
+        return run_released(py, f);
+    }
+    let raised = Arc::new(Mutex::new(None));
+    let result = py.allow_threads(|| catch(|| run_watched(f, &raised)));
+    // A signal handler's exception wins: the batch stopped for it (or had just finished).
+    if let Some(e) = raised.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        return Err(e);
+    }
+    result.map_err(panic_err)?.map_err(tk_err)
+}
+
+/// [`run`] with a check for signals: by the calling (main) thread itself between the items it
+/// works on when the work stays on it, otherwise by the main thread waiting while a pool
+/// thread works, which it tells to stop through a flag.
+fn run_watched<T: Send>(f: impl FnOnce() -> tokenkit::Result<T> + Send, raised: &Arc<Mutex<Option<PyErr>>>) -> tokenkit::Result<T> {
+    use tokenkit::utils::parallel::with_interrupt_check;
+    let pid = std::process::id();
+    let sequential = parallelism_disabled();
+    if !sequential && OWNER_PID.load(Ordering::SeqCst) == pid {
+        let raised = raised.clone();
+        return with_interrupt_check(Arc::new(move || signal_raised(&raised)), f);
+    }
+    let Some(pool) = local_pool(pid, sequential) else { return f() };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done, finished) = channel();
+    pool.in_place_scope(|scope| {
+        let flag = stop.clone();
+        scope.spawn(move |_| {
+            let _ = done.send(with_interrupt_check(Arc::new(move || flag.load(Ordering::Relaxed)), f));
+        });
+        loop {
+            match finished.recv_timeout(SIGNAL_POLL) {
+                Ok(result) => return result,
+                // The work panicked (the scope passes the panic on when it ends).
+                Err(RecvTimeoutError::Disconnected) => return Err(tokenkit::Error::Interrupted),
+                Err(RecvTimeoutError::Timeout) => {
+                    if !stop.load(Ordering::Relaxed) && signal_raised(raised) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    })
 }
 
 fn parallelism_disabled() -> bool {

@@ -11,7 +11,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use tokenkit::tiktoken::{Encoding, SpecialTokens};
 
 use crate::errors::{catch, guard, panic_err, tk_err, value_err};
-use crate::{ids, numpy, pool, text};
+use crate::pool::{self, run_interruptible as run};
+use crate::{ids, numpy, text};
 
 /// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
 #[pyclass(module = "tokenkit", name = "TiktokenCore", frozen)]
@@ -32,11 +33,6 @@ fn special_set(o: &Bound<'_, PyAny>, what: &str) -> PyResult<SpecialTokens> {
         set.insert(item?.extract::<String>()?);
     }
     Ok(SpecialTokens::Set(set))
-}
-
-/// Runs `f` with the GIL released on this process's pool; errors become Python exceptions.
-fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
-    py.allow_threads(|| catch(|| pool::run(f))).map_err(panic_err)?.map_err(tk_err)
 }
 
 /// [`run`] for work on one text, which never uses rayon: no pool to look up, so a call on a

@@ -18,8 +18,8 @@ use crate::component::{json_of, parse_json, to_python};
 use crate::encoding::{padding_direction, truncation_direction, PyEncoding};
 use crate::numpy;
 use crate::train;
-use crate::errors::{catch, guard, panic_err, tk_err, value_err};
-use crate::pool;
+use crate::errors::{guard, tk_err, value_err};
+use crate::pool::{run_interruptible, run_released as run};
 use crate::text;
 
 /// A tokenizer: the pipeline (normalizer → pre-tokenizer → model → post-processor, and the
@@ -40,11 +40,6 @@ impl PyTokenizer {
     fn tok_mut(&mut self) -> &mut Tokenizer {
         Arc::make_mut(&mut self.tok)
     }
-}
-
-/// Runs a library call on `tok` with the GIL released, on a pool that is live in this process.
-fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
-    py.allow_threads(|| catch(|| pool::run(f))).map_err(panic_err)?.map_err(tk_err)
 }
 
 fn type_name(o: &Bound<'_, PyAny>) -> String {
@@ -252,7 +247,7 @@ impl PyTokenizer {
         let items = batch_items(input)?;
         let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
-        let encs = run(py, move || tok.encode_batch_char_offsets(inputs, add_special_tokens))?;
+        let encs = run_interruptible(py, move || tok.encode_batch_char_offsets(inputs, add_special_tokens))?;
         encodings_to_py(py, encs)
     }
 
@@ -262,7 +257,7 @@ impl PyTokenizer {
         let items = batch_items(input)?;
         let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
-        let encs = run(py, move || tok.encode_batch(inputs, add_special_tokens))?;
+        let encs = run_interruptible(py, move || tok.encode_batch(inputs, add_special_tokens))?;
         encodings_to_py(py, encs)
     }
 
@@ -285,7 +280,7 @@ impl PyTokenizer {
         let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         let fill = pad_id.or_else(|| tok.get_padding().map(|p| p.pad_id)).unwrap_or(0);
-        let ((ids, shape), (mask, _)) = run(py, move || {
+        let ((ids, shape), (mask, _)) = run_interruptible(py, move || {
             let encs = tok.encode_batch(inputs, add_special_tokens)?;
             Ok((
                 numpy::rectangular(encs.iter().map(Encoding::get_ids), fill),
@@ -342,7 +337,7 @@ impl PyTokenizer {
     fn decode_batch(slf: &Bound<'_, Self>, sequences: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
         let seqs = sequences.try_iter()?.map(|s| ids_list(&s?)).collect::<PyResult<Vec<_>>>()?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
-        run(py, move || {
+        run_interruptible(py, move || {
             let refs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
             tok.decode_batch(&refs, skip_special_tokens)
         })
@@ -428,13 +423,14 @@ impl PyTokenizer {
             pad_type_id,
             pad_token: pad_token.to_owned(),
         };
-        self.tok_mut().with_padding(Some(params));
-        Ok(())
+        let tok = self.tok_mut();
+        guard(|| tok.with_padding(Some(params)).map(|_| ()))
     }
 
     /// Disables padding.
-    fn no_padding(&mut self) {
-        self.tok_mut().with_padding(None);
+    fn no_padding(&mut self) -> PyResult<()> {
+        let tok = self.tok_mut();
+        guard(|| tok.with_padding(None).map(|_| ()))
     }
 
     /// The padding settings as a dict, or None.

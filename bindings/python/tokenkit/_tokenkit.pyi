@@ -63,6 +63,9 @@ def parse_rank_file(data: bytes, origin: str) -> Dict[bytes, int]:
 def tiktoken_data_dirs() -> List[str]:
     """The directories searched for rank files, in order."""
 
+def write_files(files: List[Tuple[str, bytes]]) -> None:
+    """Writes ``(path, data)`` files as one set, atomically: temporary names, renamed once all are complete."""
+
 class ChatTemplate:
     """A compiled Jinja chat template, rendered as transformers' ``apply_chat_template``."""
 

@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence as Seq, Tuple, Union
 
+from . import _tokenkit
 from ._base import Component, Token, make_from_json
 
 __all__ = ["Model", "BPE", "Unigram", "WordLevel", "WordPiece"]
@@ -59,6 +60,22 @@ class Model(Component):
         if name == "vocab":  # HF does not expose the vocabulary as an attribute
             raise AttributeError(name)
         return super().__getattr__(name)
+
+
+def _write(files: List[Tuple[str, str]]) -> List[str]:
+    """Writes ``(path, text)`` files as one set, atomically (temporary names, then renamed once
+    all are complete), and returns the paths."""
+    _tokenkit.write_files([(p, t.encode("utf-8")) for p, t in files])
+    return [p for p, _ in files]
+
+
+def _json(value: Any) -> str:
+    """JSON as HF's models write it (serde_json: compact, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _vocab_json(vocab: Dict[str, int]) -> str:
+    return _json(dict(_sorted_vocab(vocab)))
 
 
 def _sorted_vocab(vocab: Dict[str, int]) -> List[Tuple[str, int]]:
@@ -137,15 +154,9 @@ class BPE(Model):
         return cls(v, m, **kwargs)
 
     def _save(self, folder: str, prefix: str) -> List[str]:
-        vp = os.path.join(folder, f"{prefix}vocab.json")
-        mp = os.path.join(folder, f"{prefix}merges.txt")
-        with open(vp, "w", encoding="utf-8") as f:
-            json.dump(dict(_sorted_vocab(self._json["vocab"])), f, ensure_ascii=False)
-        with open(mp, "w", encoding="utf-8") as f:
-            f.write("#version: 0.2\n")
-            for m in self._json["merges"]:
-                f.write((m if isinstance(m, str) else " ".join(m)) + "\n")
-        return [vp, mp]
+        merges = "".join((m if isinstance(m, str) else " ".join(m)) + "\n" for m in self._json["merges"])
+        return _write([(os.path.join(folder, f"{prefix}vocab.json"), _vocab_json(self._json["vocab"])),
+                       (os.path.join(folder, f"{prefix}merges.txt"), "#version: 0.2\n" + merges)])
 
 
 class WordPiece(Model):
@@ -178,11 +189,8 @@ class WordPiece(Model):
         return cls(cls.read_file(vocab), **kwargs)
 
     def _save(self, folder: str, prefix: str) -> List[str]:
-        p = os.path.join(folder, f"{prefix}vocab.txt")
-        with open(p, "w", encoding="utf-8") as f:
-            for tok, _ in _sorted_vocab(self._json["vocab"]):
-                f.write(tok + "\n")
-        return [p]
+        text = "".join(tok + "\n" for tok, _ in _sorted_vocab(self._json["vocab"]))
+        return _write([(os.path.join(folder, f"{prefix}vocab.txt"), text)])
 
 
 class WordLevel(Model):
@@ -210,10 +218,7 @@ class WordLevel(Model):
         return cls(cls.read_file(vocab), unk_token=unk_token)
 
     def _save(self, folder: str, prefix: str) -> List[str]:
-        p = os.path.join(folder, f"{prefix}vocab.json")
-        with open(p, "w", encoding="utf-8") as f:
-            json.dump(dict(_sorted_vocab(self._json["vocab"])), f, ensure_ascii=False)
-        return [p]
+        return _write([(os.path.join(folder, f"{prefix}vocab.json"), _vocab_json(self._json["vocab"]))])
 
 
 class Unigram(Model):
@@ -237,10 +242,7 @@ class Unigram(Model):
                    "byte_fallback": bool(byte_fallback)})
 
     def _save(self, folder: str, prefix: str) -> List[str]:
-        p = os.path.join(folder, f"{prefix}unigram.json")
-        with open(p, "w", encoding="utf-8") as f:
-            json.dump(self._json, f, ensure_ascii=False)
-        return [p]
+        return _write([(os.path.join(folder, f"{prefix}unigram.json"), json.dumps(self._json, ensure_ascii=False, indent=2))])
 
 
 _CLASSES = {"BPE": BPE, "WordPiece": WordPiece, "WordLevel": WordLevel, "Unigram": Unigram}

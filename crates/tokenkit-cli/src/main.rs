@@ -406,10 +406,10 @@ fn save(source: &Source, output: &Path, pretty: bool) -> Result<()> {
         Loaded::Tokenizer(_) if ext == "json" => tokenkit::formats::load_for_save(source.tokenizer.as_deref().unwrap_or(Path::new("")))?,
         Loaded::Tokenizer(tok) => *tok,
     };
-    let written = match ext {
+    let bytes = match ext {
         "tiktoken" => {
             let ranks = tokenkit::formats::tiktoken::ranks_from_tokenizer(&tok)?;
-            std::fs::write(output, tokenkit::formats::tiktoken::write_rank_file(&ranks))
+            tokenkit::formats::tiktoken::write_rank_file(&ranks).into_bytes()
         }
         "model" => {
             let tokenkit::models::ModelWrapper::SentencePiece(model) = tok.get_model() else {
@@ -420,11 +420,11 @@ fn save(source: &Source, output: &Path, pretty: bool) -> Result<()> {
                     tok.get_model().type_name()
                 );
             };
-            std::fs::write(output, model.to_bytes())
+            model.to_bytes().to_vec()
         }
         _ => return Ok(tok.save(output, pretty)?),
     };
-    written.with_context(|| format!("writing {}", output.display()))
+    Ok(tokenkit::utils::atomic_file::write_atomic(output, &bytes)?)
 }
 
 /// Where an input came from, for messages.

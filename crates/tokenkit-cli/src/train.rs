@@ -514,21 +514,30 @@ fn apply_recipe(args: &mut TrainArgs) {
     }
 }
 
-/// Writes what a recipe produces besides the tokenizer; returns the tokenizer.json path.
-fn save_outputs(args: &TrainArgs, tok: &Tokenizer) -> Result<PathBuf> {
-    let Some(Recipe::Minimind) = args.recipe else {
-        tok.save(&args.output, args.pretty).map_err(|e| anyhow!(e))?;
-        return Ok(args.output.clone());
+/// Checks that the output can be written before training, so that a bad path fails at once
+/// rather than after the work.
+fn check_output(args: &TrainArgs) -> Result<()> {
+    let file = match args.recipe {
+        Some(Recipe::Minimind) => {
+            let dir = &args.output;
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+            dir.join(tokenkit::formats::pretrained::TOKENIZER_FILE)
+        }
+        None => args.output.clone(),
     };
-    let dir = &args.output;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the output directory {}", dir.display()))?;
-    let path = dir.join("tokenizer.json");
-    tok.save(&path, true).map_err(|e| anyhow!(e))?;
-    let ModelWrapper::BPE(bpe) = tok.get_model() else { bail!("the Minimind recipe trains a BPE model") };
-    tokenkit::formats::gpt2_files::write_vocab_merges(bpe, dir, None).map_err(|e| anyhow!(e))?;
-    tokenkit::formats::pretrained::write_minimind_config(dir, Some(tok), args.chat_template.as_deref())
-        .map_err(|e| anyhow!(e))?;
-    Ok(path)
+    tokenkit::utils::atomic_file::check_writable(file).map_err(|e| anyhow!(e))
+}
+
+/// Writes the tokenizer (with a recipe, its whole directory); returns the tokenizer.json path.
+fn save_outputs(args: &TrainArgs, tok: &Tokenizer) -> Result<PathBuf> {
+    match args.recipe {
+        Some(Recipe::Minimind) => tokenkit::formats::pretrained::write_minimind_dir(&args.output, tok, args.chat_template.as_deref())
+            .map_err(|e| anyhow!(e)),
+        None => {
+            tok.save(&args.output, args.pretty).map_err(|e| anyhow!(e))?;
+            Ok(args.output.clone())
+        }
+    }
 }
 
 /// Runs `tokenkit train`.
@@ -550,6 +559,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
         println!("{}", serde_json::to_string(&trainer)?);
         return Ok(());
     }
+    check_output(&args)?;
     let n_special = trainer.special_tokens().len();
     if trainer.vocab_size() < n_special {
         bail!("--vocab-size {} is smaller than the {} special tokens", trainer.vocab_size(), n_special);

@@ -32,6 +32,10 @@ pub enum Error {
     /// CLI words its own from `token`).
     #[error("{message}")]
     DisallowedSpecialToken { token: String, message: String },
+    /// A batch stopped by its interrupt check (Ctrl-C in Python; see
+    /// [`crate::utils::parallel::with_interrupt_check`]).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// `Result` with tokenkit's [`Error`].

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::formats::{from_value, read};
 use crate::models::BPE;
 use crate::tokenizer::Tokenizer;
+use crate::utils::atomic_file::AtomicFiles;
 use crate::{Error, Result};
 
 /// Reads merges.txt: `#version` lines and blank lines are skipped; every other line must be
@@ -70,8 +71,18 @@ pub fn from_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Tokeni
 
 /// Writes a BPE model's `vocab.json` (token → id in id order, compact, as HF's `model.save`)
 /// and `merges.txt` (`#version: 0.2` then one `a b` merge per line) into `dir`, with file names
-/// prefixed by `prefix-` when given. Returns the two paths.
+/// prefixed by `prefix-` when given; both or neither (see [`crate::utils::atomic_file`]).
+/// Returns the two paths.
 pub fn write_vocab_merges(bpe: &BPE, dir: &Path, prefix: Option<&str>) -> Result<(PathBuf, PathBuf)> {
+    let mut files = AtomicFiles::new();
+    let paths = vocab_merges_files(bpe, dir, prefix, &mut files)?;
+    files.commit()?;
+    Ok(paths)
+}
+
+/// Adds the `vocab.json` and `merges.txt` of [`write_vocab_merges`] to a set of files written
+/// together. Returns the two paths.
+pub fn vocab_merges_files(bpe: &BPE, dir: &Path, prefix: Option<&str>, files: &mut AtomicFiles) -> Result<(PathBuf, PathBuf)> {
     let name = |file: &str| dir.join(prefix.map_or_else(|| file.to_owned(), |p| format!("{p}-{file}")));
     let mut by_id: Vec<(&str, u32)> = bpe.vocab().iter().map(|(t, &id)| (t.as_str(), id)).collect();
     by_id.sort_by_key(|&(_, id)| id);
@@ -90,8 +101,7 @@ pub fn write_vocab_merges(bpe: &BPE, dir: &Path, prefix: Option<&str>) -> Result
     }
     let (vocab_path, merges_path) = (name("vocab.json"), name("merges.txt"));
     let vocab_text = serde_json::to_string(&vocab).map_err(|e| Error::invalid(format!("vocab.json: {e}")))?;
-    for (path, text) in [(&vocab_path, vocab_text.as_str()), (&merges_path, merges.as_str())] {
-        std::fs::write(path, text).map_err(|e| Error::Io { path: path.to_path_buf(), source: e })?;
-    }
+    files.write(&vocab_path, vocab_text.as_bytes())?;
+    files.write(&merges_path, merges.as_bytes())?;
     Ok((vocab_path, merges_path))
 }

@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use crate::chat_template::{ChatOptions, ChatTemplate};
+use crate::models::ModelWrapper;
 use crate::tokenizer::{AddedToken, Tokenizer};
+use crate::utils::atomic_file::{write_atomic, AtomicFiles};
 use crate::{Error, Result};
 
 /// File name of the tokenizer configuration.
@@ -225,10 +227,6 @@ fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_owned(), source })
 }
 
-fn write_text(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Io { path: path.to_owned(), source })
-}
-
 fn parse_object(text: &str, context: &str) -> Result<Map<String, Json>> {
     match serde_json::from_str::<Json>(text) {
         Ok(Json::Object(m)) => Ok(m),
@@ -288,9 +286,9 @@ impl TokenizerConfig {
         to_hf_json(&self.fields)
     }
 
-    /// Writes the configuration to `path`.
+    /// Writes the configuration to `path` (atomically, see [`crate::utils::atomic_file`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        write_text(path.as_ref(), &self.to_json_string()?)
+        write_atomic(path, self.to_json_string()?.as_bytes())
     }
 
     /// A raw field.
@@ -413,10 +411,15 @@ pub fn read_special_tokens_map(path: impl AsRef<Path>) -> Result<Map<String, Jso
     parse_object(&read_text(path)?, &path.display().to_string())
 }
 
-/// Writes a special_tokens_map.json with the named special tokens of `config` (each as the
+/// Writes a special_tokens_map.json (see [`special_tokens_map_json`]) atomically.
+pub fn write_special_tokens_map(config: &TokenizerConfig, tokenizer: Option<&Tokenizer>, path: impl AsRef<Path>) -> Result<()> {
+    write_atomic(path, special_tokens_map_json(config, tokenizer)?.as_bytes())
+}
+
+/// The text of a special_tokens_map.json with the named special tokens of `config` (each as the
 /// AddedToken object transformers writes: content, lstrip, normalized, rstrip, single_word) and
 /// its `additional_special_tokens`/`extra_special_tokens` list if any.
-pub fn write_special_tokens_map(config: &TokenizerConfig, tokenizer: Option<&Tokenizer>, path: impl AsRef<Path>) -> Result<()> {
+pub fn special_tokens_map_json(config: &TokenizerConfig, tokenizer: Option<&Tokenizer>) -> Result<String> {
     let mut map = Map::new();
     let added = config.added_tokens_decoder()?;
     for name in config.special_token_names() {
@@ -450,7 +453,7 @@ pub fn write_special_tokens_map(config: &TokenizerConfig, tokenizer: Option<&Tok
             }
         }
     }
-    write_text(path.as_ref(), &to_hf_json(&map)?)
+    to_hf_json(&map)
 }
 
 /// A transformers pretrained tokenizer: the tokenizer (when a tokenizer.json is there), its
@@ -612,10 +615,37 @@ pub fn minimind_tokenizer_config(chat_template: Option<&str>) -> Result<Tokenize
 }
 
 /// Writes the Minimind tokenizer_config.json and special_tokens_map.json into `dir` (beside its
-/// tokenizer.json). Checks that `tokenizer`, when given, has the three special tokens at ids
-/// 0, 1, 2. `chat_template` replaces the Minimind template (see [`minimind_tokenizer_config`]).
+/// tokenizer.json), both or neither. Checks that `tokenizer`, when given, has the three special
+/// tokens at ids 0, 1, 2. `chat_template` replaces the Minimind template (see
+/// [`minimind_tokenizer_config`]).
 pub fn write_minimind_config(dir: impl AsRef<Path>, tokenizer: Option<&Tokenizer>, chat_template: Option<&str>) -> Result<()> {
+    let mut files = AtomicFiles::new();
+    minimind_config_files(dir.as_ref(), tokenizer, chat_template, &mut files)?;
+    files.commit()
+}
+
+/// Writes a trained Minimind tokenizer directory: tokenizer.json, vocab.json, merges.txt,
+/// tokenizer_config.json and special_tokens_map.json, creating `dir` if needed. The files are
+/// renamed into place only once all five are written, so a failed run leaves the previous
+/// run's files as they were. `chat_template` replaces the Minimind template. Returns the
+/// tokenizer.json path.
+pub fn write_minimind_dir(dir: impl AsRef<Path>, tokenizer: &Tokenizer, chat_template: Option<&str>) -> Result<PathBuf> {
     let dir = dir.as_ref();
+    let ModelWrapper::BPE(bpe) = tokenizer.get_model() else {
+        return Err(Error::invalid("the Minimind tokenizer directory needs a BPE model"));
+    };
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    let mut files = AtomicFiles::new();
+    let path = dir.join(TOKENIZER_FILE);
+    files.write(&path, tokenizer.to_json(true)?.as_bytes())?;
+    crate::formats::gpt2_files::vocab_merges_files(bpe, dir, None, &mut files)?;
+    minimind_config_files(dir, Some(tokenizer), chat_template, &mut files)?;
+    files.commit()?;
+    Ok(path)
+}
+
+/// Adds the Minimind tokenizer_config.json and special_tokens_map.json to `files`.
+fn minimind_config_files(dir: &Path, tokenizer: Option<&Tokenizer>, chat_template: Option<&str>, files: &mut AtomicFiles) -> Result<()> {
     let cfg = minimind_tokenizer_config(chat_template)?;
     if let Some(tok) = tokenizer {
         for (id, t) in cfg.added_tokens_decoder()? {
@@ -628,8 +658,8 @@ pub fn write_minimind_config(dir: impl AsRef<Path>, tokenizer: Option<&Tokenizer
             }
         }
     }
-    cfg.save(dir.join(TOKENIZER_CONFIG_FILE))?;
-    write_special_tokens_map(&cfg, tokenizer, dir.join(SPECIAL_TOKENS_MAP_FILE))
+    files.write(dir.join(TOKENIZER_CONFIG_FILE), cfg.to_json_string()?.as_bytes())?;
+    files.write(dir.join(SPECIAL_TOKENS_MAP_FILE), special_tokens_map_json(&cfg, tokenizer)?.as_bytes())
 }
 
 #[cfg(test)]

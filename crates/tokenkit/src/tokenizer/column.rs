@@ -8,6 +8,7 @@
 //! attention mask (nor for its special-tokens mask when no special token is added), which on
 //! batches of short texts is a good part of the allocator's work.
 
+use std::collections::TryReserveError;
 use std::ops::{Deref, Range};
 use std::sync::LazyLock;
 
@@ -84,6 +85,24 @@ impl Column {
             }
         } else {
             self.values_mut().extend(std::iter::repeat_n(value, n));
+        }
+    }
+
+    /// Makes room for `n` more values of `value` (appended or prepended), failing instead of
+    /// aborting when memory runs out.
+    pub(crate) fn try_reserve_same(&mut self, value: u32, n: usize) -> Result<(), TryReserveError> {
+        if self.stays_same(value, n) {
+            return Ok(());
+        }
+        match self {
+            Column::Same { value: v, len } => {
+                let mut buf = Vec::new();
+                buf.try_reserve(len.saturating_add(n))?;
+                buf.resize(*len, *v);
+                *self = Column::Each(buf);
+                Ok(())
+            }
+            Column::Each(v) => v.try_reserve(n),
         }
     }
 

@@ -1,6 +1,7 @@
 //! `Encoding`: the output of the tokenizer for one input (a sequence or a pair).
 
 use std::borrow::Cow;
+use std::collections::TryReserveError;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -500,15 +501,21 @@ impl Encoding {
         self.overflowing = overflowings;
     }
 
-    /// Pads to `target_length` tokens (the overflowing parts too).
-    pub fn pad(&mut self, target_length: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) {
+    /// Pads to `target_length` tokens (the overflowing parts too). An error, not an abort, when
+    /// the padded encoding does not fit in memory.
+    pub fn pad(&mut self, target_length: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) -> crate::Result<()> {
         for o in &mut self.overflowing {
-            o.pad(target_length, pad_id, pad_type_id, pad_token, direction);
+            o.pad(target_length, pad_id, pad_type_id, pad_token, direction)?;
         }
         if self.ids.len() >= target_length {
-            return;
+            return Ok(());
         }
         let n = target_length - self.ids.len();
+        // The length comes from settings or input (a tokenizer.json's Fixed(1e9)): make room
+        // for all of it fallibly first, so that what follows cannot fail to allocate.
+        self.try_reserve_padding(n, pad_id, pad_type_id, pad_token).map_err(|e| {
+            crate::Error::invalid(format!("padding to {target_length} tokens: cannot allocate memory for {n} more tokens ({e})"))
+        })?;
         self.tokens.pad(self.ids.len(), n, pad_id, pad_token, direction == PaddingDirection::Left);
         match direction {
             PaddingDirection::Left => {
@@ -532,11 +539,23 @@ impl Encoding {
                 self.offsets.extend(std::iter::repeat_n((0, 0), n));
             }
         }
+        Ok(())
+    }
+
+    /// Makes room for `n` padding tokens in every field, or fails without aborting.
+    fn try_reserve_padding(&mut self, n: usize, pad_id: u32, pad_type_id: u32, pad_token: &str) -> Result<(), TryReserveError> {
+        self.offsets.try_reserve(n)?;
+        self.words.try_reserve(n)?;
+        self.ids.try_reserve(n)?;
+        self.tokens.try_reserve_padding(n, pad_id, pad_token)?;
+        self.type_ids.try_reserve_same(pad_type_id, n)?;
+        self.attention_mask.try_reserve_same(0, n)?;
+        self.special_tokens_mask.try_reserve_same(1, n)
     }
 
     /// Pads many encodings in parallel.
-    pub(crate) fn pad_all(encodings: &mut [Encoding], target: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) {
-        encodings.par_iter_mut().for_each(|e| e.pad(target, pad_id, pad_type_id, pad_token, direction));
+    pub(crate) fn pad_all(encodings: &mut [Encoding], target: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) -> crate::Result<()> {
+        encodings.par_iter_mut().try_for_each(|e| e.pad(target, pad_id, pad_type_id, pad_token, direction))
     }
 }
 
@@ -627,8 +646,8 @@ mod tests {
         };
         check(&|e| e.truncate(3, 1, TruncationDirection::Right).unwrap());
         check(&|e| e.truncate(4, 2, TruncationDirection::Left).unwrap());
-        check(&|e| e.pad(9, 7, 0, "[PAD]", PaddingDirection::Left));
-        check(&|e| e.pad(9, 7, 0, "v7", PaddingDirection::Right));
+        check(&|e| e.pad(9, 7, 0, "[PAD]", PaddingDirection::Left).unwrap());
+        check(&|e| e.pad(9, 7, 0, "v7", PaddingDirection::Right).unwrap());
         check(&|e| e.merge_with(enc(2), true));
         check(&|e| {
             let mut first = enc(2);
@@ -652,7 +671,7 @@ mod tests {
     fn pad_left_shifts_sequence_ranges() {
         let mut e = enc(2);
         e.set_sequence_id(0);
-        e.pad(4, 9, 0, "[PAD]", PaddingDirection::Left);
+        e.pad(4, 9, 0, "[PAD]", PaddingDirection::Left).unwrap();
         assert_eq!(e.ids, [9, 9, 0, 1]);
         assert_eq!(e.get_sequence_ids(), [None, None, Some(0), Some(0)]);
     }

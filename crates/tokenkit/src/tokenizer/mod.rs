@@ -286,10 +286,10 @@ impl Tokenizer {
         r.map_err(|e| Error::Json { context: "saving tokenizer".into(), message: e.to_string() })
     }
 
-    /// Saves as a tokenizer.json file.
+    /// Saves as a tokenizer.json file, atomically: a failed or interrupted save leaves the file
+    /// that was there (see [`crate::utils::atomic_file`]).
     pub fn save(&self, path: impl AsRef<Path>, pretty: bool) -> Result<()> {
-        let path = path.as_ref();
-        std::fs::write(path, self.to_json(pretty)?).map_err(|source| Error::Io { path: path.to_owned(), source })
+        crate::utils::atomic_file::write_atomic(path, self.to_json(pretty)?.as_bytes())
     }
 
     /// The normalizer.
@@ -361,10 +361,13 @@ impl Tokenizer {
     pub fn get_padding(&self) -> Option<&PaddingParams> {
         self.padding.as_ref()
     }
-    /// Sets padding.
-    pub fn with_padding(&mut self, p: Option<PaddingParams>) -> &mut Self {
+    /// Sets padding; an error for a length past [`MAX_PADDING_LENGTH`](utils::MAX_PADDING_LENGTH).
+    pub fn with_padding(&mut self, p: Option<PaddingParams>) -> Result<&mut Self> {
+        if let Some(p) = &p {
+            p.validate()?;
+        }
         self.padding = p;
-        self
+        Ok(self)
     }
     /// The added vocabulary.
     pub fn get_added_vocabulary(&self) -> &AddedVocabulary {
@@ -565,8 +568,19 @@ impl Tokenizer {
         let (encoding, pair) = match &self.truncation {
             Some(t) => {
                 let n_added = self.get_n_added_tokens(pair.is_some());
+                if add_special_tokens && n_added > t.max_length {
+                    // HF computes `max_length - n_added` in usize: the underflow wraps and the
+                    // whole text comes out untruncated. Keeping only the special tokens would
+                    // silently drop the text instead; neither is what was asked for.
+                    return Err(Error::invalid(format!(
+                        "truncation max_length {} is smaller than the {n_added} special tokens the post-processor adds{}: \
+                         it must be at least {n_added} (or encode without special tokens)",
+                        t.max_length,
+                        if pair.is_some() { " to a pair" } else { "" }
+                    )));
+                }
                 if add_special_tokens && n_added > 0 {
-                    let params = TruncationParams { max_length: t.max_length.saturating_sub(n_added), ..t.clone() };
+                    let params = TruncationParams { max_length: t.max_length - n_added, ..t.clone() };
                     utils::truncate_encodings(encoding, pair, &params)?
                 } else {
                     utils::truncate_encodings(encoding, pair, t)?

@@ -52,6 +52,9 @@ struct TokenizerFile {
 impl<'de> Deserialize<'de> for Tokenizer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let f = TokenizerFile::deserialize(d)?;
+        if let Some(p) = &f.padding {
+            p.validate().map_err(serde::de::Error::custom)?;
+        }
         let mut tok = Tokenizer {
             normalizer: f.normalizer,
             pre_tokenizer: f.pre_tokenizer,

@@ -8,6 +8,7 @@
 //! `Vec<String>` the public API returns is built on the first read.
 
 use std::borrow::Cow;
+use std::collections::TryReserveError;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -192,6 +193,16 @@ impl TokenStrings {
                 let part = explicit[from..to].iter().map(|(p, s)| (p - range.start, s.clone())).collect();
                 Self::vocab(vocab.clone(), part)
             }
+        }
+    }
+
+    /// Makes room for the `n` tokens `(id, s)` of [`pad`](Self::pad), failing instead of
+    /// aborting when memory runs out.
+    pub(crate) fn try_reserve_padding(&mut self, n: usize, id: u32, s: &str) -> Result<(), TryReserveError> {
+        match self {
+            TokenStrings::Owned(v) => v.try_reserve(n),
+            TokenStrings::Vocab { vocab, explicit, .. } if vocab.get(id) != Some(s) => explicit.try_reserve(n),
+            TokenStrings::Vocab { .. } => Ok(()),
         }
     }
 

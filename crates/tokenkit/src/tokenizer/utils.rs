@@ -25,6 +25,30 @@ pub struct PaddingParams {
     pub pad_token: String,
 }
 
+/// The longest padded length [`PaddingParams`] accept, in tokens (`Fixed` and
+/// `pad_to_multiple_of`): 16 GiB of ids alone, far past any model's context. Larger values can
+/// only be mistakes (a fuzzer's `2**63`), and would overflow the size computations.
+pub const MAX_PADDING_LENGTH: usize = u32::MAX as usize;
+
+impl PaddingParams {
+    /// Checks the lengths against [`MAX_PADDING_LENGTH`]; called wherever padding is set
+    /// ([`Tokenizer::with_padding`](crate::Tokenizer::with_padding), tokenizer.json loading).
+    pub fn validate(&self) -> Result<()> {
+        let check = |field: &str, n: usize| {
+            if n > MAX_PADDING_LENGTH {
+                return Err(Error::invalid(format!(
+                    "padding `{field}` is {n} tokens; at most {MAX_PADDING_LENGTH} are allowed"
+                )));
+            }
+            Ok(())
+        };
+        if let PaddingStrategy::Fixed(n) = self.strategy {
+            check("strategy.Fixed", n)?;
+        }
+        self.pad_to_multiple_of.map_or(Ok(()), |m| check("pad_to_multiple_of", m))
+    }
+}
+
 impl Default for PaddingParams {
     fn default() -> Self {
         Self {
@@ -117,7 +141,8 @@ pub fn truncate_encodings(mut encoding: Encoding, mut pair: Option<Encoding>, pa
     Ok((encoding, pair))
 }
 
-/// Pads encodings as the settings say (to the longest of them, or a fixed length).
+/// Pads encodings as the settings say (to the longest of them, or a fixed length). An error,
+/// not an abort, when the padded encodings do not fit in memory.
 pub fn pad_encodings(encodings: &mut [Encoding], params: &PaddingParams) -> Result<()> {
     if encodings.is_empty() {
         return Ok(());
@@ -126,11 +151,10 @@ pub fn pad_encodings(encodings: &mut [Encoding], params: &PaddingParams) -> Resu
         PaddingStrategy::Fixed(n) => n,
         PaddingStrategy::BatchLongest => encodings.iter().map(Encoding::len).max().unwrap_or(0),
     };
-    if let Some(m) = params.pad_to_multiple_of {
-        if m > 0 && len % m > 0 {
-            len += m - len % m;
-        }
+    if let Some(m) = params.pad_to_multiple_of.filter(|&m| m > 0) {
+        len = len.checked_next_multiple_of(m).ok_or_else(|| {
+            Error::invalid(format!("padding: {len} tokens rounded up to a multiple of {m} (pad_to_multiple_of) overflows"))
+        })?;
     }
-    Encoding::pad_all(encodings, len, params.pad_id, params.pad_type_id, &params.pad_token, params.direction);
-    Ok(())
+    Encoding::pad_all(encodings, len, params.pad_id, params.pad_type_id, &params.pad_token, params.direction)
 }

@@ -1,7 +1,7 @@
 //! Training input (text files, JSONL files, iterators) and parallel word counting.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use ahash::AHashMap;
@@ -14,6 +14,11 @@ use crate::{Error, Result};
 /// in memory while it is counted: small enough not to weigh on small trainings' peak memory,
 /// large enough to give every worker many sequences).
 const BATCH_BYTES: usize = 1 << 20;
+
+/// The longest line read from a training file, in bytes (256 MiB). A line is one sequence and
+/// is held whole in memory, so without a bound a file with no line breaks (`/dev/zero`, a
+/// binary file given by mistake) would grow one buffer until the process aborts.
+pub const MAX_LINE_BYTES: u64 = 1 << 28;
 
 /// Where the training text comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,6 +148,8 @@ pub(crate) struct LineReader<'a> {
     jsonl: Option<(&'a str, bool)>,
     stats: &'a mut InputStats,
     buf: Vec<u8>,
+    /// [`MAX_LINE_BYTES`], smaller in tests.
+    max_line: u64,
 }
 
 impl<'a> LineReader<'a> {
@@ -152,7 +159,7 @@ impl<'a> LineReader<'a> {
             TrainInput::Files(_) => None,
             TrainInput::Jsonl { field, strict, .. } => Some((field.as_str(), *strict)),
         };
-        Self { files: input.files().iter(), current: None, jsonl, stats, buf: Vec::new() }
+        Self { files: input.files().iter(), current: None, jsonl, stats, buf: Vec::new(), max_line: MAX_LINE_BYTES }
     }
 
     fn skip(&mut self, path: &Path, line: u64, reason: String) -> Result<()> {
@@ -205,7 +212,7 @@ impl Iterator for LineReader<'_> {
             let (reader, path, line_no) = self.current.as_mut()?;
             let path: &Path = path;
             self.buf.clear();
-            match reader.read_until(b'\n', &mut self.buf) {
+            match reader.by_ref().take(self.max_line + 1).read_until(b'\n', &mut self.buf) {
                 Ok(0) => {
                     self.current = None;
                     continue;
@@ -215,6 +222,14 @@ impl Iterator for LineReader<'_> {
             }
             *line_no += 1;
             let line_no = *line_no;
+            if self.buf.len() as u64 > self.max_line {
+                return Some(Err(Error::invalid(format!(
+                    "{}:{line_no}: a line longer than {} bytes; training reads one sequence per line, so long \
+                     texts must be split into lines",
+                    path.display(),
+                    self.max_line
+                ))));
+            }
             self.stats.bytes += self.buf.len() as u64;
             let line = match std::str::from_utf8(&self.buf) {
                 Ok(l) => l,
@@ -251,4 +266,36 @@ pub(crate) fn with_stage<T>(progress: &dyn Progress, stage: Stage, total: Option
     let r = f();
     progress.finish(stage);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_bound_is_an_error_naming_the_file_and_line() {
+        let path = std::env::temp_dir().join(format!("tokenkit-long-line-{}.txt", std::process::id()));
+        std::fs::write(&path, "short\nexactly 16 bytes\n0123456789abcdefX\n").unwrap();
+        let input = TrainInput::Files(vec![path.clone()]);
+        let mut stats = InputStats::default();
+        let mut reader = LineReader::new(&input, &mut stats);
+        reader.max_line = 17;
+        assert_eq!(reader.next().unwrap().unwrap(), "short\n");
+        assert_eq!(reader.next().unwrap().unwrap(), "exactly 16 bytes\n");
+        let e = reader.next().unwrap().unwrap_err().to_string();
+        assert!(e.contains(&format!("{}:3: a line longer than 17 bytes", path.display())), "{e}");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A file that never ends a line: an error after `MAX_LINE_BYTES`, not an abort.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn dev_zero_is_an_error() {
+        let input = TrainInput::Files(vec!["/dev/zero".into()]);
+        let mut stats = InputStats::default();
+        let mut reader = LineReader::new(&input, &mut stats);
+        reader.max_line = 1 << 20;
+        let e = reader.next().unwrap().unwrap_err().to_string();
+        assert!(e.contains("/dev/zero:1: a line longer than 1048576 bytes"), "{e}");
+    }
 }

@@ -29,7 +29,7 @@ pub use crate::models::bpe::trainer::{BpeTrainer, BpeTrainingResult};
 pub use crate::models::unigram::trainer::UnigramTrainer;
 pub use crate::models::wordlevel::trainer::WordLevelTrainer;
 pub use crate::models::wordpiece::trainer::WordPieceTrainer;
-pub use input::{count_words, InputStats, TrainInput};
+pub use input::{count_words, InputStats, TrainInput, MAX_LINE_BYTES};
 #[cfg(feature = "progress")]
 pub use progress_bars::ProgressBars;
 pub use train::TrainReport;

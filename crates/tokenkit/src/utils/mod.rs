@@ -1,8 +1,9 @@
 //! Small shared helpers.
 
+pub mod atomic_file;
 pub mod byte_level;
 pub(crate) mod char_memo;
-pub(crate) mod parallel;
+pub mod parallel;
 pub mod pattern;
 pub mod regex;
 pub(crate) mod used_slots;

@@ -7,9 +7,83 @@
 //! to collect). Here the caller works through the batch alongside the pool's threads, and
 //! with one thread it does all of it itself, so that most results, or all of them, are made
 //! where they are used and dropped.
+//!
+//! A long batch can be stopped: [`with_interrupt_check`] gives the calling thread a check (the
+//! Python binding's looks for Ctrl-C) that it runs between items; once it says stop, no thread
+//! starts another item and the batch returns [`Interrupted`].
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// A check that tells a batch to stop (`true`); see [`with_interrupt_check`].
+pub type InterruptCheck = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// How often the calling thread runs its interrupt check during a batch: often enough that a
+/// stop feels immediate, rarely enough to cost nothing (the check may take a lock).
+const CHECK_INTERVAL: Duration = Duration::from_millis(20);
+
+thread_local! {
+    static INTERRUPT_CHECK: RefCell<Option<InterruptCheck>> = const { RefCell::new(None) };
+}
+
+/// A batch stopped by the check of [`with_interrupt_check`] (an [`Error::Interrupted`](crate::Error::Interrupted)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+impl From<Interrupted> for crate::Error {
+    fn from(_: Interrupted) -> Self {
+        crate::Error::Interrupted
+    }
+}
+
+/// Runs `f` with `check` watching the batches this thread runs in it (`encode_batch`,
+/// `decode_batch`, tiktoken's batches): the thread calls `check` about every 20 ms between
+/// items, and once it returns `true` no thread starts another item and the batch fails with
+/// [`Interrupted`]. Items already started finish, so the batch stops within one item's time.
+pub fn with_interrupt_check<R>(check: InterruptCheck, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<InterruptCheck>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INTERRUPT_CHECK.with(|c| *c.borrow_mut() = self.0.take());
+        }
+    }
+    let _restore = Restore(INTERRUPT_CHECK.with(|c| c.borrow_mut().replace(check)));
+    f()
+}
+
+/// The stop signal of one batch: the calling thread's check (rate-limited) sets `stopped`,
+/// which every thread reads before each item.
+struct Stop {
+    check: Option<InterruptCheck>,
+    stopped: AtomicBool,
+}
+
+impl Stop {
+    fn new() -> Self {
+        Stop { check: INTERRUPT_CHECK.with(|c| c.borrow().clone()), stopped: AtomicBool::new(false) }
+    }
+
+    /// Whether to stop before the next item; `next_check` is the caller's clock (`None` on
+    /// the other threads, which only read the flag).
+    fn now(&self, next_check: Option<&mut Instant>) -> bool {
+        if self.stopped.load(Ordering::Relaxed) {
+            return true;
+        }
+        if let (Some(check), Some(next)) = (&self.check, next_check) {
+            let now = Instant::now();
+            if now >= *next {
+                *next = now + CHECK_INTERVAL;
+                if check() {
+                    self.stopped.store(true, Ordering::Relaxed);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
 
 /// Chunks per thread: enough for the threads to even out uneven items (a few long texts among
 /// many short ones), few enough that taking a chunk costs nothing next to encoding it.
@@ -29,15 +103,16 @@ struct Chunk<I, O, E> {
 /// `weight` is an estimate of an item's cost (its text's length, say). Chunks are cut to even
 /// weights rather than even counts, and the heaviest are taken first, so that a long text
 /// near the end of a batch does not leave one thread working on it while the others wait.
-pub(crate) fn try_map<I: Send, O: Send, E: Send>(
+pub(crate) fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
     items: impl IntoIterator<Item = I>,
     weight: impl Fn(&I) -> usize,
     f: impl Fn(I) -> Result<O, E> + Sync,
 ) -> Result<Vec<O>, E> {
     let items: Vec<I> = items.into_iter().collect();
     let threads = rayon::current_num_threads();
+    let stop = Stop::new();
     if threads <= 1 || items.len() <= 1 {
-        return map_all(items, &f);
+        return map_all(items, &f, &stop, Some(&mut Instant::now()));
     }
     let n = items.len();
     let weights: Vec<usize> = items.iter().map(|i| weight(i).max(1)).collect();
@@ -61,13 +136,13 @@ pub(crate) fn try_map<I: Send, O: Send, E: Send>(
     order.sort_by_key(|&k| std::cmp::Reverse(chunk_weights[k]));
     let next = AtomicUsize::new(0);
     let first_failed = AtomicUsize::new(usize::MAX);
-    let work = || {
+    let work = |mut next_check: Option<Instant>| {
         while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
             let mut chunk = chunks[k].lock().unwrap_or_else(PoisonError::into_inner);
-            let results = if k > first_failed.load(Ordering::Relaxed) {
+            let results = if k > first_failed.load(Ordering::Relaxed) || stop.now(next_check.as_mut()) {
                 Ok(Vec::new())
             } else {
-                map_all(std::mem::take(&mut chunk.items), &f)
+                map_all(std::mem::take(&mut chunk.items), &f, &stop, next_check.as_mut())
             };
             if results.is_err() {
                 first_failed.fetch_min(k, Ordering::Relaxed);
@@ -77,10 +152,13 @@ pub(crate) fn try_map<I: Send, O: Send, E: Send>(
     };
     rayon::in_place_scope(|scope| {
         for _ in 1..threads.min(chunks.len()) {
-            scope.spawn(|_| work());
+            scope.spawn(|_| work(None));
         }
-        work();
+        work(Some(Instant::now()));
     });
+    if stop.stopped.load(Ordering::Relaxed) {
+        return Err(Interrupted.into());
+    }
     let mut out = Vec::with_capacity(n);
     for chunk in chunks {
         let chunk = chunk.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -92,10 +170,14 @@ pub(crate) fn try_map<I: Send, O: Send, E: Send>(
 }
 
 /// `f` on every item in turn, into a vector made at its final size (which
-/// `collect::<Result<Vec<_>, _>>()` cannot know, so it grows).
-fn map_all<I, O, E>(items: Vec<I>, f: &impl Fn(I) -> Result<O, E>) -> Result<Vec<O>, E> {
+/// `collect::<Result<Vec<_>, _>>()` cannot know, so it grows); [`Interrupted`] when `stop`
+/// says so before an item.
+fn map_all<I, O, E: From<Interrupted>>(items: Vec<I>, f: &impl Fn(I) -> Result<O, E>, stop: &Stop, mut next_check: Option<&mut Instant>) -> Result<Vec<O>, E> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
+        if stop.now(next_check.as_deref_mut()) {
+            return Err(Interrupted.into());
+        }
         out.push(f(item)?);
     }
     Ok(out)
@@ -104,6 +186,17 @@ fn map_all<I, O, E>(items: Vec<I>, f: &impl Fn(I) -> Result<O, E>) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, PartialEq)]
+    enum TestError {
+        Item(usize),
+        Interrupted,
+    }
+    impl From<Interrupted> for TestError {
+        fn from(_: Interrupted) -> Self {
+            TestError::Interrupted
+        }
+    }
 
     fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
@@ -116,7 +209,7 @@ mod tests {
                 // Even weights, and uneven ones: zeros, and a heavy item every 13 and at the end.
                 let heavy = move |&i: &usize| if i % 13 == 0 || i + 1 == n { 10_000 } else { i % 3 };
                 for uneven in [false, true] {
-                    let got = in_pool(threads, || try_map(0..n, |i| if uneven { heavy(i) } else { 1 }, |i| Ok::<_, ()>(i * 2)));
+                    let got = in_pool(threads, || try_map(0..n, |i| if uneven { heavy(i) } else { 1 }, |i| Ok::<_, TestError>(i * 2)));
                     assert_eq!(got, Ok((0..n).map(|i| i * 2).collect::<Vec<_>>()), "threads {threads}, n {n}, uneven {uneven}");
                 }
             }
@@ -126,8 +219,8 @@ mod tests {
     #[test]
     fn first_error_in_item_order() {
         for threads in [1, 2, 4] {
-            let got = in_pool(threads, || try_map(0..500, |&i| i % 7, |i| if i % 100 == 37 { Err(i) } else { Ok(i) }));
-            assert_eq!(got, Err(37), "threads {threads}");
+            let got = in_pool(threads, || try_map(0..500, |&i| i % 7, |i| if i % 100 == 37 { Err(TestError::Item(i)) } else { Ok(i) }));
+            assert_eq!(got, Err(TestError::Item(37)), "threads {threads}");
         }
     }
 
@@ -135,8 +228,30 @@ mod tests {
     fn one_thread_runs_on_the_calling_thread() {
         in_pool(1, || {
             let me = std::thread::current().id();
-            let here = try_map(0..100, |_| 1, |_| Ok::<_, ()>(std::thread::current().id() == me)).unwrap();
+            let here = try_map(0..100, |_| 1, |_| Ok::<_, TestError>(std::thread::current().id() == me)).unwrap();
             assert!(here.iter().all(|&b| b));
         });
+    }
+
+    #[test]
+    fn an_interrupt_check_stops_the_batch_between_items() {
+        for threads in [1, 2, 3] {
+            let done = AtomicUsize::new(0);
+            let check: InterruptCheck = Arc::new(|| true);
+            let slow = |i: usize| {
+                std::thread::sleep(Duration::from_millis(2));
+                done.fetch_add(1, Ordering::Relaxed);
+                Ok::<_, TestError>(i)
+            };
+            // The first check comes at once: no item at all, or one per helper thread, runs.
+            let got = in_pool(threads, || with_interrupt_check(check, || try_map(0..1000, |_| 1, slow)));
+            assert_eq!(got, Err(TestError::Interrupted), "threads {threads}");
+            assert!(done.load(Ordering::Relaxed) < 100, "threads {threads}: {} items ran", done.load(Ordering::Relaxed));
+            // Outside `with_interrupt_check` (and with a check that says go on), batches run whole.
+            let never: InterruptCheck = Arc::new(|| false);
+            let got = in_pool(threads, || with_interrupt_check(never, || try_map(0..50, |_| 1, slow)));
+            assert_eq!(got.unwrap().len(), 50);
+            assert_eq!(in_pool(threads, || try_map(0..50, |_| 1, slow)).unwrap().len(), 50);
+        }
     }
 }
