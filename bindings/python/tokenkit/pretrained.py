@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ._tokenkit import AddedToken, ChatTemplate, Tokenizer
+from ._tokenkit import AddedToken, ChatTemplate, Tokenizer, write_files
 
 __all__ = ["AutoTokenizer", "PreTrainedTokenizer", "BatchEncoding", "CharSpan", "TokenSpan"]
 
@@ -394,7 +394,6 @@ class PreTrainedTokenizer:
         """Writes ``tokenizer.json`` and ``tokenizer_config.json`` into ``path`` (created if needed)."""
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
-        self._tokenizer.save(str(root / "tokenizer.json"))
         config = dict(self._other_config)
         config.setdefault("tokenizer_class", "PreTrainedTokenizerFast")
         config.update({k: _token_json(v) for k, v in self._special.items() if v is not None})
@@ -407,9 +406,11 @@ class PreTrainedTokenizer:
             str(i): _added_token_dict(t) for i, t in sorted(self._tokenizer.get_added_tokens_decoder().items())}
         if self.chat_template is not None:
             config["chat_template"] = self.chat_template
-        out = root / "tokenizer_config.json"
-        out.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        return [str(root / "tokenizer.json"), str(out)]
+        files = [(str(root / "tokenizer.json"), self._tokenizer.to_str(True)),
+                 (str(root / "tokenizer_config.json"), json.dumps(config, indent=2, ensure_ascii=False) + "\n")]
+        # One set: a failure leaves the previous directory's files as they were.
+        write_files([(p, text.encode("utf-8")) for p, text in files])
+        return [p for p, _ in files]
 
     # ---- vocabulary and special tokens ------------------------------------------------------
 

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .._tokenkit import parse_rank_file, tiktoken_data_dirs
+from .._tokenkit import parse_rank_file, tiktoken_data_dirs, write_files
 
 __all__ = ["read_file", "read_file_cached", "check_hash", "load_tiktoken_bpe", "dump_tiktoken_bpe"]
 
@@ -83,7 +83,7 @@ def load_tiktoken_bpe(tiktoken_bpe_file: str, expected_hash: Optional[str] = Non
 
 
 def dump_tiktoken_bpe(bpe_ranks: Dict[bytes, int], tiktoken_bpe_file: str) -> None:
-    """Writes ranks as a ``.tiktoken`` file (lines in rank order) at a local path."""
-    with open(tiktoken_bpe_file, "wb") as f:
-        for token, rank in sorted(bpe_ranks.items(), key=lambda x: x[1]):
-            f.write(base64.b64encode(token) + b" " + str(rank).encode() + b"\n")
+    """Writes ranks as a ``.tiktoken`` file (lines in rank order) at a local path, atomically."""
+    lines = (base64.b64encode(token) + b" " + str(rank).encode() + b"\n"
+             for token, rank in sorted(bpe_ranks.items(), key=lambda x: x[1]))
+    write_files([(os.fspath(tiktoken_bpe_file), b"".join(lines))])
