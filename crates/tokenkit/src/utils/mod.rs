@@ -1,5 +1,6 @@
 //! Small shared helpers.
 
+pub(crate) mod aho;
 pub mod byte_level;
 pub(crate) mod char_memo;
 pub(crate) mod parallel;
