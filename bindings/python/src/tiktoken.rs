@@ -71,6 +71,17 @@ impl PyTiktokenCore {
     #[pyo3(signature = (name, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab = None))]
     fn new(py: Python<'_>, name: &str, pat_str: &str, mergeable_ranks: HashMap<Vec<u8>, u32>, special_tokens: HashMap<String, u32>, explicit_n_vocab: Option<u32>) -> PyResult<Self> {
         let n = mergeable_ranks.values().max().map_or(0, |&m| m as usize + 1);
+        // Holes in the ranks may only hold special tokens: a far rank (2**32 - 1) is an error
+        // before it asks for a table of 2^32 entries.
+        if n > mergeable_ranks.len() + special_tokens.len() {
+            return Err(value_err(format!(
+                "mergeable_ranks must be 0..n without gaps (a gap may only hold a special token's id): \
+                 the largest rank is {} but there are {} ranks and {} special tokens",
+                n - 1,
+                mergeable_ranks.len(),
+                special_tokens.len()
+            )));
+        }
         let mut ranks: Vec<Option<Vec<u8>>> = vec![None; n];
         for (token, rank) in mergeable_ranks {
             ranks[rank as usize] = Some(token);

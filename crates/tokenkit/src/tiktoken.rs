@@ -8,12 +8,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 
 use crate::formats::tiktoken::{self as format, EncodingSpec};
 use crate::models::bpe::byte_level::ByteLevelBpe;
 use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, ids_plan};
 use crate::tokenizer::Tokenizer;
+use crate::utils::aho::leftmost_longest;
 use crate::utils::regex::SysRegex;
 use crate::{Error, Result};
 
@@ -44,11 +45,8 @@ pub struct Encoding {
     name: String,
     pat_str: String,
     tokenizer: Tokenizer,
-    /// Bytes of every id (ranks then specials) as one buffer; `starts[id]..starts[id + 1]`.
-    bytes: Vec<u8>,
-    starts: Vec<u32>,
-    /// Whether an id below `n_vocab` has a token (rank or special).
-    present: Vec<bool>,
+    /// The bytes of every id (ranks and specials).
+    id_bytes: IdBytes,
     n_ranks: usize,
     special_tokens: BTreeMap<String, u32>,
     /// Special-token contents in `special_ids` order, and their automaton.
@@ -57,6 +55,73 @@ pub struct Encoding {
     special_matcher: Option<AhoCorasick>,
     /// Rank ids ordered by their bytes (built on first use by `encode_with_unstable`).
     sorted_ranks: std::sync::OnceLock<Vec<u32>>,
+}
+
+/// The bytes of each token id, in one buffer: indexed by id when the ids are dense enough
+/// for a table (always for real encodings), by a map otherwise, so that a special token at
+/// id 2^32 - 1 (which tiktoken accepts) costs one entry, not a table of 2^32.
+#[derive(Debug, Clone)]
+struct IdBytes {
+    bytes: Vec<u8>,
+    spans: Spans,
+    /// One more than the largest id (tiktoken's `n_vocab`).
+    n_vocab: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Spans {
+    /// `starts[id]..starts[id + 1]` in `bytes`; `present[id]` when the id has a token.
+    Dense { starts: Vec<u32>, present: Vec<bool> },
+    /// id → its range in `bytes`.
+    Sparse(ahash::AHashMap<u32, (u32, u32)>),
+}
+
+impl IdBytes {
+    /// The table of `tokens` (id, bytes; ids distinct).
+    fn new(tokens: &[(u32, &[u8])]) -> Self {
+        let n_vocab = tokens.iter().map(|&(id, _)| id as usize + 1).max().unwrap_or(0);
+        let mut bytes = Vec::with_capacity(tokens.iter().map(|(_, t)| t.len()).sum());
+        let spans = if crate::models::vocab::fits_dense_table(n_vocab, tokens.len()) {
+            let mut per_id: Vec<Option<&[u8]>> = vec![None; n_vocab];
+            for &(id, t) in tokens {
+                per_id[id as usize] = Some(t);
+            }
+            let mut starts = Vec::with_capacity(n_vocab + 1);
+            let mut present = Vec::with_capacity(n_vocab);
+            for t in &per_id {
+                starts.push(bytes.len() as u32);
+                bytes.extend_from_slice(t.unwrap_or_default());
+                present.push(t.is_some());
+            }
+            starts.push(bytes.len() as u32);
+            Spans::Dense { starts, present }
+        } else {
+            let mut map = ahash::AHashMap::with_capacity(tokens.len());
+            for &(id, t) in tokens {
+                let start = bytes.len() as u32;
+                bytes.extend_from_slice(t);
+                map.insert(id, (start, bytes.len() as u32));
+            }
+            Spans::Sparse(map)
+        };
+        Self { bytes, spans, n_vocab }
+    }
+
+    /// The bytes of `id`, `None` for an id without a token.
+    #[inline]
+    fn get(&self, id: u32) -> Option<&[u8]> {
+        let (start, end) = match &self.spans {
+            Spans::Dense { starts, present } => {
+                let i = id as usize;
+                if !*present.get(i)? {
+                    return None;
+                }
+                (starts[i], starts[i + 1])
+            }
+            Spans::Sparse(map) => *map.get(&id)?,
+        };
+        Some(&self.bytes[start as usize..end as usize])
+    }
 }
 
 /// Where an id given by [`Encoding::encode_segments`] stands.
@@ -148,41 +213,25 @@ impl Encoding {
             }
         }
         let n_ranks = ranks.len();
-        let mut per_id: Vec<Option<&[u8]>> = vec![None; max_id];
-        for (r, t) in ranks.iter().enumerate() {
-            per_id[r] = t.as_deref();
-        }
-        for (c, id) in &first_per_id {
-            per_id[*id as usize] = Some(c.as_bytes());
-        }
-        let mut bytes = Vec::with_capacity(ranks.iter().flatten().map(Vec::len).sum::<usize>() + 16 * special_map.len());
-        let mut starts = Vec::with_capacity(max_id + 1);
-        let mut present = Vec::with_capacity(max_id);
-        for t in &per_id {
-            starts.push(bytes.len() as u32);
-            bytes.extend_from_slice(t.unwrap_or_default());
-            present.push(t.is_some());
-        }
-        starts.push(bytes.len() as u32);
+        let tokens: Vec<(u32, &[u8])> = ranks
+            .iter()
+            .enumerate()
+            .filter_map(|(r, t)| Some((r as u32, t.as_deref()?)))
+            .chain(first_per_id.iter().map(|(c, id)| (*id, c.as_bytes())))
+            .collect();
+        let id_bytes = IdBytes::new(&tokens);
         let (special_list, special_ids): (Vec<String>, Vec<u32>) =
             special_map.iter().map(|(c, &id)| (c.clone(), id)).unzip();
         let special_matcher = if special_list.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(&special_list)
-                    .map_err(|e| Error::invalid(format!("{name}: special tokens: {e}")))?,
-            )
+            Some(leftmost_longest(&special_list).map_err(|e| Error::invalid(format!("{name}: special tokens: {e}")))?)
         };
         Ok(Self {
             name: name.to_owned(),
             pat_str: pat_str.to_owned(),
             tokenizer,
-            bytes,
-            starts,
-            present,
+            id_bytes,
             n_ranks,
             special_tokens: special_map,
             special_list,
@@ -243,11 +292,11 @@ impl Encoding {
     }
     /// One more than the largest token id.
     pub fn n_vocab(&self) -> usize {
-        self.present.len()
+        self.id_bytes.n_vocab
     }
     /// The largest token id.
     pub fn max_token_value(&self) -> u32 {
-        self.present.len().saturating_sub(1) as u32
+        self.id_bytes.n_vocab.saturating_sub(1) as u32
     }
     /// The id of `<|endoftext|>`, if the encoding has it.
     pub fn eot_token(&self) -> Option<u32> {
@@ -271,11 +320,7 @@ impl Encoding {
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        let i = id as usize;
-        if !*self.present.get(i)? {
-            return None;
-        }
-        Some(&self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize])
+        self.id_bytes.get(id)
     }
 
     fn plan(&self) -> Result<(&crate::models::bpe::BPE, &ByteLevelBpe, &SysRegex)> {
@@ -291,15 +336,14 @@ impl Encoding {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let (_, raw, regex) = self.plan()?;
-        extend_piece_ids(raw, regex, text, out);
-        Ok(())
+        extend_piece_ids(raw, regex, text, out)
     }
 
     /// The number of tokens of `encode_ordinary(text)`, without building the ids.
     pub fn count_ordinary(&self, text: &str) -> Result<usize> {
         let (_, raw, regex) = self.plan()?;
         let mut n = 0;
-        for_each_piece_ids(raw, regex, text, |_, _| n += 1);
+        for_each_piece_ids(raw, regex, text, |_, _| n += 1)?;
         Ok(n)
     }
 
@@ -318,10 +362,8 @@ impl Encoding {
         if let SpecialTokens::Set(s) = disallowed {
             let unknown: Vec<&String> = s.iter().filter(|c| !self.special_tokens.contains_key(*c)).collect();
             if !unknown.is_empty() {
-                let ac = AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(s.iter().filter(|c| !c.is_empty()))
-                    .map_err(|e| Error::invalid(e.to_string()))?;
+                let patterns: Vec<&String> = s.iter().filter(|c| !c.is_empty()).collect();
+                let ac = leftmost_longest(&patterns).map_err(|e| Error::invalid(e.to_string()))?;
                 if let Some(m) = ac.find(text) {
                     return Err(disallowed_special_error(&text[m.range()]));
                 }
@@ -350,11 +392,13 @@ impl Encoding {
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let (_, raw, regex) = self.plan()?;
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        let mut failed = Ok(());
         self.for_each_segment(text, &allowed_mask, |segment| match segment {
-            Segment::Text(t) => extend_piece_ids(raw, regex, t, &mut out),
+            Segment::Text(t) if failed.is_ok() => failed = extend_piece_ids(raw, regex, t, &mut out),
+            Segment::Text(_) => {}
             Segment::Special(id) => out.push(id),
         });
-        Ok(out)
+        failed.map(|()| out)
     }
 
     /// The number of tokens of `encode(text, ...)`, without building the ids of ordinary text.
@@ -370,13 +414,17 @@ impl Encoding {
     /// token; `at` tells which (and where regex pieces start).
     fn encode_segments(&self, text: &str, allowed_mask: &[bool], mut sink: impl FnMut(u32, At)) -> Result<()> {
         let (_, raw, regex) = self.plan()?;
+        let mut failed = Ok(());
         self.for_each_segment(text, allowed_mask, |segment| match segment {
-            Segment::Text(t) => {
-                for_each_piece_ids(raw, regex, t, |id, first| sink(id, if first { At::PieceStart } else { At::InPiece }))
+            Segment::Text(t) if failed.is_ok() => {
+                failed = for_each_piece_ids(raw, regex, t, |id, first| {
+                    sink(id, if first { At::PieceStart } else { At::InPiece })
+                })
             }
+            Segment::Text(_) => {}
             Segment::Special(id) => sink(id, At::Special),
         });
-        Ok(())
+        failed
     }
 
     /// Cuts `text` at the allowed special tokens (`allowed_mask` by special-token index),

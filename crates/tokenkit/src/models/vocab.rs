@@ -61,6 +61,14 @@ impl Hasher for StrHasher {
 /// with a huge stray id cannot make us allocate gigabytes.
 const DENSE_SLACK: usize = 1 << 16;
 
+/// Whether a table indexed by id, of `n_ids` entries (one more than the largest id), is the
+/// right home for `count` entries: the id → token tables are dense unless that would waste
+/// more than twice the entries plus [`DENSE_SLACK`] (a stray id of 2^32 - 1 would ask for
+/// gigabytes), and then a hash map.
+pub(crate) fn fits_dense_table(n_ids: usize, count: usize) -> bool {
+    n_ids <= DENSE_SLACK + 2 * count + 1
+}
+
 /// Id → token table. Dense (a vector indexed by id, holes allowed) for normal vocabularies,
 /// sparse (a hash map) when the ids are too spread out for a vector.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,7 +95,7 @@ impl ReverseVocab {
             entries.sort_unstable();
         }
         match max {
-            Some(max) if (max as usize) > DENSE_SLACK + 2 * vocab.len() => {
+            Some(max) if !fits_dense_table(max as usize + 1, vocab.len()) => {
                 ReverseVocab::Sparse(entries.into_iter().map(|(t, i)| (i, t.clone())).collect())
             }
             _ => {

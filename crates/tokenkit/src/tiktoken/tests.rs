@@ -188,3 +188,38 @@ fn fast_paths_same_as_whole_piece_then_merge_loop() {
         }
     }
 }
+
+/// The 256 single bytes at their own ranks, then `extra` (tiktoken's shape of a rank table).
+fn byte_ranks(extra: &[&[u8]]) -> crate::formats::tiktoken::Ranks {
+    (0..=255u8).map(|b| Some(vec![b])).chain(extra.iter().map(|t| Some(t.to_vec()))).collect()
+}
+
+/// A special token at id 2^32 - 1 (tiktoken accepts it) costs one entry, not a table of 2^32
+/// ids (which aborted on allocation); it encodes and decodes as in tiktoken 0.14.0
+/// (`Encoding("x", pat_str=R50K, mergeable_ranks=bytes + {b"ab": 256}, special_tokens=
+/// {"<|x|>": 2**32 - 1})`: `encode("ab<|x|>", allowed_special="all") == [256, 4294967295]`,
+/// `n_vocab == 2**32`).
+#[test]
+fn a_sparse_special_token_id_is_accepted() {
+    let specials = [("<|x|>".to_owned(), u32::MAX)];
+    let enc = Encoding::new("x", format::R50K_PATTERN, byte_ranks(&[b"ab"]), &specials, None).unwrap();
+    assert_eq!(enc.encode("ab<|x|>", &SpecialTokens::All, &SpecialTokens::none()).unwrap(), [256, u32::MAX]);
+    assert_eq!(enc.decode_single_token_bytes(u32::MAX).unwrap(), b"<|x|>");
+    assert_eq!(enc.decode(&[97, 256, u32::MAX]).unwrap(), "aab<|x|>");
+    assert!(enc.decode_single_token_bytes(u32::MAX - 1).is_err());
+    assert_eq!((enc.n_vocab(), enc.max_token_value()), (1 << 32, u32::MAX));
+}
+
+/// Loading is linear in a rank's token length (every split of it was hashed: one 300 KB
+/// token took 28 s), and the long token encodes to its rank as in tiktoken (a piece that is
+/// a token is that token).
+#[test]
+fn a_long_rank_token_loads_in_linear_time() {
+    let build = |n: usize| byte_ranks(&[b"ab", "x".repeat(n).as_bytes()]);
+    crate::pre_tokenizers::lexers::adversarial::assert_linear("a long rank token", &build(4096), &build(65_536), |r| {
+        Encoding::new("x", format::R50K_PATTERN, r.clone(), &[], None).unwrap();
+    });
+    let enc = Encoding::new("x", format::R50K_PATTERN, build(300_000), &[], None).unwrap();
+    assert_eq!(enc.encode_ordinary(&"x".repeat(300_000)).unwrap(), [257]);
+    assert_eq!(enc.encode_ordinary(&"x".repeat(299_999)).unwrap().len(), 299_999);
+}

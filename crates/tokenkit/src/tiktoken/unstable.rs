@@ -164,7 +164,7 @@ impl Encoding {
     fn ranks_starting_with(&self, prefix: &[u8]) -> &[u32] {
         let sorted = self.sorted_ranks.get_or_init(|| {
             let mut ids: Vec<u32> = (0..self.n_ranks as u32)
-                .filter(|&id| self.present[id as usize] && !self.is_special_token(id))
+                .filter(|&id| self.token_bytes(id).is_some() && !self.is_special_token(id))
                 .collect();
             ids.sort_unstable_by(|&a, &b| self.rank_bytes(a).cmp(self.rank_bytes(b)));
             ids

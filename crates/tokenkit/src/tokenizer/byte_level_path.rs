@@ -13,7 +13,7 @@ use crate::models::ModelWrapper;
 use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::byte_level::{ByteLevel, GPT2_REGEX};
 use crate::pre_tokenizers::lexers::{
-    deepseek_pieces, isolated_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
+    deepseek_pieces, Isolated, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
 };
 use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString};
@@ -33,12 +33,21 @@ pub(crate) enum Cutter<'a> {
 }
 
 impl Cutter<'_> {
-    /// Calls `piece(start, end)` for each piece of `text`, as byte ranges in order.
+    /// Calls `piece(start, end)` for each piece of `text`, as byte ranges in order; an
+    /// error when the regex gives up on the text ([`SysRegex::try_for_each_match`]).
     #[inline]
-    fn for_each_piece(self, text: &str, piece: impl FnMut(usize, usize)) {
+    fn for_each_piece(self, text: &str, piece: impl FnMut(usize, usize)) -> Result<()> {
         match self {
-            Cutter::Regex(re) => isolated_pieces(text.len(), re.find_iter(text), piece),
-            Cutter::DeepSeek => deepseek_pieces(text, piece),
+            Cutter::Regex(re) => {
+                let mut isolated = Isolated::new(piece);
+                re.try_for_each_match(text, |s, e| isolated.matched(s, e))?;
+                isolated.finish(text.len());
+                Ok(())
+            }
+            Cutter::DeepSeek => {
+                deepseek_pieces(text, piece);
+                Ok(())
+            }
         }
     }
 }
@@ -145,7 +154,12 @@ pub(crate) fn encode(
         tokens.clear();
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
+        // The first error (a regex that gives up on the text) ends the encoding.
+        let mut failed = Ok(());
         tok.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
+            if failed.is_err() {
+                return;
+            }
             if let Some(id) = id {
                 explicit.push((tokens.len(), text[s..e].to_owned()));
                 tokens.push(Token { id, word, offsets: (s, e) });
@@ -160,17 +174,18 @@ pub(crate) fn encode(
                 let mut n = NormalizedString::from(segment);
                 n.nfc();
                 let align = n.alignments();
-                encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
+                failed = encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
                     tokens.push(Token { id, word, offsets: (s + align[ts].0, s + align[te - 1].1) });
                 });
                 return;
             }
             let bytes = segment.as_bytes();
             // A token that cuts a char covers all of it, as the mapped char's offsets do.
-            encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
+            failed = encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
                 tokens.push(Token { id, word, offsets: (s + char_start(bytes, ts), s + char_end(bytes, te)) });
             });
         });
+        failed?;
         // Each field with room for the special tokens the post-processor adds, so that it
         // can add them in place.
         let room = tokens.len() + tok.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
@@ -227,12 +242,12 @@ fn encode_pieces(
     pieces: &mut Pieces,
     word: &mut u32,
     mut token: impl FnMut(u32, (usize, usize), u32),
-) {
+) -> Result<()> {
     let bytes = text.as_bytes();
     // All the pieces first, then all the BPE: two tight loops run faster than one that
     // alternates between them.
     pieces.clear();
-    plan.cutter.for_each_piece(text, |s, e| pieces.push((s, e)));
+    plan.cutter.for_each_piece(text, |s, e| pieces.push((s, e)))?;
     for &(ms, me) in pieces.iter() {
         let mut pos = ms;
         plan.raw.for_each_token(&bytes[ms..me], |id, len| {
@@ -242,6 +257,7 @@ fn encode_pieces(
         });
         *word += 1;
     }
+    Ok(())
 }
 
 /// The start of the char that byte `i` of `bytes` is in.
@@ -284,21 +300,21 @@ pub(crate) fn for_each_piece_ids(
     regex: &SysRegex,
     text: &str,
     mut sink: impl FnMut(u32, bool),
-) {
+) -> Result<()> {
     let bytes = text.as_bytes();
-    regex.find_iter(text).for_each(|(s, e)| {
+    regex.try_for_each_match(text, |s, e| {
         let mut first = true;
         raw.for_each_token(&bytes[s..e], |id, _| {
             sink(id, first);
             first = false;
         });
-    });
+    })
 }
 
 /// [`for_each_piece_ids`] appending the ids to `out`: each piece's tokens go in with no call
 /// per token (see [`ByteLevelBpe::extend_tokens`]).
 #[inline]
-pub(crate) fn extend_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &str, out: &mut Vec<u32>) {
+pub(crate) fn extend_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &str, out: &mut Vec<u32>) -> Result<()> {
     let bytes = text.as_bytes();
-    regex.find_iter(text).for_each(|(s, e)| raw.extend_tokens(&bytes[s..e], out));
+    regex.try_for_each_match(text, |s, e| raw.extend_tokens(&bytes[s..e], out))
 }

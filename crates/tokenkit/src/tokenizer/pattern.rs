@@ -40,7 +40,9 @@ impl Pattern for &SysRegex {
         if inside.is_empty() {
             return Ok(vec![((0, 0), false)]);
         }
-        Ok(cover(inside.len(), self.find_iter(inside)))
+        let mut matches = Vec::new();
+        self.try_for_each_match(inside, |s, e| matches.push((s, e)))?;
+        Ok(cover(inside.len(), matches.into_iter()))
     }
 }
 

@@ -9,6 +9,7 @@ use super::{count_words, InputStats, NoProgress, Progress, Stage, TrainInput, Tr
 use crate::models::bpe::trainer::rebuild_bpe;
 use crate::models::ModelWrapper;
 use crate::pre_tokenizers::byte_level::GPT2_REGEX;
+use crate::pre_tokenizers::lexers::Isolated;
 use crate::pre_tokenizers::PreTokenizerWrapper;
 use crate::tokenizer::{Normalizer, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior, Tokenizer};
 use crate::utils::byte_level::BYTES_CHAR;
@@ -81,19 +82,13 @@ impl Tokenizer {
                     buf.extend(p.bytes().map(|b| BYTES_CHAR[b as usize]));
                     f(&buf);
                 };
-                let mut last = 0;
-                for (ms, me) in regex.find_iter(s) {
-                    if ms > last {
-                        piece(&s[last..ms]);
+                let mut isolated = Isolated::new(|a: usize, b: usize| {
+                    if b > a {
+                        piece(&s[a..b]);
                     }
-                    if me > ms {
-                        piece(&s[ms..me]);
-                    }
-                    last = me;
-                }
-                if last < s.len() {
-                    piece(&s[last..]);
-                }
+                });
+                regex.try_for_each_match(s, |ms, me| isolated.matched(ms, me))?;
+                isolated.finish(s.len());
             }
             WordSplitter::Ranges(pt) => {
                 let mut ranges = Vec::new();

@@ -1,5 +1,6 @@
 //! Small shared helpers.
 
+pub(crate) mod aho;
 pub mod atomic_file;
 pub mod byte_level;
 pub(crate) mod char_memo;

@@ -3,7 +3,7 @@
 //! patterns are recognised and run by hand-written lexers that give the same matches
 //! (see `pre_tokenizers::lexers`), any other pattern runs on Oniguruma itself.
 
-use onig::Regex;
+use onig::{MatchParam, Regex, Region, SearchOptions};
 
 use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, R50K_PATTERN, CL100K_PATTERN as TIKTOKEN_CL100K_PATTERN};
 use crate::pre_tokenizers::lexers::{
@@ -106,7 +106,34 @@ impl SysRegex {
         &self.pattern
     }
 
-    /// Byte ranges of the successive non-overlapping matches.
+    /// Calls `each(start, end)` with the byte ranges of the successive non-overlapping
+    /// matches. An error, never a panic, when Oniguruma gives up on the text: a pattern that
+    /// backtracks without bound (`(a|aa)+$` on a long run of `a`) exceeds its retry limit of
+    /// 10^7 steps per match attempt. The matches found are the same as HF's where it works.
+    #[inline]
+    pub fn try_for_each_match(&self, inside: &str, mut each: impl FnMut(usize, usize)) -> Result<()> {
+        if self.fast.is_some() {
+            self.find_iter(inside).for_each(|(s, e)| each(s, e));
+            return Ok(());
+        }
+        let mut matches = OnigMatches::new(&self.regex, inside);
+        (&mut matches).for_each(|(s, e)| each(s, e));
+        match matches.error {
+            None => Ok(()),
+            Some(message) => Err(Error::Regex {
+                pattern: self.pattern.clone(),
+                message: format!(
+                    "matching gave up on a text of {} bytes: {message} (the pattern backtracks too much; \
+                     rewrite it without nested or overlapping repeats)",
+                    inside.len()
+                ),
+            }),
+        }
+    }
+
+    /// Byte ranges of the successive non-overlapping matches. When Oniguruma gives up on
+    /// the text (see [`SysRegex::try_for_each_match`], which reports it), the iteration ends
+    /// there: use this only where the pattern is known to be tame (a fast lexer never fails).
     pub fn find_iter<'r, 't>(&'r self, inside: &'t str) -> Matches<'r, 't> {
         match self.fast {
             Some(Fast::Gpt2) => Matches::Gpt2(Gpt2Lexer::new(inside)),
@@ -116,7 +143,63 @@ impl SysRegex {
             Some(Fast::DigitGroups) => Matches::DigitGroups(DigitGroups::new(inside)),
             Some(Fast::Cjk) => Matches::Cjk(CjkRuns::new(inside)),
             Some(Fast::DeepSeek) => Matches::DeepSeek(DeepSeekLexer::new(inside)),
-            None => Matches::Onig(self.regex.find_iter(inside)),
+            None => Matches::Onig(OnigMatches::new(&self.regex, inside)),
+        }
+    }
+}
+
+/// The matches of an Oniguruma regex, with `onig`'s own rule for empty matches (none right
+/// after the previous match), but keeping the search's error (in `error`, ending the
+/// iteration) where `onig`'s iterator panics.
+pub struct OnigMatches<'r, 't> {
+    regex: &'r Regex,
+    region: Region,
+    text: &'t str,
+    last_end: usize,
+    last_match_end: Option<usize>,
+    error: Option<String>,
+}
+
+impl<'r, 't> OnigMatches<'r, 't> {
+    fn new(regex: &'r Regex, text: &'t str) -> Self {
+        Self { regex, region: Region::new(), text, last_end: 0, last_match_end: None, error: None }
+    }
+}
+
+impl Iterator for OnigMatches<'_, '_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        loop {
+            if self.error.is_some() || self.last_end > self.text.len() {
+                return None;
+            }
+            self.region.clear();
+            let found = self.regex.search_with_param(
+                self.text,
+                self.last_end,
+                self.text.len(),
+                SearchOptions::SEARCH_OPTION_NONE,
+                Some(&mut self.region),
+                MatchParam::default(),
+            );
+            match found {
+                Ok(Some(_)) => {}
+                Ok(None) => return None,
+                Err(e) => {
+                    self.error = Some(e.description().to_owned());
+                    return None;
+                }
+            }
+            let (s, e) = self.region.pos(0)?;
+            if e == s && self.last_match_end == Some(e) {
+                // No empty match right after the previous one: step over a char.
+                self.last_end += self.text[self.last_end..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            }
+            self.last_end = e;
+            self.last_match_end = Some(e);
+            return Some((s, e));
         }
     }
 }
@@ -129,7 +212,7 @@ pub enum Matches<'r, 't> {
     DigitGroups(DigitGroups<'t>),
     Cjk(CjkRuns<'t>),
     DeepSeek(DeepSeekLexer<'t>),
-    Onig(onig::FindMatches<'r, 't>),
+    Onig(OnigMatches<'r, 't>),
 }
 
 impl Iterator for Matches<'_, '_> {
@@ -160,5 +243,34 @@ impl Iterator for Matches<'_, '_> {
             Matches::DeepSeek(l) => l.fold(init, f),
             Matches::Onig(m) => m.fold(init, f),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pattern that backtracks without bound is an error naming it, not a panic; on texts
+    /// where Oniguruma finishes it gives Oniguruma's matches.
+    #[test]
+    fn a_backtracking_pattern_is_an_error_not_a_panic() {
+        let re = SysRegex::new("(a|aa)+$").unwrap();
+        let mut got = Vec::new();
+        re.try_for_each_match("xaaab", |s, e| got.push((s, e))).unwrap();
+        assert!(got.is_empty());
+        re.try_for_each_match("xaaa", |s, e| got.push((s, e))).unwrap();
+        assert_eq!(got, [(1, 4)]);
+        let text = format!("{}b", "a".repeat(100));
+        let err = re.try_for_each_match(&text, |_, _| {}).unwrap_err().to_string();
+        assert!(err.contains("(a|aa)+$") && err.contains("backtracks"), "{err}");
+    }
+
+    #[test]
+    fn empty_matches_follow_onig() {
+        let re = SysRegex::new("a*").unwrap();
+        let mut got = Vec::new();
+        re.try_for_each_match("baab", |s, e| got.push((s, e))).unwrap();
+        let want: Vec<_> = Regex::new("a*").unwrap().find_iter("baab").collect();
+        assert_eq!(got, want);
     }
 }

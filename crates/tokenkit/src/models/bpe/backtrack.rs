@@ -41,7 +41,8 @@ use crate::utils::used_slots::Placer;
 /// "None" for ids and trie nodes.
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// Marks, in the trie, a token that is not reachable (kept for whole-piece lookups only).
+/// Marks, in the trie, a token that is not reachable (kept for whole-piece lookups only); the
+/// other bits index [`Backtracker::unreachable_ids`] (its id may be any `u32`).
 const UNREACHABLE_BIT: u32 = 1 << 31;
 
 /// One merge of a token's own merge run: its rank, then the first and last symbol after it.
@@ -206,15 +207,6 @@ pub const SHORT: usize = 6;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Start((u32, usize));
 
-/// A trie token as a whole-piece token: [`NONE`], or the id without [`UNREACHABLE_BIT`].
-#[inline]
-fn whole(t: u32) -> u32 {
-    if t == NONE {
-        NONE
-    } else {
-        t & !UNREACHABLE_BIT
-    }
-}
 
 /// Source of [`Backtracker::serial`] numbers.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
@@ -246,7 +238,11 @@ pub struct Backtracker {
     /// Unique per encoder, so a scratch memo filled by another encoder is never read.
     serial: u64,
     trie: Trie,
+    /// By id, up to the largest reachable id.
     info: Vec<TokenInfo>,
+    /// The ids of the unreachable tokens in the trie (by the index under [`UNREACHABLE_BIT`]):
+    /// a separate table, so that an id of 2^32 - 1 (a special token) needs no `info` entry.
+    unreachable_ids: Vec<u32>,
     steps: Vec<Step>,
     merges: MergeMap,
     /// Which pairs may be merges: the validity test asks mostly about pairs that are not, and
@@ -334,13 +330,12 @@ impl Backtracker {
         whole_tokens: bool,
         mut split: impl FnMut(&'v str, &mut Vec<u32>) -> Option<Cow<'v, [u8]>>,
     ) -> Option<Self> {
-        let max_id = vocab.map().values().copied().max().unwrap_or(0) as usize;
-        // Ids index a table: leave sparse vocabularies with huge ids to the merge loop.
-        if max_id > (vocab.len() * 4).max(1 << 20) || max_id >= UNREACHABLE_BIT as usize {
-            return None;
-        }
+        // Reachable ids index a table: leave sparse vocabularies whose huge ids are reachable
+        // to the merge loop (unreachable ones, such as far special tokens, cost nothing).
+        let max_reachable_id = (vocab.len() * 4).max(1 << 20).min(UNREACHABLE_BIT as usize - 1);
         let mut unreachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
-        let mut info = vec![UNREACHABLE; max_id + 1];
+        let mut unreachable_ids = Vec::new();
+        let mut info = Vec::with_capacity(vocab.len());
         let mut steps = Vec::new();
         let mut ids = Vec::new();
         let mut pairs = Vec::new();
@@ -359,9 +354,16 @@ impl Backtracker {
             if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
                 steps.truncate(run_start);
                 if whole_tokens {
-                    unreachable.push((key, id | UNREACHABLE_BIT));
+                    unreachable.push((key, unreachable_ids.len() as u32 | UNREACHABLE_BIT));
+                    unreachable_ids.push(id);
                 }
                 continue;
+            }
+            if id as usize >= info.len() {
+                if id as usize > max_reachable_id {
+                    return None;
+                }
+                info.resize(id as usize + 1, UNREACHABLE);
             }
             info[id as usize] = TokenInfo {
                 len: key.len() as u32,
@@ -381,6 +383,7 @@ impl Backtracker {
             serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
             trie,
             info,
+            unreachable_ids,
             steps,
             merges: merges.clone(),
             pair_filter: PairFilter::new(merges),
@@ -391,7 +394,18 @@ impl Backtracker {
     /// gives it) or the encoder was built with `whole_tokens`; else [`NONE`].
     #[inline]
     pub(crate) fn whole_token(&self, text: &[u8]) -> u32 {
-        whole(self.trie.exact(text))
+        self.whole(self.trie.exact(text))
+    }
+
+    /// A trie token as a whole-piece token: [`NONE`], a reachable id, or the id of an
+    /// unreachable one.
+    #[inline]
+    fn whole(&self, t: u32) -> u32 {
+        if t < UNREACHABLE_BIT || t == NONE {
+            t
+        } else {
+            self.unreachable_ids[(t & !UNREACHABLE_BIT) as usize]
+        }
     }
 
     /// Where the encoding of `text` starts, in one trie walk: [`Backtracker::whole_token`] of
@@ -399,7 +413,7 @@ impl Backtracker {
     #[inline]
     pub(crate) fn start(&self, text: &[u8]) -> (u32, Start) {
         let (first, exact) = self.trie.walk(text);
-        (whole(exact), Start(first))
+        (self.whole(exact), Start(first))
     }
 
     #[inline]

@@ -8,7 +8,7 @@
 //! [`DigitRun`] selects which reading to reproduce.
 
 use super::classes::{
-    ascii_class, ascii_run, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N,
+    ascii_class, ascii_run, ascii_run_at_most, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N,
 };
 
 /// How many digits one match takes.
@@ -124,7 +124,7 @@ impl Cl100kLexer<'_> {
         if k0 & N != 0 {
             return match self.digits {
                 DigitRun::One => Some(start + 1),
-                DigitRun::UpToThree => Some(ascii_run::<Digits>(t, start)?.min(start + 3)),
+                DigitRun::UpToThree => ascii_run_at_most::<Digits>(t, start, 3),
                 DigitRun::Unbounded => ascii_run::<Digits>(t, start),
             };
         }

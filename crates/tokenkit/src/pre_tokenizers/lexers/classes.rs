@@ -244,6 +244,15 @@ pub fn ascii_run<S: AsciiSet>(text: &[u8], mut i: usize) -> Option<usize> {
     Some(i)
 }
 
+/// [`ascii_run`] of at most `max` chars (bytes): the end of the run of ASCII chars of `S`
+/// from byte `i`, stopping after `max`, or `None` when a non-ASCII char ends it sooner.
+/// A counted repeat such as `\p{N}{1,3}` must look no further than its bound: scanning the
+/// whole run for each match made a long run of digits quadratic.
+#[inline(always)]
+pub fn ascii_run_at_most<S: AsciiSet>(text: &[u8], i: usize, max: usize) -> Option<usize> {
+    ascii_run::<S>(text.get(..i.saturating_add(max)).unwrap_or(text), i)
+}
+
 /// `[^\s\p{L}\p{N}]`: a char that is no letter, digit or whitespace.
 #[inline(always)]
 pub fn is_other(k: Class) -> bool {

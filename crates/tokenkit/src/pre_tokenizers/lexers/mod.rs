@@ -2,6 +2,7 @@
 //! the matches Oniguruma gives for its pattern (checked against `SysRegex` in the tests on
 //! the corpora and on random strings), at a fraction of the cost.
 
+pub mod adversarial;
 pub mod class_table;
 pub mod cl100k;
 pub mod classes;
@@ -9,6 +10,7 @@ pub mod deepseek;
 pub mod gpt2;
 pub mod o200k;
 
+pub use adversarial::adversarial_texts;
 pub use cl100k::{Cl100kLexer, DigitRun};
 pub use deepseek::{
     deepseek_pieces, CjkRuns, DeepSeekLexer, DigitGroups, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
@@ -21,17 +23,41 @@ pub use o200k::{O200kLexer, O200K_PATTERN};
 /// (in order, not overlapping): each match, and each non-empty gap between them, passed to
 /// `piece` as byte ranges in order.
 #[inline]
-pub fn isolated_pieces(len: usize, matches: impl Iterator<Item = (usize, usize)>, mut piece: impl FnMut(usize, usize)) {
-    let mut last = 0;
-    for (s, e) in matches {
-        if s > last {
-            piece(last, s);
-        }
-        piece(s, e);
-        last = e;
+pub fn isolated_pieces(len: usize, matches: impl Iterator<Item = (usize, usize)>, piece: impl FnMut(usize, usize)) {
+    let mut isolated = Isolated::new(piece);
+    matches.for_each(|(s, e)| isolated.matched(s, e));
+    isolated.finish(len);
+}
+
+/// [`isolated_pieces`] fed one match at a time (for matches that come from a callback).
+pub struct Isolated<F> {
+    last: usize,
+    piece: F,
+}
+
+impl<F: FnMut(usize, usize)> Isolated<F> {
+    /// Pieces go to `piece(start, end)`.
+    #[inline]
+    pub fn new(piece: F) -> Self {
+        Self { last: 0, piece }
     }
-    if last < len {
-        piece(last, len);
+
+    /// The next match, `start..end` (after the previous one): the gap before it, then it.
+    #[inline]
+    pub fn matched(&mut self, start: usize, end: usize) {
+        if start > self.last {
+            (self.piece)(self.last, start);
+        }
+        (self.piece)(start, end);
+        self.last = end;
+    }
+
+    /// No more matches in a text of `len` bytes: the gap after the last one.
+    #[inline]
+    pub fn finish(mut self, len: usize) {
+        if self.last < len {
+            (self.piece)(self.last, len);
+        }
     }
 }
 
@@ -55,5 +81,7 @@ pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Ve
     }
     out
 }
+#[cfg(test)]
+mod linear_tests;
 #[cfg(test)]
 mod reference_tests;

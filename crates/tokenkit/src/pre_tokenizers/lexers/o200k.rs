@@ -13,7 +13,7 @@
 //! follows. The lexer reproduces exactly that order.
 
 use super::classes::{
-    ascii_class, ascii_run, char_class_at, class_at, is_other, run_while, whitespace_match, Class, Digits, Lower, Other,
+    ascii_class, ascii_run, ascii_run_at_most, char_class_at, class_at, is_other, run_while, whitespace_match, Class, Digits, Lower, Other,
     Upper, L, LL, LM, LO, LT, LU, M, N, WS,
 };
 
@@ -153,8 +153,7 @@ impl O200kLexer<'_> {
         }
         if k0 & N != 0 {
             // \p{N}{1,3}
-            let e = ascii_run::<Digits>(t, start)?;
-            return Some(e.min(start + 3));
+            return ascii_run_at_most::<Digits>(t, start, 3);
         }
         // The optional prefix (any ASCII char but letters, digits, CR and LF) before letters.
         let k1 = t.get(start + 1).map_or(Some(0), |&b| ascii_class(b))?;

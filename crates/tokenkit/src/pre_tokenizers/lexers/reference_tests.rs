@@ -36,7 +36,7 @@ const TIKTOKEN_READINGS: &[(&str, &str, &str)] = &[
 ];
 
 /// Patterns whose lexer must split as Oniguruma does.
-const ONIG_READINGS: &[&str] = &[
+pub(super) const ONIG_READINGS: &[&str] = &[
     GPT2_PATTERN,
     LLAMA3_PATTERN,
     HF_CL100K_PATTERN,
@@ -142,6 +142,13 @@ fn lexers_match_references_on_random_strings() {
 fn lexers_match_references_on_random_ascii_runs() {
     let strings = super::random_strings("aaaaZZZZzz0000999''!!!??..//--  \t\n\r\r\nsStTdDlLé٣«ǅ", 0x005E_ED0F_A5C1_1234, random_count(20_000));
     let texts: Vec<String> = strings.chunks(6).map(|c| c.concat()).collect();
+    check_all(&texts);
+}
+
+/// Long runs of each char class and random mixes ([`super::adversarial_texts`]).
+#[test]
+fn lexers_match_references_on_adversarial_texts() {
+    let texts: Vec<String> = super::adversarial_texts(3000).into_iter().map(|(_, t)| t).collect();
     check_all(&texts);
 }
 
