@@ -27,7 +27,7 @@ there is no ``../shared`` beside it), then in the clone:
 
 Exit status 0 when everything passed; a summary line ``N passed, N failed`` at the end.
 
-Usage: .venv/bin/python scripts/fresh_clone_test.py [--keep] [--no-test-sh] [--conformance-k EXPR]
+Usage: .venv/bin/python scripts/fresh_clone_test.py [--keep] [--no-test-sh] [--conformance-k EXPR] [--venv DIR]
 
 Environment: CARGO_TARGET_DIR (the target directory reused; default <repo>/target),
 TOKENKIT_BIN (the binary for the examples; default $CARGO_TARGET_DIR/release/tokenkit).
@@ -257,12 +257,14 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary clone")
     ap.add_argument("--no-test-sh", action="store_true", help="skip step 4 (scripts/test.sh in the clone)")
     ap.add_argument("--conformance-k", default=DEFAULT_K, help="pytest -k for the conformance subset")
+    ap.add_argument("--venv", type=Path, default=REPO / ".venv",
+                    help="the venv the clone links as its .venv (needs the tokenkit package installed)")
     args = ap.parse_args()
     t0 = time.time()
 
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target").resolve()
     binary = Path(os.environ.get("TOKENKIT_BIN") or target / "release/tokenkit").resolve()
-    venv = REPO / ".venv"
+    venv = args.venv
     for need, what in [(binary, "the tokenkit binary (scripts/setup.sh builds it)"),
                        (venv / "bin/python", "the venv (scripts/setup.sh makes it)")]:
         if not need.exists():
