@@ -158,7 +158,7 @@ def make_train_data(clone: Path) -> None:
     ]), encoding="utf-8")
 
 
-def check_output(cmd: str, out: str, promised: str | None, clone: Path) -> str | None:
+def check_output(cmd: str, out: str, promised: str | None, clone: Path, binary: Path) -> str | None:
     """Why the output of a README command is not sane, or None."""
     if promised is not None:
         got = out.strip()
@@ -171,10 +171,15 @@ def check_output(cmd: str, out: str, promised: str | None, clone: Path) -> str |
         if not target.exists() or (target.is_file() and target.stat().st_size == 0) \
                 or (target.is_dir() and not any(target.iterdir())):
             return f"{target} not written"
+        if sub == "train":  # the trained tokenizer loads and encodes
+            tok = target / "tokenizer.json" if target.is_dir() else target
+            r = subprocess.run([str(binary), "encode", "-t", str(tok), "hello world"], capture_output=True, text=True)
+            if r.returncode or '"ids"' not in r.stdout:
+                return f"{tok} does not encode: {r.stderr.strip()[-300:]}"
         return None
     if sub in ("encode", "decode", "chat", "inspect") and not out.strip():
         return "printed nothing"
-    if sub in ("encode", "decode") and ("--jsonl" in words or "--count" in words or "-e" in words or "-t" in words):
+    if sub == "encode" or "--jsonl" in words:  # JSON lines (decode without --jsonl prints text)
         for line in out.strip().split("\n"):
             try:
                 json.loads(line)
@@ -203,7 +208,7 @@ def readme_examples(clone: Path, binary: Path, env: dict) -> None:
                 t = time.time()
                 r = run(real, clone, env, timeout=900)
                 n_sh += 1
-                why = f"exit {r.returncode}: {r.stderr.strip()[-800:]}" if r.returncode else check_output(cmd, r.stdout, promised, clone)
+                why = f"exit {r.returncode}: {r.stderr.strip()[-800:]}" if r.returncode else check_output(cmd, r.stdout, promised, clone, binary)
                 record(f"README {section}: {cmd} ({time.time() - t:.1f}s)", why is None, why or "")
         elif lang == "python":
             script = clone / ".readme_example.py"
@@ -231,7 +236,7 @@ def readme_examples(clone: Path, binary: Path, env: dict) -> None:
         real = re.sub(r"^tokenkit ", shlex.quote(str(binary)) + " ", cmd)
         r = run(real, clone, env, timeout=300)
         n_sh += 1
-        why = f"exit {r.returncode}: {r.stderr.strip()[-800:]}" if r.returncode else check_output(cmd, r.stdout, None, clone)
+        why = f"exit {r.returncode}: {r.stderr.strip()[-800:]}" if r.returncode else check_output(cmd, r.stdout, None, clone, binary)
         record(f"README prose: {cmd}", why is None, why or "")
     record("README examples found", n_sh >= 10 and n_py >= 1, f"{n_sh} commands, {n_py} python blocks")
 
@@ -246,9 +251,12 @@ def fixture_state(clone: Path) -> None:
     for rel in HUB_FROM_REGISTRY:
         e = manifest.get(rel, {})
         record(f"manifest: {rel} from a registry", "sha256" in e and (fx / rel).is_file(), str(e))
+    # Every file fetch_fixtures.py pins by sha256 is there (registry files and the two hub ones).
+    import runpy
+    pinned = runpy.run_path(str(clone / "scripts/fetch_fixtures.py"))["SHA256"]
     present = [r for r, e in manifest.items() if "absent" not in e]
-    missing = [r for r in present if not (fx / r).exists()]
-    record(f"manifest: {len(present)} fixtures present", not missing and len(present) >= 25, ", ".join(missing))
+    missing = sorted(r for r in set(present) | set(pinned) if r not in present or not (fx / r).exists())
+    record(f"manifest: {len(present)} fixtures present, every pinned one among them", not missing, ", ".join(missing))
     record("built-in corpus (no ../shared/corpora)", (fx / "corpora/builtin").is_dir())
 
 
