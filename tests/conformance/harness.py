@@ -43,9 +43,28 @@ BASIC_FIELDS = ["ids", "tokens", "offsets"]
 # Fixtures on disk
 
 
+@lru_cache(maxsize=1)
+def manifest() -> dict:
+    """``MANIFEST.json`` of the fixture step: every fixture it knows, present or ``{"absent": why}``."""
+    p = FIXTURES / "MANIFEST.json"
+    if not p.is_file():
+        raise RuntimeError(f"{p} missing: run scripts/fetch_fixtures.py (scripts/setup.sh does)")
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
 def fixture_path(rel: str) -> Path | None:
+    """The fixture file ``rel``, or None where the fixture step recorded it as absent (a Hub file
+    that only ../shared has). A fixture the manifest lists as present must be there: a test can
+    skip for a fixture this machine cannot have, never for one that went missing."""
     p = FIXTURES / rel
-    return p if p.exists() else None
+    entry = manifest().get(rel)
+    if entry is None:  # a file inside a listed directory (a corpus file)
+        return p if p.exists() else None
+    if "absent" in entry:
+        return None
+    if not p.exists():
+        raise AssertionError(f"{p}: listed as present in {FIXTURES / 'MANIFEST.json'} but missing")
+    return p
 
 
 # name -> path relative to .fixtures (tokenizer.json files used as-is)
@@ -143,12 +162,12 @@ def build_fixture_tokenizer(name: str, out_dir: Path) -> Path:
     if name in FILE_TOKENIZERS:
         p = fixture_path(FILE_TOKENIZERS[name])
         if p is None:
-            pytest.skip(f"fixture {FILE_TOKENIZERS[name]} not present (run scripts/fetch_fixtures.py)")
+            pytest.skip(f"fixture {FILE_TOKENIZERS[name]}: {manifest()[FILE_TOKENIZERS[name]]['absent']}")
         return p
     files = BUILT_TOKENIZERS[name]
     paths = [fixture_path(f) for f in files]
     if any(p is None for p in paths):
-        pytest.skip(f"fixture files {files} not present (run scripts/fetch_fixtures.py)")
+        pytest.skip(f"fixture files {files}: absent on this machine (.fixtures/MANIFEST.json)")
     out = out_dir / f"{name}.json"
     if out.exists():
         return out

@@ -35,9 +35,11 @@ def texts():
     out = ["", "hello world", "Hello, 世界! 🤖 ça va?", "  leading and   multiple   spaces \n\n\t tabs",
            "<|endoftext|> in the middle <|endoftext|>", "don't I'LL we've 12345678 3.14159",
            "a\ud800b lone surrogate", "x" * 5000, "<|fim_prefix|>def f():<|fim_suffix|>", "<|endofprompt|>"]
-    for rel in ("corpora/en/botchan.txt", "corpora/ja/wagahai.txt", "corpora/code/cpython-3.11-stdlib.py.txt",
-                "corpora/mixed/mixed_input.txt"):
-        p = FIXTURES / rel
+    shared = [FIXTURES / rel for rel in ("corpora/en/botchan.txt", "corpora/ja/wagahai.txt",
+                                          "corpora/code/cpython-3.11-stdlib.py.txt", "corpora/mixed/mixed_input.txt")]
+    # Without ../shared: the fixture step's built-in sample corpus (tests below count on corpus texts).
+    builtin = sorted((FIXTURES / "corpora/builtin").rglob("*.txt"))
+    for p in [p for p in shared if p.exists()] or builtin:
         if p.exists():
             lines = p.read_text(encoding="utf-8").splitlines(keepends=True)
             out += lines[:60] + ["".join(lines[i:i + 5]) for i in range(100, 400, 50)]

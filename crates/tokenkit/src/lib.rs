@@ -18,6 +18,9 @@ pub mod tokenizer;
 pub mod trainers;
 pub mod utils;
 
+#[cfg(test)]
+mod test_fixtures;
+
 pub use error::{Error, Result};
 pub use tokenizer::{
     AddedToken, DecodeStream, Decoder, EncodeInput, Encoding, InputSequence, Model, NormalizedString, Normalizer,

@@ -5,7 +5,7 @@
 //! over random and adversarial strings. Skipped (with a message) when a fixture is missing.
 //! `TOKENKIT_BACKTRACK_BYTES` sets how much of each corpus file is used (default 24 KiB).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -16,21 +16,10 @@ use tokenkit::tiktoken::Encoding;
 use tokenkit::utils::byte_level::BYTES_CHAR;
 use tokenkit::Tokenizer;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.fixtures")
-}
+mod common;
 
 fn corpus_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(fixtures().join("corpora")) {
-        for sub in entries.flatten() {
-            if let Ok(inner) = std::fs::read_dir(sub.path()) {
-                files.extend(inner.flatten().map(|e| e.path()).filter(|p| p.is_file()));
-            }
-        }
-    }
-    files.sort();
-    files
+    common::files_under(&common::fixture("corpora").expect("the fixture step always provides corpora"))
 }
 
 /// Byte-level model string of `text`.
@@ -129,21 +118,15 @@ fn bpe_of(tok: &Tokenizer) -> &BPE {
 }
 
 fn tiktoken(name: &str) {
-    let file = fixtures().join("tiktoken").join(format!("{name}.tiktoken"));
-    if !file.is_file() {
-        eprintln!("{name}: {} missing, skipped", file.display());
-        return;
-    }
+    let Some(file) = common::fixture(&format!("tiktoken/{name}.tiktoken")) else { return };
     let enc = Encoding::from_file(&file, Some(name)).unwrap();
     compare(name, bpe_of(enc.tokenizer()), byte_level);
 }
 
-fn tokenizer_json(name: &str, path: &Path, to_model: impl Fn(&BPE, &str) -> String) {
-    if !path.is_file() {
-        eprintln!("{name}: {} missing, skipped", path.display());
-        return;
-    }
-    let tok = Tokenizer::from_file(path).unwrap();
+/// `rel`: a fixture tokenizer file (skipped only where the manifest says it is absent).
+fn tokenizer_json(name: &str, rel: &str, to_model: impl Fn(&BPE, &str) -> String) {
+    let Some(path) = common::fixture(rel) else { return };
+    let tok = tokenkit::formats::load(&path).unwrap();
     let bpe = bpe_of(&tok);
     compare(name, bpe, |t| to_model(bpe, t));
 }
@@ -172,20 +155,26 @@ fn r50k_backtracker_equals_merge_loop() {
 
 #[test]
 fn gpt2_backtracker_equals_merge_loop() {
-    tokenizer_json("gpt2", &fixtures().join("hub/gpt2.json"), |_, t| byte_level(t));
+    tokenizer_json("gpt2", "hub/gpt2.json", |_, t| byte_level(t));
+}
+
+/// GPT-2's original vocab.json + merges.txt (the registry's; the same vocabulary as hub/gpt2.json).
+#[test]
+fn gpt2_vocab_merges_backtracker_equals_merge_loop() {
+    tokenizer_json("gpt2 vocab.json", "registry/gpt2/vocab.json", |_, t| byte_level(t));
 }
 
 #[test]
 fn llama3_backtracker_equals_merge_loop() {
-    tokenizer_json("llama3", &fixtures().join("registry/llama3/tokenizer.json"), |_, t| byte_level(t));
+    tokenizer_json("llama3", "registry/llama3/tokenizer.json", |_, t| byte_level(t));
 }
 
 #[test]
 fn llama2_backtracker_equals_merge_loop() {
-    tokenizer_json("llama2", &fixtures().join("hub/llama2.json"), metaspace);
+    tokenizer_json("llama2", "hub/llama2.json", metaspace);
 }
 
 #[test]
 fn mistral_backtracker_equals_merge_loop() {
-    tokenizer_json("mistral03", &fixtures().join("hub/mistral03.json"), metaspace);
+    tokenizer_json("mistral03", "hub/mistral03.json", metaspace);
 }

@@ -1,5 +1,7 @@
-//! The fast lexers give exactly Oniguruma's matches on every shared corpus (whole files).
-//! Skipped (with a message) when ../shared/corpora is not there.
+//! The fast lexers give exactly Oniguruma's matches on every corpus (whole files): the fixture
+//! step's corpora (../shared/corpora, or the built-in sample without it), or `$TOKENKIT_CORPORA`.
+
+mod common;
 
 use std::path::PathBuf;
 
@@ -13,26 +15,14 @@ const CL100K_ONIG: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}
 fn corpora() -> Vec<PathBuf> {
     let dir = std::env::var_os("TOKENKIT_CORPORA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpora"));
-    let mut files = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for sub in entries.flatten() {
-            if let Ok(inner) = std::fs::read_dir(sub.path()) {
-                files.extend(inner.flatten().map(|e| e.path()).filter(|p| p.is_file()));
-            }
-        }
-    }
-    files.sort();
-    files
+        .unwrap_or_else(|| common::fixture("corpora").expect("the fixture step always provides corpora"));
+    common::files_under(&dir)
 }
 
 fn compare(name: &str, pattern: &str, lex: impl Fn(&str) -> Vec<(usize, usize)>) {
     let re = SysRegex::onig_only(pattern).unwrap();
     let files = corpora();
-    if files.is_empty() {
-        eprintln!("{name}: no corpora found, skipped");
-        return;
-    }
+    assert!(!files.is_empty(), "{name}: no corpus files");
     let mut total = 0usize;
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

@@ -147,7 +147,7 @@ fn oracle_fixtures() {
     }
     let mut failures = 0;
     for name in ["gpt2", "bert_base_cased", "llama2", "mistral03", "xlnet_base_cased"] {
-        let json = std::fs::read_to_string(format!("/work/shared/fixtures/hub/{name}.json")).unwrap();
+        let json = std::fs::read_to_string(crate::test_fixtures::dir().join(format!("hub/{name}.json"))).unwrap();
         let t = std::time::Instant::now();
         let model = serde_json::from_str::<File>(&json).unwrap().model;
         let load_time = t.elapsed();

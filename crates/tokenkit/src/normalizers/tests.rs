@@ -33,15 +33,13 @@ fn identity_offsets(s: &str) -> Vec<usize> {
     s.char_indices().flat_map(|(b, c)| [b, b + c.len_utf8()]).collect()
 }
 
-/// Where the HF fixtures are: `$TOKENKIT_FIXTURES`, the repo's `.fixtures/hub`, or the
-/// `shared/fixtures/hub` next to the repo.
+/// Where the HF fixtures are: `$TOKENKIT_FIXTURES` (a directory with xlnet_base_cased.json), else
+/// the repo's `.fixtures/hub` when the fixture step provided them (see `crate::test_fixtures`).
 fn fixtures_dir() -> Option<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     std::env::var_os("TOKENKIT_FIXTURES")
         .map(PathBuf::from)
-        .into_iter()
-        .chain([repo.join(".fixtures/hub"), repo.join("../shared/fixtures/hub")])
-        .find(|d| d.join("xlnet_base_cased.json").exists())
+        .filter(|d| d.join("xlnet_base_cased.json").exists())
+        .or_else(|| crate::test_fixtures::get("hub/xlnet_base_cased.json").map(|p| p.parent().unwrap().to_owned()))
 }
 
 fn fixture_normalizer(dir: &Path, file: &str) -> Value {
@@ -50,10 +48,9 @@ fn fixture_normalizer(dir: &Path, file: &str) -> Value {
     json["normalizer"].clone()
 }
 
+/// XLNet's charsmap (the same bytes as ALBERT's, which the registry always provides).
 fn xlnet_precompiled() -> Option<NormalizerWrapper> {
-    let dir = fixtures_dir()?;
-    let seq = fixture_normalizer(&dir, "xlnet_base_cased.json");
-    Some(NormalizerWrapper::from_value(seq["normalizers"][4].clone()).unwrap())
+    Some(NormalizerWrapper::from_value(crate::test_fixtures::nmt_nfkc_precompiled()).unwrap())
 }
 
 /// Replays an oracle file; returns (cases checked, configs skipped for a missing fixture).
@@ -287,8 +284,22 @@ fn small_cases_from_hf() {
 
 #[test]
 fn fixtures_load_and_save_their_normalizer() {
-    let Some(dir) = fixtures_dir() else { return };
-    for file in ["bert_base_cased.json", "llama2.json", "xlnet_base_cased.json", "gpt2.json", "mistral03.json"] {
+    // The Hub files where present (../shared) and the registry's, which are always there.
+    let mut checked = 0;
+    for file in [
+        "hub/bert_base_cased.json",
+        "hub/llama2.json",
+        "hub/xlnet_base_cased.json",
+        "hub/gpt2.json",
+        "hub/mistral03.json",
+        "registry/bert_uncased/tokenizer.json",
+        "registry/mistral01/tokenizer.json",
+        "registry/llama3/tokenizer.json",
+        "registry/qwen3/tokenizer.json",
+    ] {
+        let Some(path) = crate::test_fixtures::get(file) else { continue };
+        let (dir, file) = (path.parent().unwrap(), path.file_name().unwrap().to_str().unwrap());
+        checked += 1;
         let tokenizer = match crate::Tokenizer::from_file(dir.join(file)) {
             Ok(t) => t,
             // Models belong to other components; only the normalizer is checked here.
@@ -306,4 +317,5 @@ fn fixtures_load_and_save_their_normalizer() {
         let saved = tokenizer.get_normalizer().map(|n| serde_json::to_value(n).unwrap()).unwrap_or(Value::Null);
         assert_eq!(saved, json, "{file}");
     }
+    assert!(checked >= 4, "{checked}");
 }

@@ -383,12 +383,9 @@ mod tests {
     use crate::normalizers::{Lowercase, Replace, StripAccents, NFKD};
     use crate::tokenizer::{NormalizedString, Normalizer};
 
+    /// XLNet's (and ALBERT's) charsmap; the registry always provides ALBERT's.
     fn precompiled() -> Option<Precompiled> {
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let json = std::fs::read_to_string(repo.join(".fixtures/hub/xlnet_base_cased.json")).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&json).ok()?;
-        let n = v["normalizer"]["normalizers"].as_array()?.iter().find(|n| n["type"] == "Precompiled")?;
-        serde_json::from_value(n.clone()).ok()
+        Some(serde_json::from_value(crate::test_fixtures::nmt_nfkc_precompiled()).unwrap())
     }
 
     /// The general pipeline's normalized chars and their alignments.
