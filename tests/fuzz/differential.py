@@ -102,7 +102,11 @@ def encode_tokenkit(target: str, d: Path, files: list[str]):
     from tokenkit import tiktoken
 
     if target == "tiktoken":
-        enc = tiktoken.Encoding.from_file(str(d / files[0]), files[0].removesuffix(".tiktoken"))
+        from tokenkit._tokenkit import TiktokenCore
+
+        # The rank-file loader the CLI uses (`-t FILE -e NAME`), behind tiktoken's Encoding.
+        core = TiktokenCore.from_file(str(d / files[0]), files[0].removesuffix(".tiktoken"))
+        enc = tiktoken.Encoding._from_core(core, False)
         return [enc.encode(t, allowed_special="all") for t in TEXTS]
     path = d / ("vocab.json" if target == "gpt2_files" else files[0])
     tok = tokenkit.Tokenizer.from_file(str(path))
