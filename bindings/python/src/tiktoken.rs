@@ -199,7 +199,9 @@ impl PyTiktokenCore {
 
     /// The id of the token with these bytes (KeyError when there is none).
     fn encode_single_token(&self, py: Python<'_>, token: &[u8]) -> PyResult<u32> {
-        self.enc.encode_single_token(token).map_err(|_| PyKeyError::new_err(PyBytes::new(py, token).unbind()))
+        catch(|| self.enc.encode_single_token(token))
+            .map_err(panic_err)?
+            .map_err(|_| PyKeyError::new_err(PyBytes::new(py, token).unbind()))
     }
 
     /// The concatenated bytes of the tokens (KeyError for an id with no token).
@@ -228,7 +230,9 @@ impl PyTiktokenCore {
 
     /// The bytes of one token (KeyError for an id with no token).
     fn decode_single_token_bytes<'py>(&self, py: Python<'py>, token: u32) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.enc.decode_single_token_bytes(token).map_err(|_| PyKeyError::new_err(token.to_string()))?;
+        let bytes = catch(|| self.enc.decode_single_token_bytes(token))
+            .map_err(panic_err)?
+            .map_err(|_| PyKeyError::new_err(token.to_string()))?;
         Ok(PyBytes::new(py, bytes))
     }
 

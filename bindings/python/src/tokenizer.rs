@@ -352,8 +352,8 @@ impl PyTokenizer {
     }
 
     /// How many special tokens the post-processor adds to a single sequence or a pair.
-    fn num_special_tokens_to_add(&self, is_pair: bool) -> usize {
-        self.tok.get_n_added_tokens(is_pair)
+    fn num_special_tokens_to_add(&self, is_pair: bool) -> PyResult<usize> {
+        guard(|| Ok(self.tok.get_n_added_tokens(is_pair)))
     }
 
     /// The id of `token` (added tokens first), or None.

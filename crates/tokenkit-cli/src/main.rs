@@ -240,6 +240,10 @@ struct TiktokenEncodeArgs {
 }
 
 fn main() -> ExitCode {
+    // Last resort: a bug still ends with one line and exit status 101, never a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(std::io::stderr(), "tokenkit: internal error (a bug; please report it): {info}");
+    }));
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -124,3 +124,38 @@ fn truncated_vocab_json_is_an_error() {
     let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
     assert!(msg.contains("vocab.json"), "{msg}");
 }
+
+#[test]
+fn merges_txt_with_a_blank_line_is_an_error_as_in_hf() {
+    let d = temp_dir("blank-merge");
+    std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 1, "ab": 2}"#).unwrap();
+    std::fs::write(d.join("merges.txt"), "#version: 0.2\na b\n\n").unwrap();
+    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    assert!(msg.contains("merges.txt:3") && msg.contains("\"\""), "{msg}");
+}
+
+#[test]
+fn vocab_json_is_read_as_hf_reads_it() {
+    let d = temp_dir("vocab-json-values");
+    // A value that is not a number is skipped (as HF does); <|endoftext|> is added when missing.
+    std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 1, "ab": 2, "note": "x"}"#).unwrap();
+    std::fs::write(d.join("merges.txt"), "a b\n").unwrap();
+    let tok = tokenkit::formats::load(d.join("vocab.json")).unwrap();
+    assert_eq!(tok.token_to_id("note"), None);
+    assert_eq!(tok.token_to_id("<|endoftext|>"), Some(3));
+    assert_eq!(tok.encode("ab<|endoftext|>", false).unwrap().get_ids(), [2, 3]);
+    // An id past u32 is an error (HF wraps it onto another id: a known deviation).
+    std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 4294967296}"#).unwrap();
+    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    assert!(msg.contains("\"b\"") && msg.contains("4294967296"), "{msg}");
+}
+
+#[test]
+fn tokenizer_json_top_level_is_checked_as_in_hf() {
+    let msg = err_of(&wordlevel_json().replacen('{', r#"{"pad_id": 3, "#, 1));
+    assert!(msg.contains("unknown field `pad_id`"), "{msg}");
+    let msg = err_of(&wordlevel_json().replace(r#""version":"1.0""#, r#""version":"2.0""#));
+    assert!(msg.contains("unknown tokenizer version \"2.0\""), "{msg}");
+    // No version at all is fine (HF reads such files too).
+    assert!(Tokenizer::from_json(&wordlevel_json().replace(r#""version":"1.0","#, "")).is_ok());
+}

@@ -11,13 +11,13 @@ use crate::tokenizer::Tokenizer;
 use crate::utils::atomic_file::AtomicFiles;
 use crate::{Error, Result};
 
-/// Reads merges.txt: `#version` lines and blank lines are skipped; every other line must be
-/// two tokens separated by one space.
+/// Reads merges.txt as HF does: `#version` lines are skipped; every other line, blank ones
+/// included, must be two tokens separated by one space (the error gives the line number).
 pub fn read_merges(path: &Path) -> Result<Vec<Value>> {
     let text = read(path)?;
     let mut merges = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        if line.starts_with("#version") || line.is_empty() {
+        if line.starts_with("#version") {
             continue;
         }
         let mut parts = line.split(' ');
@@ -36,28 +36,44 @@ pub fn read_merges(path: &Path) -> Result<Vec<Value>> {
     Ok(merges)
 }
 
-/// The GPT-2 pipeline (ByteLevel pre-tokenizer, BPE, ByteLevel post-processor and decoder, as
-/// in the Hub's gpt2 tokenizer.json) over `vocab.json` and `merges.txt`.
-pub fn from_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Tokenizer> {
-    let vocab: Map<String, Value> = serde_json::from_str(&read(vocab_path)?).map_err(|e| Error::Json {
-        context: vocab_path.display().to_string(),
+/// Reads vocab.json as HF's `BPE::read_file` does: entries whose value is not a number are
+/// skipped; an id must be a non-negative integer. An id of 2^32 or more is an error (HF
+/// wraps it modulo 2^32 onto another token's id; a README known deviation).
+fn read_vocab(path: &Path) -> Result<Map<String, Value>> {
+    let vocab: Map<String, Value> = serde_json::from_str(&read(path)?).map_err(|e| Error::Json {
+        context: path.display().to_string(),
         message: format!("expected a JSON object of token → id: {e}"),
     })?;
+    let mut out = Map::with_capacity(vocab.len());
+    for (token, id) in vocab {
+        let Value::Number(n) = &id else { continue };
+        match n.as_u64() {
+            Some(i) if i <= u64::from(u32::MAX) => {
+                out.insert(token, id);
+            }
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{}: token {token:?}: id {n} is not an integer in 0..2^32",
+                    path.display()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The GPT-2 pipeline (ByteLevel pre-tokenizer, BPE, ByteLevel post-processor and decoder, as
+/// in the Hub's gpt2 tokenizer.json) over `vocab.json` and `merges.txt`. `<|endoftext|>` is a
+/// special token, added after the vocabulary when vocab.json lacks it (as transformers'
+/// GPT-2 tokenizer and HF's `ByteLevelBPETokenizer` + `add_special_tokens` do).
+pub fn from_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Tokenizer> {
+    let vocab = read_vocab(vocab_path)?;
     let merges = read_merges(merges_path)?;
-    let added: Vec<Value> = vocab
-        .get("<|endoftext|>")
-        .and_then(Value::as_u64)
-        .map(|id| {
-            json!({"id": id, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
-                   "rstrip": false, "normalized": true, "special": true})
-        })
-        .into_iter()
-        .collect();
     let doc = json!({
         "version": "1.0",
         "truncation": null,
         "padding": null,
-        "added_tokens": added,
+        "added_tokens": [],
         "normalizer": null,
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
         "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
@@ -66,7 +82,11 @@ pub fn from_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Tokeni
                   "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
                   "vocab": vocab, "merges": merges}
     });
-    from_value(doc, &vocab_path.display().to_string())
+    let mut tok = from_value(doc, &vocab_path.display().to_string())?;
+    let mut eot = crate::AddedToken::from("<|endoftext|>", true);
+    eot.normalized = true;
+    tok.add_special_tokens(&[eot])?;
+    Ok(tok)
 }
 
 /// Writes a BPE model's `vocab.json` (token → id in id order, compact, as HF's `model.save`)

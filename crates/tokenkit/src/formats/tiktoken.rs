@@ -178,11 +178,14 @@ pub fn looks_like_rank_file(head: &str) -> bool {
 pub type Ranks = Vec<Option<Vec<u8>>>;
 
 /// Parses a `.tiktoken` rank file: lines `base64(token) rank`, blank lines skipped. Errors
-/// name the line: malformed base64, a missing or non-numeric rank, a token or a rank given
-/// twice. Holes in the ranks are checked later, against the special tokens ([`check_ranks`]).
+/// name the line: malformed base64, a missing or non-numeric rank, a token with two ranks or
+/// a rank with two tokens (a line given twice is read once, as tiktoken's dict does). Holes in
+/// the ranks are checked later, against the special tokens ([`check_ranks`]); a file whose
+/// ranks are mostly holes is an error here, before a table of the largest rank's size is
+/// made, so that memory stays proportional to the file.
 pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
     let engine = base64::engine::general_purpose::STANDARD;
-    let mut by_rank: Vec<Option<Vec<u8>>> = Vec::new();
+    let mut entries: Vec<(u32, Vec<u8>, usize)> = Vec::new();
     let mut seen: AHashMap<Vec<u8>, u32> = AHashMap::new();
     for (i, line) in data.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -200,23 +203,35 @@ pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
             .map_err(|e| Error::invalid(format!("{}: malformed base64 token {b64:?}: {e}", at())))?;
         let rank: u32 =
             rank.parse().map_err(|_| Error::invalid(format!("{}: rank {rank:?} is not a non-negative integer", at())))?;
-        if let Some(prev) = seen.insert(token.clone(), rank) {
-            return Err(Error::invalid(format!("{}: token {b64:?} appears twice (ranks {prev} and {rank})", at())));
-        }
-        let slot = rank as usize;
-        if slot >= by_rank.len() {
-            if slot > 50_000_000 {
-                return Err(Error::invalid(format!("{}: rank {rank} is implausibly large", at())));
+        match seen.insert(token.clone(), rank) {
+            Some(prev) if prev == rank => continue,
+            Some(prev) => {
+                return Err(Error::invalid(format!("{}: token {b64:?} appears twice (ranks {prev} and {rank})", at())))
             }
-            by_rank.resize(slot + 1, None);
+            None => entries.push((rank, token, i + 1)),
         }
-        if by_rank[slot].is_some() {
-            return Err(Error::invalid(format!("{}: duplicate rank {rank}", at())));
-        }
-        by_rank[slot] = Some(token);
     }
-    if by_rank.is_empty() {
+    let Some(max_rank) = entries.iter().map(|e| e.0).max() else {
         return Err(Error::invalid(format!("{origin}: no ranks found")));
+    };
+    // Holes are allowed where special tokens sit (p50k has one); a file with more holes than
+    // ranks (plus room for a block of special tokens) cannot pass `check_ranks`.
+    let slots = max_rank as usize + 1;
+    if slots > 2 * entries.len() + 65_536 {
+        let line = entries.iter().find(|e| e.0 == max_rank).map_or(0, |e| e.2);
+        return Err(Error::invalid(format!(
+            "{origin}:{line}: rank {max_rank} is far past the {} ranks of the file; ranks must count up from 0 \
+             (gaps only at special-token ids)",
+            entries.len()
+        )));
+    }
+    let mut by_rank: Ranks = vec![None; slots];
+    for (rank, token, line) in entries {
+        let slot = &mut by_rank[rank as usize];
+        if slot.is_some() {
+            return Err(Error::invalid(format!("{origin}:{line}: duplicate rank {rank}")));
+        }
+        *slot = Some(token);
     }
     Ok(by_rank)
 }

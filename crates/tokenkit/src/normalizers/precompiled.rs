@@ -134,6 +134,43 @@ impl Precompiled {
         Ok(precompiled)
     }
 
+    /// Checks the trie as sentencepiece does before it uses one (its "precompiled_charsmap is
+    /// invalid"): the children of every unit lie inside the array, and every key reachable from
+    /// the root ends in a value unit whose offset is inside the replacement strings. HF reads a
+    /// tokenizer.json `Precompiled` without this check, so only the `.model` loader calls it.
+    pub fn check_trie(&self) -> Result<()> {
+        let err = |msg: String| Error::invalid(format!("Precompiled: invalid precompiled_charsmap: {msg}"));
+        let n = self.trie.len();
+        const VALUE_UNIT: u32 = 0x8000_0000;
+        for (i, &unit) in self.trie.iter().enumerate() {
+            if unit & VALUE_UNIT == 0 && ((i ^ offset(unit)) | 0xFF) >= n {
+                return Err(err(format!("unit {i} has children past the {n} units of the trie")));
+            }
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            let unit = self.trie[i];
+            let base = i ^ offset(unit);
+            if has_leaf(unit) {
+                match self.trie.get(base) {
+                    Some(&v) if v & VALUE_UNIT != 0 && (value(v) as usize) < self.normalized.len() => {}
+                    _ => return Err(err(format!("the key ending at unit {i} has no valid replacement"))),
+                }
+            }
+            for c in 1..=255u32 {
+                let j = base ^ c as usize;
+                if self.trie.get(j).is_some_and(|&u| label(u) == c) {
+                    stack.push(j);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The raw charsmap blob.
     pub fn charsmap(&self) -> &[u8] {
         &self.charsmap

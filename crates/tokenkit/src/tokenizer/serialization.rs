@@ -27,10 +27,12 @@ impl Serialize for Tokenizer {
     }
 }
 
+/// The top level of a tokenizer.json. As in HF, a key it does not know is an error (unknown
+/// fields are accepted inside components, not here) and `version`, when present, is "1.0".
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TokenizerFile {
     #[serde(default)]
-    #[allow(dead_code)]
     version: Option<String>,
     #[serde(default)]
     truncation: Option<TruncationParams>,
@@ -52,6 +54,9 @@ struct TokenizerFile {
 impl<'de> Deserialize<'de> for Tokenizer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let f = TokenizerFile::deserialize(d)?;
+        if let Some(v) = f.version.as_deref().filter(|v| *v != "1.0") {
+            return Err(serde::de::Error::custom(format!("unknown tokenizer version {v:?}, expected \"1.0\"")));
+        }
         if let Some(p) = &f.padding {
             p.validate().map_err(serde::de::Error::custom)?;
         }

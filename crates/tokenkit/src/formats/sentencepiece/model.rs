@@ -133,6 +133,14 @@ impl SentencePiece {
             if piece.is_empty() {
                 return Err(err(format!("piece {id} is empty")));
             }
+            // sentencepiece refuses a NUL in any model, a non-finite score in a Unigram one
+            // (its BPE ranks by position and loads such scores).
+            if piece.contains('\0') {
+                return Err(err(format!("piece {id} ({piece:?}) holds a NUL character")));
+            }
+            if let Some(score) = p.score.filter(|s| !s.is_finite() && model_type == ModelType::Unigram) {
+                return Err(err(format!("piece {id} ({piece:?}): score {score} is not a finite number")));
+            }
             let kind = p.kind();
             if piece_to_id.insert(piece.clone(), id as u32).is_some() {
                 return Err(err(format!("piece {piece:?} is defined twice")));
@@ -172,7 +180,9 @@ impl SentencePiece {
             .then(|| Trie::new(user_defined.iter().map(|&i| (pieces[i].as_str(), i as u32))));
         let charsmap = match norm_spec.precompiled_charsmap.as_deref() {
             Some(bytes) if !bytes.is_empty() => {
-                Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?)
+                let charsmap = Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?;
+                charsmap.check_trie().map_err(|e| err(format!("normalizer_spec: {e}")))?;
+                Some(charsmap)
             }
             _ => None,
         };

@@ -163,6 +163,38 @@ fn bad_models_are_errors() {
     assert!(SentencePiece::from_bytes(Vec::new(), "empty.model").is_err());
 }
 
+/// What sentencepiece refuses at load (fuzz finds): a NUL in a piece, a non-finite score in a
+/// Unigram model (a BPE model loads it), a charsmap trie whose keys lead outside it.
+#[test]
+fn models_sentencepiece_refuses_are_errors() {
+    let mut nul = pieces();
+    nul.push(("a\0b", -1.0, 1));
+    assert!(load(&proto(&nul, 1)).unwrap_err().to_string().contains("NUL"));
+    for score in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut p = pieces();
+        p[4].1 = score;
+        let err = load(&proto(&p, 1)).unwrap_err().to_string();
+        assert!(err.contains("piece 4 (\"a\")") && err.contains("not a finite number"), "{err}");
+        assert!(load(&proto(&p, 2)).is_ok(), "BPE with score {score}");
+    }
+    let good = include_bytes!("testdata/denorm_ab_c.charsmap").to_vec();
+    let with_map = |charsmap: Vec<u8>| {
+        let mut m = proto(&pieces(), 1);
+        m.normalizer_spec = Some(NormalizerSpec { precompiled_charsmap: Some(charsmap), ..Default::default() });
+        load(&m)
+    };
+    assert!(with_map(good.clone()).is_ok());
+    // The replacement strings cut short: keys now point past them.
+    let trie_end = 4 + u32::from_le_bytes(good[..4].try_into().unwrap()) as usize;
+    let err = with_map(good[..trie_end + 1].to_vec()).unwrap_err().to_string();
+    assert!(err.contains("no valid replacement"), "{err}");
+    // The root's children moved past the end of the array.
+    let mut far = good.clone();
+    far[4..8].copy_from_slice(&(0x1f_ffffu32 << 10).to_le_bytes());
+    let err = with_map(far).unwrap_err().to_string();
+    assert!(err.contains("past the"), "{err}");
+}
+
 #[test]
 fn detects_model_proto() {
     assert!(looks_like_model_proto(&proto(&pieces(), 1).encode_to_vec()));

@@ -24,6 +24,17 @@ fn bad_rank_files_are_clear_errors() {
 }
 
 #[test]
+fn a_repeated_line_is_read_once_and_a_far_rank_is_refused_before_allocating() {
+    // tiktoken reads the file into a dict: the same line twice is one entry.
+    let ranks = parse_rank_file(b"YQ== 0\nYg== 1\nYQ== 0\n", "t").unwrap();
+    assert_eq!(ranks.len(), 2);
+    // A rank far past the file's size (fuzz: 36,031,131 in r50k's rank file made an 860 MB table).
+    let msg = parse_rank_file(b"YQ== 0\nYg== 36031131\n", "f.tiktoken").unwrap_err().to_string();
+    assert!(msg.contains("f.tiktoken:2: rank 36031131 is far past the 2 ranks"), "{msg}");
+    assert!(parse_rank_file(b"YQ== 0\nYg== 4294967295\n", "f").is_err());
+}
+
+#[test]
 fn rank_bpe_merges_lowest_rank_concatenation() {
     // Ranks: a b c ab bc abc. tiktoken on "abc": pairs ab (3) and bc (4) → ab, then abc (5).
     let ranks: Ranks = ["a", "b", "c", "bc", "ab", "abc", "cc"].iter().map(|s| Some(s.as_bytes().to_vec())).collect();
