@@ -132,7 +132,9 @@ pub fn adversarial_texts(bytes: usize) -> Vec<(&'static str, String)> {
 /// Asserts that `work` takes time linear in its input's length: `large` must be 16 times
 /// the size of `small`, and the fastest of a few runs on it must take less than 64 times the
 /// fastest on `small` (16 when linear, 256 when quadratic; the fourfold margin absorbs cache
-/// effects and a loaded machine, and the minimum drops the runs a preemption slowed down).
+/// effects, and the minimum drops the runs a preemption slowed down). On a loaded machine (other
+/// tests run alongside) a ratio over the bound is measured again, up to five times: a quadratic
+/// cost exceeds it every time, noise does not.
 #[cfg(test)]
 pub(crate) fn assert_linear<T: ?Sized>(what: &str, small: &T, large: &T, mut work: impl FnMut(&T)) {
     let mut fastest = |input: &T, runs: usize| {
@@ -145,10 +147,16 @@ pub(crate) fn assert_linear<T: ?Sized>(what: &str, small: &T, large: &T, mut wor
             })
             .fold(f64::INFINITY, f64::min)
     };
-    let small = fastest(small, 5).max(1e-7);
-    let large = fastest(large, 5);
-    let ratio = large / small;
-    assert!(ratio < 64.0, "{what}: {ratio:.0}x the time for 16x the input ({small:.2e} s -> {large:.2e} s): not linear");
+    let mut ratios = Vec::new();
+    for _ in 0..5 {
+        let small = fastest(small, 5).max(1e-7);
+        let large = fastest(large, 5);
+        ratios.push(large / small);
+        if large / small < 64.0 {
+            return;
+        }
+    }
+    panic!("{what}: {ratios:.0?} times the time for 16x the input, on every try: not linear");
 }
 
 #[cfg(test)]
