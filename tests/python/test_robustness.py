@@ -104,7 +104,7 @@ def test_one_tiktoken_encoding_from_8_threads_equals_sequential():
 # --------------------------------------------------------------------------------------------
 # Ctrl-C during a long batch
 
-# Runs a batch of about 20 s; prints "ready" just before it, then what happened.
+# Runs a batch sized to take ~8 s on one thread; prints "ready" just before it, then what happened.
 INTERRUPTED_SCRIPT = """
 import os, sys, threading, time
 import tokenkit
@@ -115,10 +115,20 @@ if kind == "tiktoken":
     enc = tiktoken.get_encoding("cl100k_base")
     run = lambda batch: enc.encode_batch(batch)
     check = lambda: enc.encode("hello world")
+    # One long punctuation piece: more work per id than prose, so a batch that runs for seconds
+    # holds few ids.
+    text = "/" * 20000
 else:
     tok = tokenkit.Tokenizer.from_file(path)
+    # The whole text is encoded, 16 ids are kept: a batch runs for seconds in little memory.
+    tok.enable_truncation(16)
     run = tok.encode_batch if kind == "encode_batch" else tok.encode_batch_to_numpy
     check = lambda: tok.encode("hello world").ids
+# A fixed size either ends before the signal on a fast idle machine or takes minutes on a slow
+# one: size the batch from a timed warm-up to run ~8 s on one thread.
+t0 = time.monotonic()
+run([text] * 200)
+n = max(n, min(400000, int(8.0 * 200 / max(time.monotonic() - t0, 1e-6))))
 batch = [text] * n
 if os.environ.get("FORK_FIRST"):
     tok.encode_batch(batch[:50])   # the parent's pool is running, then work in a forked child
