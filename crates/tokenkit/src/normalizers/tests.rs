@@ -305,7 +305,7 @@ fn fixtures_load_and_save_their_normalizer() {
             // Models belong to other components; only the normalizer is checked here.
             Err(e) => {
                 eprintln!("{file}: tokenizer not loadable yet ({e}), checking the normalizer alone");
-                let json = fixture_normalizer(&dir, file);
+                let json = fixture_normalizer(dir, file);
                 if !json.is_null() {
                     let n = NormalizerWrapper::from_value(json.clone()).unwrap();
                     assert_eq!(serde_json::to_value(&n).unwrap(), json, "{file}");
@@ -313,7 +313,7 @@ fn fixtures_load_and_save_their_normalizer() {
                 continue;
             }
         };
-        let json = fixture_normalizer(&dir, file);
+        let json = fixture_normalizer(dir, file);
         let saved = tokenizer.get_normalizer().map(|n| serde_json::to_value(n).unwrap()).unwrap_or(Value::Null);
         assert_eq!(saved, json, "{file}");
     }
