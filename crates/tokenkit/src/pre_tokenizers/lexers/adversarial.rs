@@ -132,18 +132,19 @@ pub fn adversarial_texts(bytes: usize) -> Vec<(&'static str, String)> {
 /// Asserts that `work` takes time linear in its input's length: `large` must be 16 times
 /// the size of `small`, and the fastest of a few runs on it must take less than 64 times the
 /// fastest on `small` (16 when linear, 256 when quadratic; the fourfold margin absorbs cache
-/// effects, and the minimum drops the runs a preemption slowed down). On a loaded machine (other
-/// tests run alongside) a ratio over the bound is measured again, up to five times: a quadratic
-/// cost exceeds it every time, noise does not.
+/// effects). Time is the calling thread's CPU time, so a preemption on a loaded machine (other
+/// tests or builds alongside) does not count; `work` must run on the calling thread. A ratio over
+/// the bound is measured again, up to five times: a quadratic cost exceeds it every time, noise
+/// does not.
 #[cfg(test)]
 pub(crate) fn assert_linear<T: ?Sized>(what: &str, small: &T, large: &T, mut work: impl FnMut(&T)) {
     let mut fastest = |input: &T, runs: usize| {
         work(input);
         (0..runs)
             .map(|_| {
-                let t = std::time::Instant::now();
+                let t = thread_cpu_seconds();
                 work(input);
-                t.elapsed().as_secs_f64()
+                thread_cpu_seconds() - t
             })
             .fold(f64::INFINITY, f64::min)
     };
@@ -157,6 +158,16 @@ pub(crate) fn assert_linear<T: ?Sized>(what: &str, small: &T, large: &T, mut wor
         }
     }
     panic!("{what}: {ratios:.0?} times the time for 16x the input, on every try: not linear");
+}
+
+/// The calling thread's CPU time in seconds (`CLOCK_THREAD_CPUTIME_ID`).
+#[cfg(test)]
+fn thread_cpu_seconds() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to write.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 #[cfg(test)]
