@@ -178,9 +178,13 @@ CORPUS_FILES = ("corpora/en/botchan.txt", "corpora/mixed/mixed_input.txt", "corp
 
 
 def corpus_lines(n_per_file=40):
+    """Lines of the shared corpora, or of the set-up's built-in samples on a machine without
+    ../shared (same languages)."""
     out = []
     for rel in CORPUS_FILES:
         p = FIXTURES / rel
+        if not p.exists():
+            p = FIXTURES / "corpora/builtin" / rel.split("/")[1] / "sample.txt"
         if p.exists():
             out += [l for l in p.read_text(encoding="utf-8").splitlines() if l.strip()][:n_per_file]
     return out or BATCH
@@ -253,6 +257,7 @@ def test_tokenize_does_not_depend_on_call_history(tmp_path):
 def test_text_target(fresh):
     ours, ref = fresh
     lines = corpus_lines(10)
+    lines = lines * (10 // len(lines) + 1)  # a fresh clone's corpora may give fewer than 10 lines
     cases = [dict(text=lines[0], text_target=lines[1]), dict(text_target=lines[2]),
              dict(text=lines[:4], text_target=lines[4:8], padding=True),
              dict(text=lines[:3], text_pair=lines[3:6], text_target=lines[6:9], text_pair_target=lines[:3]),
@@ -536,12 +541,17 @@ def test_train_new_from_iterator(name, tmp_path):
     assert a.special_tokens_map == b.special_tokens_map and a.extra_special_tokens == b.extra_special_tokens
     check = lines[:50] + BATCH
     if ja["model"]["type"] == "WordPiece":
-        # HF's WordPiece trainer gives the `##` symbols ids in hash order (two HF runs differ),
-        # and pairs of equal count are merged in that order, so the last merges before the
-        # vocabulary is full may differ (tests/python/test_train.py has the same slack): the
-        # vocabulary is compared as a set, and encodings by their tokens where the sets agree.
+        # HF's WordPiece trainer gives the `##` symbols ids in hash order, and pairs of equal
+        # count are merged in that order, so two HF runs differ where counts tie (many on a
+        # small corpus such as a fresh clone's built-in samples). The vocabulary is compared as
+        # a set: ours must be as close to one of four HF runs as HF's runs are to each other
+        # (8 tokens at least, as tests/python/test_train.py allows); encodings by their tokens
+        # where the sets agree.
         va, vb = set(ja["model"].pop("vocab")), set(jb["model"].pop("vocab"))
-        assert len(va) == len(vb) and len(va ^ vb) <= 8, sorted(va ^ vb)
+        runs = [vb] + [set(json.loads(ref.train_new_from_iterator(iter(batches), 600, **kw)
+                                      .backend_tokenizer.to_str())["model"]["vocab"]) for _ in range(3)]
+        spread = max(len(x ^ y) for x in runs for y in runs)
+        assert len(va) == len(vb) and min(len(va ^ r) for r in runs) <= max(8, spread), (spread, sorted(va ^ vb))
         if va == vb:
             assert [a.tokenize(l) for l in check] == [b.tokenize(l) for l in check]
     else:
