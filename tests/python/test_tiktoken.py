@@ -321,3 +321,127 @@ def test_get_encoding_llama3_missing(tmp_path):
                   Path(".fixtures") / "registry" / "llama3" / "tokenizer.model"):
         assert str(place) in r.stderr, (place, r.stderr)
     assert "llama3" in tk.list_encoding_names()
+
+
+# ---- rank tables tiktoken accepts: sparse ranks, far ids, missing bytes (issue 17) ----
+
+def _outcome_any(f):
+    """The result of `f`, or the error's kind: tiktoken raises a Rust panic (a BaseException)
+    where a byte has no rank; tokenkit a ValueError."""
+    try:
+        return f()
+    except BaseException as e:  # noqa: BLE001
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return "error"
+
+
+def _sparse_variants(ranks: dict, specials: dict):
+    """(name, mergeable_ranks, special_tokens) variants of a real table that tiktoken accepts."""
+    far = {t: r * 4096 + 3 for t, r in ranks.items()}
+    holes = {t: r for t, r in ranks.items() if r < 256 or r % 7}
+    top = dict(ranks)
+    top[b" the"] = 2**32 - 1  # tiktoken never merges into its "no merge" rank
+    no_q = {t: r for t, r in ranks.items() if t != b"Q"}  # a missing byte: fine where it merges
+    far_specials = {**specials, "<|endoftext|>": 2**32 - 1}
+    clash = {**specials, "<|endoftext|>": ranks[b"hello"]}  # a special id that is also a rank
+    return [("far ranks", far, specials), ("holes", holes, specials), ("rank 2**32-1", top, specials),
+            ("missing byte", no_q, specials), ("special at 2**32-1", ranks, far_specials),
+            ("special on a rank", ranks, clash), ("far ranks and specials", far,
+                                                   {"<|endoftext|>": 7, "<|x|>": 2**31 + 5})]
+
+
+def test_sparse_rank_tables_encode_and_decode_like_tiktoken():
+    ref = reference("cl100k_base")
+    texts = TEXTS + ["Q", "Question Q. QQ", "the theory there", " the", "<|endoftext|>hello<|x|>"]
+    same = total = 0
+    for label, ranks, specials in _sparse_variants(ref._mergeable_ranks, ref._special_tokens):
+        theirs = tiktoken.Encoding("v", pat_str=ref._pat_str, mergeable_ranks=ranks, special_tokens=specials)
+        ours = tk.Encoding("v", pat_str=ref._pat_str, mergeable_ranks=ranks, special_tokens=specials)
+        assert (ours.n_vocab, ours.max_token_value) == (theirs.n_vocab, theirs.max_token_value), label
+        for text in texts:
+            want = _outcome_any(lambda: theirs.encode(text, allowed_special="all"))
+            got = _outcome_any(lambda: ours.encode(text, allowed_special="all"))
+            total += 1
+            same += got == want
+            assert got == want, (label, text[:60], got if got == "error" else got[:20], want if want == "error" else want[:20])
+            if want != "error":
+                assert ours.decode_bytes(want) == theirs.decode_bytes(want), (label, text[:60])
+                assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (label, text[:60])
+        probe = [next(iter(ranks.values())), max(ranks.values()), *specials.values()]
+        for i in probe:
+            assert _outcome_any(lambda: ours.decode_single_token_bytes(i)) == \
+                _outcome_any(lambda: theirs.decode_single_token_bytes(i)), (label, i)
+    print(f"sparse rank tables: {same}/{total} encodings identical to tiktoken")
+    assert same == total > 0
+
+
+def test_far_rank_memory_is_bounded(tmp_path):
+    """A 20 KB rank file whose ranks reach 2**32 - 1 loads without a table sized by its largest
+    rank (tiktoken accepts it); under a 1 GB address-space limit in a child process."""
+    import base64
+    import subprocess
+    import sys
+
+    import tiktoken.load
+
+    path = tmp_path / "far.tiktoken"
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {(b << 24) | 1}" for b in range(256)]
+    lines += [f"{base64.b64encode(t).decode()} {4294967295 - i}" for i, t in enumerate([b"ab", b"cd", b"abcd"])]
+    path.write_text("\n".join(lines) + "\n")
+    code = f"""
+import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from tokenkit import tiktoken as tk
+from tokenkit.tiktoken import load
+ranks = load.load_tiktoken_bpe({str(path)!r})
+enc = tk.Encoding("far", pat_str=r"\\S+|\\s+", mergeable_ranks=ranks, special_tokens={{"<|e|>": 2**32 - 4}})
+print(enc.encode("abcd ab<|e|>", allowed_special="all"))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    theirs = tiktoken.Encoding("far", pat_str=r"\S+|\s+", mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                               special_tokens={"<|e|>": 2**32 - 4})
+    assert out.stdout.strip() == str(theirs.encode("abcd ab<|e|>", allowed_special="all"))
+
+
+FUZZ_REGRESSIONS = Path(__file__).resolve().parents[2] / "crates" / "tokenkit" / "tests" / "data" / "fuzz" / "tiktoken"
+
+
+def _fuzz_reference(path: Path):
+    """tiktoken's encoding for a regression rank file, named by its file name (as the
+    differential fuzz builds it)."""
+    import tiktoken.load
+    import tiktoken_ext.openai_public as op
+
+    ranks = tiktoken.load.load_tiktoken_bpe(str(path))
+    op.load_tiktoken_bpe = lambda *_a, **_k: ranks
+    return tiktoken.Encoding(**getattr(op, path.stem)())
+
+
+def test_fuzz_rank_file_regressions_like_tiktoken():
+    """The mutated rank files of the differential fuzz that tiktoken loads (sparse ranks, a
+    missing byte, a token at 2**32 - 1, a special id on a rank, Python's base64 and int
+    readings) load in tokenkit too and give tiktoken's ids on the fuzz texts and the corpus
+    lines."""
+    from tokenkit._tokenkit import TiktokenCore
+
+    files = sorted(p for p in FUZZ_REGRESSIONS.glob("*/*.tiktoken") if p.stem != "llama3")
+    assert files, f"no regression rank files under {FUZZ_REGRESSIONS}"
+    texts = TEXTS + ["Hello, world! The year 2024: naïve café, ÀÉÎ ß.", "1234567890 3.14159 \0 \r\n a\u0301"]
+    same = total = 0
+    for path in files:
+        theirs = _outcome_any(lambda: _fuzz_reference(path))
+        ours = _outcome_any(lambda: tk.Encoding._from_core(TiktokenCore.from_file(str(path), path.stem), False))
+        if theirs == "error":  # e.g. r50k's vocabulary size check
+            total += 1
+            same += ours == "error"
+            assert ours == "error", path.parent.name
+            continue
+        for text in texts:
+            want = _outcome_any(lambda: theirs.encode(text, allowed_special="all"))
+            got = _outcome_any(lambda: ours.encode(text, allowed_special="all"))
+            total += 1
+            same += got == want
+            assert got == want, (path.parent.name, text[:60])
+    print(f"fuzz rank-file regressions: {same}/{total} encodings identical to tiktoken ({len(files)} files)")
+    assert same == total

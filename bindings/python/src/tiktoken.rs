@@ -70,25 +70,12 @@ impl PyTiktokenCore {
     #[new]
     #[pyo3(signature = (name, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab = None))]
     fn new(py: Python<'_>, name: &str, pat_str: &str, mergeable_ranks: HashMap<Vec<u8>, u32>, special_tokens: HashMap<String, u32>, explicit_n_vocab: Option<u32>) -> PyResult<Self> {
-        let n = mergeable_ranks.values().max().map_or(0, |&m| m as usize + 1);
-        // Holes in the ranks may only hold special tokens: a far rank (2**32 - 1) is an error
-        // before it asks for a table of 2^32 entries.
-        if n > mergeable_ranks.len() + special_tokens.len() {
-            return Err(value_err(format!(
-                "mergeable_ranks must be 0..n without gaps (a gap may only hold a special token's id): \
-                 the largest rank is {} but there are {} ranks and {} special tokens",
-                n - 1,
-                mergeable_ranks.len(),
-                special_tokens.len()
-            )));
-        }
-        let mut ranks: Vec<Option<Vec<u8>>> = vec![None; n];
-        for (token, rank) in mergeable_ranks {
-            ranks[rank as usize] = Some(token);
-        }
+        let ranks = tokenkit::formats::tiktoken::Ranks::from_pairs(mergeable_ranks).map_err(tk_err)?;
         let mut specials: Vec<(String, u32)> = special_tokens.into_iter().collect();
         specials.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
         let (name, pat_str) = (name.to_owned(), pat_str.to_owned());
+        // tiktoken checks `if explicit_n_vocab:`, so 0 is no check.
+        let explicit_n_vocab = explicit_n_vocab.filter(|&n| n != 0);
         let enc = py.allow_threads(|| guard(|| Encoding::new(&name, &pat_str, ranks, &specials, explicit_n_vocab)))?;
         Ok(Self { enc: Arc::new(enc) })
     }
@@ -255,10 +242,8 @@ pub fn parse_rank_file<'py>(py: Python<'py>, data: &[u8], origin: &str) -> PyRes
         .allow_threads(|| tokenkit::formats::tiktoken::parse_rank_file(data, origin))
         .map_err(|e| value_err(e.to_string()))?;
     let out = PyDict::new(py);
-    for (rank, token) in ranks.iter().enumerate() {
-        if let Some(token) = token {
-            out.set_item(PyBytes::new(py, token), rank)?;
-        }
+    for (rank, token) in ranks.iter() {
+        out.set_item(PyBytes::new(py, token), rank)?;
     }
     Ok(out)
 }

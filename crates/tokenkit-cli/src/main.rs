@@ -405,7 +405,7 @@ fn save(source: &Source, output: &Path, pretty: bool) -> Result<()> {
     }
     reject(&[("--pretty", pretty && ext != "json")], "to a .tiktoken or .model output", "")?;
     let tok = match source.load()? {
-        Loaded::Tiktoken(enc) => enc.tokenizer().clone(),
+        Loaded::Tiktoken(enc) => enc.tokenizer_with_rank_ids()?.clone(),
         // tokenizer.json output: a SentencePiece .model in HF's layout, as transformers converts it.
         Loaded::Tokenizer(_) if ext == "json" => tokenkit::formats::load_for_save(source.tokenizer.as_deref().unwrap_or(Path::new("")))?,
         Loaded::Tokenizer(tok) => *tok,

@@ -45,9 +45,13 @@ pub struct Encoding {
     name: String,
     pat_str: String,
     tokenizer: Tokenizer,
-    /// The bytes of every id (ranks and specials).
+    /// The bytes of every id (ranks and specials; a rank's where a special token shares its
+    /// id, as tiktoken decodes).
     id_bytes: IdBytes,
-    n_ranks: usize,
+    /// The ranks, in order.
+    rank_ids: Vec<u32>,
+    /// The ranks of the model's ids, when they are not the ranks ([`format::RankOf`]).
+    rank_of: format::RankOf,
     special_tokens: BTreeMap<String, u32>,
     /// Special-token contents in `special_ids` order, and their automaton.
     special_list: Vec<String>,
@@ -179,15 +183,17 @@ fn py_repr(s: &str) -> String {
 
 impl Encoding {
     /// An encoding from its parts, as tiktoken's `Encoding(name, pat_str=, mergeable_ranks=,
-    /// special_tokens=)`: `ranks[r]` is the token of rank `r`; `explicit_n_vocab` is checked
-    /// when given.
+    /// special_tokens=)`: any rank table tiktoken accepts (holes, far ranks, special ids
+    /// anywhere, 2^32 - 1 included) gives tiktoken's ids, in memory proportional to the
+    /// table; `explicit_n_vocab` is checked when given, as tiktoken checks it.
     pub fn new(
         name: &str,
         pat_str: &str,
-        ranks: crate::formats::tiktoken::Ranks,
+        ranks: impl Into<format::Ranks>,
         special_tokens: &[(String, u32)],
         explicit_n_vocab: Option<u32>,
     ) -> Result<Self> {
+        let ranks: format::Ranks = ranks.into();
         // Two special tokens may share an id (o200k_harmony's <|endofprompt|> and
         // <|reserved_200018|>): both encode to it; the first one given is what it decodes
         // to (as in tiktoken) and the one the tokenizer pipeline holds.
@@ -198,28 +204,22 @@ impl Encoding {
                 first_per_id.push((c.clone(), *id));
             }
         }
-        let tokenizer = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
+        let (tokenizer, rank_of) = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
         let special_map: BTreeMap<String, u32> = special_tokens.iter().cloned().collect();
-        let max_id = special_map.values().copied().max().map_or(0, |m| m as usize + 1).max(ranks.len());
+        // Special tokens first: where a rank has the same id, its bytes are what it decodes to.
+        let tokens: Vec<(u32, &[u8])> =
+            first_per_id.iter().map(|(c, id)| (*id, c.as_bytes())).chain(ranks.iter()).collect();
+        let id_bytes = IdBytes::new(&tokens);
         if let Some(n) = explicit_n_vocab {
-            let n_ranks = ranks.iter().flatten().count();
-            if n as usize != max_id || n_ranks + first_per_id.len() != n as usize {
+            if n as usize != id_bytes.n_vocab || ranks.len() + special_map.len() != n as usize {
                 return Err(Error::invalid(format!(
                     "{name}: expected {n} tokens, have {} ranks and {} special tokens (max id {})",
-                    n_ranks,
-                    first_per_id.len(),
-                    max_id.saturating_sub(1)
+                    ranks.len(),
+                    special_map.len(),
+                    id_bytes.n_vocab.saturating_sub(1)
                 )));
             }
         }
-        let n_ranks = ranks.len();
-        let tokens: Vec<(u32, &[u8])> = ranks
-            .iter()
-            .enumerate()
-            .filter_map(|(r, t)| Some((r as u32, t.as_deref()?)))
-            .chain(first_per_id.iter().map(|(c, id)| (*id, c.as_bytes())))
-            .collect();
-        let id_bytes = IdBytes::new(&tokens);
         let (special_list, special_ids): (Vec<String>, Vec<u32>) =
             special_map.iter().map(|(c, &id)| (c.clone(), id)).unzip();
         let special_matcher = if special_list.is_empty() {
@@ -232,7 +232,8 @@ impl Encoding {
             pat_str: pat_str.to_owned(),
             tokenizer,
             id_bytes,
-            n_ranks,
+            rank_ids: ranks.iter().map(|(rank, _)| rank).collect(),
+            rank_of,
             special_tokens: special_map,
             special_list,
             special_ids,
@@ -286,9 +287,24 @@ impl Encoding {
     pub fn pat_str(&self) -> &str {
         &self.pat_str
     }
-    /// The pipeline this encoding runs (save it as tokenizer.json to use it with HF).
+    /// The pipeline this encoding runs. Its ids are the ranks for every rank table whose
+    /// ranks are dense (all real encodings); for a sparse one they are the model's own ids
+    /// ([`format::RankOf`]): save it through [`Encoding::tokenizer_with_rank_ids`].
     pub fn tokenizer(&self) -> &Tokenizer {
         &self.tokenizer
+    }
+
+    /// The pipeline, when its ids are tiktoken's (to save it as tokenizer.json and use it with
+    /// HF); an error for a sparse rank table, which has no such form.
+    pub fn tokenizer_with_rank_ids(&self) -> Result<&Tokenizer> {
+        match self.rank_of {
+            None => Ok(&self.tokenizer),
+            Some(_) => Err(Error::invalid(format!(
+                "{}: the ranks are too sparse (or lack a single byte, or reach 2^32 - 1) for a tokenizer.json \
+                 pipeline with tiktoken's ids",
+                self.name
+            ))),
+        }
     }
     /// One more than the largest token id.
     pub fn n_vocab(&self) -> usize {
@@ -316,7 +332,39 @@ impl Encoding {
     }
     /// The token of each rank (the mergeable ranks), in rank order.
     pub fn token_byte_values(&self) -> Vec<&[u8]> {
-        (0..self.n_ranks as u32).filter(|id| !self.is_special_token(*id)).filter_map(|id| self.token_bytes(id)).collect()
+        self.rank_ids.iter().filter_map(|&id| self.token_bytes(id)).collect()
+    }
+
+    /// Whether `id` is a rank.
+    fn is_rank(&self, id: u32) -> bool {
+        self.rank_ids.binary_search(&id).is_ok()
+    }
+
+    /// The id tiktoken gives for the model's id `id` (the same id, unless the ranks are
+    /// sparse); an error for a byte that has no rank, which tiktoken cannot encode either.
+    #[inline]
+    fn rank_of(&self, id: u32) -> Result<u32> {
+        let Some(rank_of) = &self.rank_of else { return Ok(id) };
+        rank_of.get(id as usize).copied().ok_or_else(|| {
+            use crate::tokenizer::Model as _;
+            let byte = self.plan().ok().and_then(|(bpe, _, _)| bpe.id_to_token(id)).and_then(format::byte_level_bytes);
+            Error::invalid(format!(
+                "{}: the text has a byte ({byte:02x?}) that the rank table has no token for and no merge takes \
+                 (tiktoken fails on it too)",
+                self.name
+            ))
+        })
+    }
+
+    /// [`Encoding::rank_of`] of every id of `ids`, in place.
+    #[inline]
+    fn to_ranks(&self, ids: &mut [u32]) -> Result<()> {
+        if self.rank_of.is_some() {
+            for id in ids {
+                *id = self.rank_of(*id)?;
+            }
+        }
+        Ok(())
     }
 
     fn token_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -336,11 +384,17 @@ impl Encoding {
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
         let (_, raw, regex) = self.plan()?;
-        extend_piece_ids(raw, regex, text, out)
+        let start = out.len();
+        extend_piece_ids(raw, regex, text, out)?;
+        self.to_ranks(&mut out[start..])
     }
 
     /// The number of tokens of `encode_ordinary(text)`, without building the ids.
     pub fn count_ordinary(&self, text: &str) -> Result<usize> {
+        if self.rank_of.is_some() {
+            // A byte without a rank is an error, as in encoding.
+            return Ok(self.encode_ordinary(text)?.len());
+        }
         let (_, raw, regex) = self.plan()?;
         let mut n = 0;
         for_each_piece_ids(raw, regex, text, |_, _| n += 1)?;
@@ -394,7 +448,10 @@ impl Encoding {
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
         let mut failed = Ok(());
         self.for_each_segment(text, &allowed_mask, |segment| match segment {
-            Segment::Text(t) if failed.is_ok() => failed = extend_piece_ids(raw, regex, t, &mut out),
+            Segment::Text(t) if failed.is_ok() => {
+                let start = out.len();
+                failed = extend_piece_ids(raw, regex, t, &mut out).and_then(|()| self.to_ranks(&mut out[start..]));
+            }
             Segment::Text(_) => {}
             Segment::Special(id) => out.push(id),
         });
@@ -417,9 +474,16 @@ impl Encoding {
         let mut failed = Ok(());
         self.for_each_segment(text, allowed_mask, |segment| match segment {
             Segment::Text(t) if failed.is_ok() => {
-                failed = for_each_piece_ids(raw, regex, t, |id, first| {
-                    sink(id, if first { At::PieceStart } else { At::InPiece })
-                })
+                let mut unranked = Ok(());
+                let found = for_each_piece_ids(raw, regex, t, |id, first| match self.rank_of(id) {
+                    Ok(id) => sink(id, if first { At::PieceStart } else { At::InPiece }),
+                    Err(e) => {
+                        if unranked.is_ok() {
+                            unranked = Err(e);
+                        }
+                    }
+                });
+                failed = found.and(unranked);
             }
             Segment::Text(_) => {}
             Segment::Special(id) => sink(id, At::Special),
@@ -473,7 +537,8 @@ impl Encoding {
         let s = format::byte_level_string(bytes);
         use crate::tokenizer::Model as _;
         bpe.token_to_id(&s)
-            .filter(|&id| (id as usize) < self.n_ranks)
+            .and_then(|id| self.rank_of(id).ok())
+            .filter(|&id| self.is_rank(id))
             .ok_or_else(|| Error::invalid(format!("no single token has the bytes {bytes:?}")))
     }
 
@@ -540,7 +605,7 @@ impl Encoding {
              special tokens: {}\n\
              as a tokenizer.json pipeline:\n{}",
             self.name,
-            self.n_ranks,
+            self.rank_ids.len(),
             self.n_vocab(),
             self.eot_token().map_or("none".into(), |t| t.to_string()),
             self.pat_str,

@@ -99,7 +99,7 @@ pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
         Format::TokenizerJson(p) => Tokenizer::from_file(p),
         Format::VocabTxt(p) => vocab_txt::from_vocab_txt(&p),
         Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
-        Format::Tiktoken(p) => Ok(crate::tiktoken::Encoding::from_file(&p, None)?.tokenizer().clone()),
+        Format::Tiktoken(p) => Ok(crate::tiktoken::Encoding::from_file(&p, None)?.tokenizer_with_rank_ids()?.clone()),
         Format::SentencePiece(p) => sentencepiece::from_model_file(&p),
     }
 }

@@ -173,88 +173,232 @@ pub fn looks_like_rank_file(head: &str) -> bool {
         })
 }
 
-/// Tokens indexed by rank; `None` for a rank the file skips (p50k leaves 50256 to its
-/// special token): [`check_ranks`] accepts such a hole only where a special token sits.
-pub type Ranks = Vec<Option<Vec<u8>>>;
-
-/// Parses a `.tiktoken` rank file: lines `base64(token) rank`, blank lines skipped. Errors
-/// name the line: malformed base64, a missing or non-numeric rank, a token with two ranks or
-/// a rank with two tokens (a line given twice is read once, as tiktoken's dict does). Holes in
-/// the ranks are checked later, against the special tokens ([`check_ranks`]); a file whose
-/// ranks are mostly holes is an error here, before a table of the largest rank's size is
-/// made, so that memory stays proportional to the file.
-pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
-    let engine = base64::engine::general_purpose::STANDARD;
-    let mut entries: Vec<(u32, Vec<u8>, usize)> = Vec::new();
-    let mut seen: AHashMap<Vec<u8>, u32> = AHashMap::new();
-    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let at = || format!("{origin}:{}", i + 1);
-        let text = std::str::from_utf8(line).map_err(|_| Error::invalid(format!("{}: not ASCII text", at())))?;
-        let mut parts = text.split_ascii_whitespace();
-        let (Some(b64), Some(rank), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(Error::invalid(format!("{}: expected `base64-token rank`, got {text:?}", at())));
-        };
-        let token = engine
-            .decode(b64)
-            .map_err(|e| Error::invalid(format!("{}: malformed base64 token {b64:?}: {e}", at())))?;
-        let rank: u32 =
-            rank.parse().map_err(|_| Error::invalid(format!("{}: rank {rank:?} is not a non-negative integer", at())))?;
-        match seen.insert(token.clone(), rank) {
-            Some(prev) if prev == rank => continue,
-            Some(prev) => {
-                return Err(Error::invalid(format!("{}: token {b64:?} appears twice (ranks {prev} and {rank})", at())))
-            }
-            None => entries.push((rank, token, i + 1)),
-        }
-    }
-    let Some(max_rank) = entries.iter().map(|e| e.0).max() else {
-        return Err(Error::invalid(format!("{origin}: no ranks found")));
-    };
-    // Holes are allowed where special tokens sit (p50k has one); a file with more holes than
-    // ranks (plus room for a block of special tokens) cannot pass `check_ranks`.
-    let slots = max_rank as usize + 1;
-    if slots > 2 * entries.len() + 65_536 {
-        let line = entries.iter().find(|e| e.0 == max_rank).map_or(0, |e| e.2);
-        return Err(Error::invalid(format!(
-            "{origin}:{line}: rank {max_rank} is far past the {} ranks of the file; ranks must count up from 0 \
-             (gaps only at special-token ids)",
-            entries.len()
-        )));
-    }
-    let mut by_rank: Ranks = vec![None; slots];
-    for (rank, token, line) in entries {
-        let slot = &mut by_rank[rank as usize];
-        if slot.is_some() {
-            return Err(Error::invalid(format!("{origin}:{line}: duplicate rank {rank}")));
-        }
-        *slot = Some(token);
-    }
-    Ok(by_rank)
+/// A rank table, as tiktoken's `mergeable_ranks`: distinct tokens with distinct ranks, in
+/// rank order. A rank may be any `u32`, as in tiktoken: holes (p50k leaves 50256 to its
+/// special token; a deleted line) and far ranks (2^32 - 1) cost nothing, the table holds
+/// only the tokens it has.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ranks {
+    /// Every token's bytes, one after another.
+    bytes: Vec<u8>,
+    /// (rank, start, end) of each token in `bytes`, by rank.
+    tokens: Vec<(u32, u32, u32)>,
 }
 
-/// Checks that every hole in `ranks` is the id of a special token and that no special token
-/// takes a rank's id; the error names the first offending id.
-pub fn check_ranks(ranks: &[Option<Vec<u8>>], specials: &[(String, u32)]) -> Result<()> {
-    let special_ids: ahash::AHashMap<u32, &str> = specials.iter().map(|(c, id)| (*id, c.as_str())).collect();
-    for (rank, t) in ranks.iter().enumerate() {
-        match (t, special_ids.get(&(rank as u32))) {
-            (None, None) => {
-                return Err(Error::invalid(format!(
-                    "ranks must be 0..{} without gaps; rank {rank} is missing (and is no special token's id)",
-                    ranks.len()
-                )))
-            }
-            (Some(_), Some(c)) => {
-                return Err(Error::invalid(format!("special token {c:?}: id {rank} is already a rank")));
-            }
-            _ => {}
+impl Ranks {
+    /// The table of `(token, rank)` pairs (a `mergeable_ranks` dict); an error when two
+    /// tokens share a rank (tiktoken's "duplicate token indices").
+    pub fn from_pairs<T: AsRef<[u8]>>(pairs: impl IntoIterator<Item = (T, u32)>) -> Result<Self> {
+        let mut bytes = Vec::new();
+        let mut tokens = Vec::new();
+        for (token, rank) in pairs {
+            let start = bytes.len();
+            bytes.extend_from_slice(token.as_ref());
+            tokens.push((rank, start, bytes.len(), ()));
         }
+        Self::from_spans(bytes, tokens, |rank, _| Error::invalid(format!("two tokens have rank {rank}")))
     }
-    Ok(())
+
+    /// The table of tokens given as `(rank, start, end, T)` spans of `bytes`, sorted here (a
+    /// no-op for files in rank order); `shared(rank, [first, second])` is the error when two
+    /// tokens have the same rank.
+    fn from_spans<T: Copy>(
+        bytes: Vec<u8>,
+        mut tokens: Vec<(u32, usize, usize, T)>,
+        shared: impl FnOnce(u32, [T; 2]) -> Error,
+    ) -> Result<Self> {
+        if !tokens.is_sorted_by_key(|t| t.0) {
+            tokens.sort_by_key(|t| t.0);
+        }
+        if let Some(w) = tokens.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(shared(w[0].0, [w[0].3, w[1].3]));
+        }
+        if u32::try_from(bytes.len()).is_err() {
+            return Err(Error::invalid("a rank table of more than 4 GiB of token bytes"));
+        }
+        let tokens = tokens.into_iter().map(|(r, s, e, _)| (r, s as u32, e as u32)).collect();
+        Ok(Ranks { bytes, tokens })
+    }
+
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// Whether the table has no token.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// `(rank, token)` in rank order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u32, &[u8])> + Clone + '_ {
+        self.tokens.iter().map(|&(rank, s, e)| (rank, &self.bytes[s as usize..e as usize]))
+    }
+
+    /// Whether a token has rank `rank`.
+    pub fn contains_rank(&self, rank: u32) -> bool {
+        self.tokens.binary_search_by_key(&rank, |t| t.0).is_ok()
+    }
+
+    /// The largest rank.
+    pub fn max_rank(&self) -> Option<u32> {
+        self.tokens.last().map(|t| t.0)
+    }
+}
+
+/// Tokens by rank, `None` for a hole: rank `r` is the `r`-th item.
+impl FromIterator<Option<Vec<u8>>> for Ranks {
+    fn from_iter<I: IntoIterator<Item = Option<Vec<u8>>>>(iter: I) -> Self {
+        let pairs = (0u32..).zip(iter).filter_map(|(rank, t)| Some((t?, rank)));
+        Ranks::from_pairs(pairs).expect("ranks by position are distinct")
+    }
+}
+
+impl From<Vec<Option<Vec<u8>>>> for Ranks {
+    fn from(by_rank: Vec<Option<Vec<u8>>>) -> Self {
+        by_rank.into_iter().collect()
+    }
+}
+
+/// The bytes Python's `bytes.split()` splits at.
+fn is_py_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// The lines of `data` as Python's `bytes.splitlines()` cuts them: at `\n`, `\r\n` and `\r`.
+fn py_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = data;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, skip) = match memchr::memchr2(b'\n', b'\r', rest) {
+            None => (rest, rest.len()),
+            Some(i) if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') => (&rest[..i], i + 2),
+            Some(i) => (&rest[..i], i + 1),
+        };
+        rest = &rest[skip..];
+        Some(line)
+    })
+}
+
+/// Decodes base64 as Python's `base64.b64decode` (not validating) does, appending to `out`:
+/// bytes outside the alphabet are skipped, a pad that completes a quad ends the input, and a
+/// last quad of one or two (unpadded) or three characters is an error.
+fn py_b64decode(text: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), &'static str> {
+    let (mut quad, mut pads, mut left) = (0u8, 0u8, 0u8);
+    for &c in text {
+        if c == b'=' {
+            if quad >= 2 {
+                pads += 1;
+                if quad + pads >= 4 {
+                    return Ok(());
+                }
+            }
+            continue;
+        }
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => continue,
+        };
+        pads = 0;
+        match quad {
+            0 => left = v,
+            1 => {
+                out.push(left << 2 | v >> 4);
+                left = v & 0x0f;
+            }
+            2 => {
+                out.push(left << 4 | v >> 2);
+                left = v & 0x03;
+            }
+            _ => out.push(left << 6 | v),
+        }
+        quad = (quad + 1) % 4;
+    }
+    match quad {
+        0 => Ok(()),
+        1 => Err("the number of base64 characters is 1 more than a multiple of 4"),
+        _ => Err("incorrect base64 padding"),
+    }
+}
+
+/// A rank as Python's `int()` reads it (a sign, digits with single `_` between them), when it
+/// is a valid tiktoken rank (`0..=2^32 - 1`); the error says which.
+fn py_rank(text: &[u8]) -> std::result::Result<u32, &'static str> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text),
+    };
+    let valid = digits.first().is_some_and(u8::is_ascii_digit)
+        && digits.last().is_some_and(u8::is_ascii_digit)
+        && digits.iter().all(|&b| b.is_ascii_digit() || b == b'_')
+        && !digits.windows(2).any(|w| w == b"__");
+    if !valid {
+        return Err("is not an integer");
+    }
+    let value = digits
+        .iter()
+        .filter(|b| b.is_ascii_digit())
+        .try_fold(0u32, |v, &d| v.checked_mul(10)?.checked_add(u32::from(d - b'0')));
+    match value {
+        Some(0) => Ok(0),
+        Some(_) if negative => Err("is negative"),
+        Some(v) => Ok(v),
+        None => Err("is past the largest rank, 4294967295"),
+    }
+}
+
+/// Parses a `.tiktoken` rank file exactly as tiktoken's `load_tiktoken_bpe` reads it: lines
+/// cut as `bytes.splitlines()` does, empty ones skipped, each split at ASCII whitespace into
+/// `base64(token) rank`, the token decoded as `base64.b64decode` decodes it (bytes outside
+/// the alphabet skipped), the rank read as `int()` reads it; a token given again takes its
+/// last rank (tiktoken's dict). Ranks may have holes and be far apart. Errors name the line:
+/// not two fields, bad padding, a rank that is no integer or outside `0..=2^32 - 1`, two
+/// tokens with one rank (tiktoken's "duplicate token indices"), no ranks at all. Time and
+/// memory are linear in the file's size.
+pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
+    let mut bytes: Vec<u8> = Vec::with_capacity(data.len() / 2);
+    // (rank, start, end, line) of each token; `seen` finds a token again by its bytes (as an
+    // index into `tokens`) to give it its last rank.
+    let mut tokens: Vec<(u32, usize, usize, usize)> = Vec::new();
+    let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::new();
+    let hash = |t: &[u8]| crate::models::vocab::hash_bytes(t, 0);
+    let shown = |f: &[u8]| String::from_utf8_lossy(&f[..f.len().min(80)]).into_owned();
+    for (i, line) in py_lines(data).enumerate().filter(|(_, l)| !l.is_empty()) {
+        let at = || format!("{origin}:{}", i + 1);
+        let mut fields = line.split(|&b| is_py_space(b)).filter(|f| !f.is_empty());
+        let (Some(b64), Some(rank), None) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(Error::invalid(format!("{}: expected `base64-token rank`, got {:?}", at(), shown(line))));
+        };
+        let start = bytes.len();
+        py_b64decode(b64, &mut bytes)
+            .map_err(|e| Error::invalid(format!("{}: token {:?}: {e}", at(), shown(b64))))?;
+        let rank = py_rank(rank).map_err(|e| Error::invalid(format!("{}: rank {:?} {e}", at(), shown(rank))))?;
+        let token = &bytes[start..];
+        let h = hash(token);
+        let span = |k: usize| &bytes[tokens[k].1..tokens[k].2];
+        if let Some(&k) = seen.find(h, |&k| span(k) == token) {
+            bytes.truncate(start);
+            tokens[k].0 = rank;
+            tokens[k].3 = i + 1;
+            continue;
+        }
+        seen.insert_unique(h, tokens.len(), |&k| hash(span(k)));
+        tokens.push((rank, start, bytes.len(), i + 1));
+    }
+    if tokens.is_empty() {
+        return Err(Error::invalid(format!("{origin}: no ranks found")));
+    }
+    Ranks::from_spans(bytes, tokens, |rank, lines| {
+        let [a, b] = if lines[0] < lines[1] { lines } else { [lines[1], lines[0]] };
+        Error::invalid(format!("{origin}:{b}: rank {rank} is also the rank of line {a}'s token (tiktoken: duplicate token indices)"))
+    })
 }
 
 /// Reads a `.tiktoken` rank file (see [`parse_rank_file`]).
@@ -263,11 +407,11 @@ pub fn read_rank_file(path: &Path) -> Result<Ranks> {
     parse_rank_file(&data, &path.display().to_string())
 }
 
-/// Writes tokens indexed by rank as a `.tiktoken` rank file (holes are left out).
-pub fn write_rank_file(ranks: &[Option<Vec<u8>>]) -> String {
+/// Writes a rank table as a `.tiktoken` rank file, in rank order.
+pub fn write_rank_file(ranks: &Ranks) -> String {
     let engine = base64::engine::general_purpose::STANDARD;
     let mut s = String::with_capacity(ranks.len() * 16);
-    for (rank, t) in ranks.iter().enumerate().filter_map(|(r, t)| Some((r, t.as_ref()?))) {
+    for (rank, t) in ranks.iter() {
         s.push_str(&engine.encode(t));
         s.push(' ');
         s.push_str(&rank.to_string());
@@ -384,50 +528,91 @@ pub fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
     token.chars().map(|c| CHAR_BYTES.get(&c).copied()).collect()
 }
 
-/// The BPE model of a rank table: token strings are the byte-level forms, ids the ranks,
-/// merges every split of a token into two tokens at the token's rank, `ignore_merges` on.
-/// `specials` go into the vocabulary at their ids (so tokenizer.json conversions keep them).
-pub fn rank_bpe(ranks: &[Option<Vec<u8>>], specials: &[(String, u32)]) -> Result<BPE> {
-    check_ranks(ranks, specials)?;
-    let present = || ranks.iter().enumerate().filter_map(|(r, t)| Some((r, t.as_ref()?)));
-    let mut index: AHashMap<&[u8], u32> = AHashMap::with_capacity(ranks.len());
-    for (rank, t) in present() {
-        if t.is_empty() {
-            return Err(Error::invalid(format!("rank {rank}: empty token")));
-        }
-        if index.insert(t, rank as u32).is_some() {
+/// The ids of a rank table's BPE model ([`rank_bpe`]) as tiktoken's: `None` when they are
+/// the ranks themselves (every real encoding), else the rank of each id of a token of the
+/// table (ids `0..n` in rank order); ids from `n` on stand for single bytes the table lacks.
+pub type RankOf = Option<Box<[u32]>>;
+
+/// Every byte value, for single-byte keys.
+static ALL_BYTES: [u8; 256] = {
+    let mut all = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        all[b] = b as u8;
+        b += 1;
+    }
+    all
+};
+
+/// The BPE model of a rank table: token strings are the byte-level forms, merges every split
+/// of a token into two tokens at the token's rank, `ignore_merges` on, as tiktoken merges (the
+/// adjacent parts whose concatenation has the lowest rank; a piece that is a token is that
+/// token).
+///
+/// The model's ids are the ranks when the table has every single byte and its ranks are
+/// dense enough for id-indexed tables (holes allowed); `specials` then go into the vocabulary
+/// at their ids (so tokenizer.json conversions keep them). Any other table tiktoken accepts
+/// (far ranks, a missing byte, a token at 2^32 - 1) gets ids `0..n` in rank order, which
+/// merge in the same order, and the ranks to map them back ([`RankOf`]); a byte the table
+/// lacks gets an id past them, which tiktoken cannot encode either (it fails where that byte
+/// stays unmerged). An empty token decodes to nothing and never encodes; tiktoken never merges
+/// into rank 2^32 - 1 (its "no merge" mark), nor does this model.
+pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankOf)> {
+    let mut has_byte = [false; 256];
+    ranks.iter().filter(|(_, t)| t.len() == 1).for_each(|(_, t)| has_byte[usize::from(t[0])] = true);
+    let max_rank = ranks.max_rank().unwrap_or(0);
+    let by_rank = has_byte.iter().all(|&b| b)
+        && max_rank != u32::MAX
+        && crate::models::vocab::fits_dense_table(max_rank as usize + 1, ranks.len());
+    let id_of = |i: usize, rank: u32| if by_rank { rank } else { i as u32 };
+    let n = ranks.len() as u32;
+    let missing: Vec<&[u8]> =
+        (0..256).filter(|&b| !has_byte[b]).map(|b| std::slice::from_ref(&ALL_BYTES[b])).collect();
+    // (id, rank, token): the table's tokens, then the missing bytes (no rank: never merged into).
+    let tokens = || {
+        let real = ranks.iter().enumerate().map(|(i, (rank, t))| (id_of(i, rank), rank, t));
+        real.chain(missing.iter().zip(n..).map(|(&t, id)| (id, u32::MAX, t))).filter(|(_, _, t)| !t.is_empty())
+    };
+    let mut index: AHashMap<&[u8], u32> = AHashMap::with_capacity(ranks.len() + missing.len());
+    for (id, rank, t) in tokens() {
+        if index.insert(t, id).is_some() {
             return Err(Error::invalid(format!("rank {rank}: token {t:?} appears twice")));
         }
     }
     // A split point `k` needs tokens of lengths `k` and `len - k`: testing only those keeps
     // a long token from costing the square of its length in hashed prefixes (one 300 KB
     // token took 28 s).
-    let max_len = present().map(|(_, t)| t.len()).max().unwrap_or(0);
+    let max_len = tokens().map(|(_, _, t)| t.len()).max().unwrap_or(0);
     let mut has_len = vec![false; max_len + 1];
-    present().for_each(|(_, t)| has_len[t.len()] = true);
+    tokens().for_each(|(_, _, t)| has_len[t.len()] = true);
     let mut merges = MergeMap::with_capacity(ranks.len() * 4);
-    for (rank, t) in present() {
+    for (id, _, t) in tokens().filter(|&(_, rank, _)| rank != u32::MAX) {
         for k in (1..t.len()).filter(|&k| has_len[k] && has_len[t.len() - k]) {
             if let (Some(&a), Some(&b)) = (index.get(&t[..k]), index.get(&t[k..])) {
-                merges.insert((a, b), (rank as u32, rank as u32));
+                merges.insert((a, b), (id, id));
             }
         }
     }
-    let mut vocab: Vec<(String, u32)> = present().map(|(r, t)| (byte_level_string(t), r as u32)).collect();
-    vocab.extend(specials.iter().cloned());
-    BPE::builder().vocab_and_merges(vocab, Vec::new()).merge_map(merges).ignore_merges(true).build()
+    let mut vocab: Vec<(String, u32)> = tokens().map(|(id, _, t)| (byte_level_string(t), id)).collect();
+    if by_rank {
+        vocab.extend(specials.iter().filter(|(_, id)| !ranks.contains_rank(*id)).cloned());
+    }
+    let bpe = BPE::builder().vocab_and_merges(vocab, Vec::new()).merge_map(merges).ignore_merges(true).build()?;
+    let rank_of = (!by_rank).then(|| ranks.iter().map(|(rank, _)| rank).collect());
+    Ok((bpe, rank_of))
 }
 
 /// The tokenizer of a tiktoken encoding: `Split(pattern) + ByteLevel` pre-tokenization,
-/// [`rank_bpe`], a ByteLevel decoder and the special tokens as added special tokens.
-pub fn build_tokenizer(ranks: &[Option<Vec<u8>>], pat_str: &str, specials: &[(String, u32)]) -> Result<Tokenizer> {
+/// [`rank_bpe`], a ByteLevel decoder and the special tokens as added special tokens; with
+/// the ranks of its model's ids when they are not the ranks ([`RankOf`]).
+pub fn build_tokenizer(ranks: &Ranks, pat_str: &str, specials: &[(String, u32)]) -> Result<(Tokenizer, RankOf)> {
     let mut seen = AHashMap::new();
     for (content, id) in specials {
         if let Some(other) = seen.insert(*id, content) {
             return Err(Error::invalid(format!("special tokens {other:?} and {content:?} share id {id}")));
         }
     }
-    let bpe = rank_bpe(ranks, specials)?;
+    let (bpe, rank_of) = rank_bpe(ranks, specials)?;
     let pre = json!({"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": onig_pattern(pat_str)}, "behavior": "Isolated", "invert": false},
         {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
@@ -441,7 +626,7 @@ pub fn build_tokenizer(ranks: &[Option<Vec<u8>>], pat_str: &str, specials: &[(St
     sorted.sort_by_key(|(_, id)| *id);
     let added: Vec<AddedToken> = sorted.iter().map(|(c, _)| AddedToken::from(c.clone(), true)).collect();
     tok.add_special_tokens(&added)?;
-    Ok(tok)
+    Ok((tok, rank_of))
 }
 
 /// GPT-2's original files as a rank table, the way tiktoken reads them: the 256 bytes first
@@ -512,14 +697,18 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
     }
     by_id.sort_unstable();
     let added_ids: ahash::AHashSet<u32> = tok.get_added_vocabulary().get_vocab().values().copied().collect();
-    let n = by_id.last().map_or(0, |(id, _)| *id as usize + 1);
-    let mut ranks: Ranks = vec![None; n];
-    for (id, bytes) in by_id {
-        ranks[id as usize] = Some(bytes);
+    // The first id that is neither a model token nor an added token, walking the sorted ids.
+    let mut next = 0u32;
+    for &(id, _) in &by_id {
+        while next < id && added_ids.contains(&next) {
+            next += 1;
+        }
+        if next < id {
+            return Err(Error::invalid(format!("model ids must count up from 0 without gaps; id {next} is missing")));
+        }
+        next = id + 1;
     }
-    if let Some(hole) = (0..n).find(|&i| ranks[i].is_none() && !added_ids.contains(&(i as u32))) {
-        return Err(Error::invalid(format!("model ids must be 0..{n} without gaps; id {hole} is missing")));
-    }
+    let ranks = Ranks::from_pairs(by_id.into_iter().map(|(id, bytes)| (bytes, id)))?;
     // Merges must come in id order of the tokens they make: then the merge order is the rank
     // order, and BPE by rank takes the same merges.
     let mut last = 0u32;

@@ -145,13 +145,14 @@ impl Encoding {
         let word = byte_level_string(bytes);
         let mut out = Vec::with_capacity(bytes.len() / 2 + 1);
         bpe.tokenize_ids(&word, &mut out)?;
-        // The model's vocabulary holds the special tokens too, and a whole word found there
-        // is taken as is; tiktoken's ranks do not have them, so merge such a word instead.
+        // A model whose ids are the ranks holds the special tokens too, and a whole word found
+        // there is taken as is; tiktoken's ranks do not have them, so merge such a word instead.
         if let [id] = out[..] {
-            if self.is_special_token(id) {
-                return bpe.merge_loop_ids(&word);
+            if self.rank_of.is_none() && self.is_special_token(id) && !self.is_rank(id) {
+                out = bpe.merge_loop_ids(&word)?;
             }
         }
+        self.to_ranks(&mut out)?;
         Ok(out)
     }
 
@@ -163,9 +164,7 @@ impl Encoding {
     /// The rank ids whose bytes start with `prefix`, in byte order.
     fn ranks_starting_with(&self, prefix: &[u8]) -> &[u32] {
         let sorted = self.sorted_ranks.get_or_init(|| {
-            let mut ids: Vec<u32> = (0..self.n_ranks as u32)
-                .filter(|&id| self.token_bytes(id).is_some() && !self.is_special_token(id))
-                .collect();
+            let mut ids = self.rank_ids.clone();
             ids.sort_unstable_by(|&a, &b| self.rank_bytes(a).cmp(self.rank_bytes(b)));
             ids
         });

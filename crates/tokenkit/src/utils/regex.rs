@@ -107,9 +107,10 @@ impl SysRegex {
     }
 
     /// Calls `each(start, end)` with the byte ranges of the successive non-overlapping
-    /// matches. An error, never a panic, when Oniguruma gives up on the text: a pattern that
-    /// backtracks without bound (`(a|aa)+$` on a long run of `a`) exceeds its retry limit of
-    /// 10^7 steps per match attempt. The matches found are the same as HF's where it works.
+    /// matches. An error naming the pattern, never a panic or a hang, when Oniguruma gives up
+    /// on the text: a pattern that backtracks without bound exceeds the step budget of a
+    /// search ([`search_retry_limit`]; `(a|aa)+$` on runs of `a`). The matches found are the
+    /// same as HF's where it works.
     #[inline]
     pub fn try_for_each_match(&self, inside: &str, mut each: impl FnMut(usize, usize)) -> Result<()> {
         if self.fast.is_some() {
@@ -120,14 +121,12 @@ impl SysRegex {
         (&mut matches).for_each(|(s, e)| each(s, e));
         match matches.error {
             None => Ok(()),
-            Some(message) => Err(Error::Regex {
-                pattern: self.pattern.clone(),
-                message: format!(
-                    "matching gave up on a text of {} bytes: {message} (the pattern backtracks too much; \
-                     rewrite it without nested or overlapping repeats)",
-                    inside.len()
-                ),
-            }),
+            Some(message) => Err(Error::invalid(format!(
+                "regex too expensive on this input: {:?} gave up on a text of {} bytes ({message}); \
+                 the pattern backtracks too much, rewrite it without nested or overlapping repeats",
+                self.pattern,
+                inside.len()
+            ))),
         }
     }
 
@@ -146,6 +145,19 @@ impl SysRegex {
             None => Matches::Onig(OnigMatches::new(&self.regex, inside)),
         }
     }
+}
+
+/// Oniguruma's step budget for one search over `len` bytes: backtracking steps (retries),
+/// a fixed allowance plus a few per byte. Oniguruma's own limit (10^7) is per match attempt,
+/// so a pattern that backtracks a little at every start position (`(a|aa)+$` on runs of 25
+/// `a`s) runs in time quadratic in the text without an error; this bounds the whole search.
+/// Real tokenizer patterns retry at most a few times per byte (their alternatives), far below
+/// the budget (the `lexers_corpora` conformance tests search whole corpora with it).
+fn search_retry_limit(len: usize) -> std::os::raw::c_ulong {
+    const BASE: u64 = 10_000_000;
+    const PER_BYTE: u64 = 64;
+    let limit = BASE.saturating_add(PER_BYTE.saturating_mul(len as u64));
+    std::os::raw::c_ulong::try_from(limit).unwrap_or(std::os::raw::c_ulong::MAX)
 }
 
 /// The matches of an Oniguruma regex, with `onig`'s own rule for empty matches (none right
@@ -175,13 +187,18 @@ impl Iterator for OnigMatches<'_, '_> {
                 return None;
             }
             self.region.clear();
+            let param = MatchParam::default();
+            let limit = search_retry_limit(self.text.len() - self.last_end);
+            // SAFETY: `param` owns a live, initialised match param until the search below
+            // consumes it; the setter only stores the limit in it.
+            unsafe { onig_sys::onig_set_retry_limit_in_search_of_match_param(param.as_raw(), limit) };
             let found = self.regex.search_with_param(
                 self.text,
                 self.last_end,
                 self.text.len(),
                 SearchOptions::SEARCH_OPTION_NONE,
                 Some(&mut self.region),
-                MatchParam::default(),
+                param,
             );
             match found {
                 Ok(Some(_)) => {}
@@ -262,7 +279,21 @@ mod tests {
         assert_eq!(got, [(1, 4)]);
         let text = format!("{}b", "a".repeat(100));
         let err = re.try_for_each_match(&text, |_, _| {}).unwrap_err().to_string();
-        assert!(err.contains("(a|aa)+$") && err.contains("backtracks"), "{err}");
+        assert!(err.contains("regex too expensive on this input") && err.contains("(a|aa)+$"), "{err}");
+    }
+
+    /// Each start position stays under Oniguruma's per-match limit (runs of 25 `a`s cost
+    /// about 10^5 steps each), so only the search's step budget stops it: about 10^9 steps
+    /// (many seconds) without it; an error in a fraction of a second with it.
+    #[test]
+    fn a_search_that_backtracks_at_every_position_is_stopped_by_its_budget() {
+        let re = SysRegex::new("(a|aa)+$").unwrap();
+        let text = format!("{}b", "a".repeat(25)).repeat(8_000);
+        let start = std::time::Instant::now();
+        let err = re.try_for_each_match(&text, |_, _| {}).unwrap_err().to_string();
+        assert!(err.contains("regex too expensive on this input") && err.contains("(a|aa)+$"), "{err}");
+        assert!(err.contains("retry-limit-in-search"), "{err}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "{:?}", start.elapsed());
     }
 
     #[test]

@@ -1,53 +1,102 @@
 use super::*;
 
+/// `(rank, token)` pairs of a table, for comparisons.
+fn pairs(ranks: &Ranks) -> Vec<(u32, Vec<u8>)> {
+    ranks.iter().map(|(r, t)| (r, t.to_vec())).collect()
+}
+
 #[test]
 fn parses_and_writes_rank_files() {
     let text = "YQ== 0\nYg== 1\n\nYWI= 2\n";
     let ranks = parse_rank_file(text.as_bytes(), "t").unwrap();
-    assert_eq!(ranks, vec![Some(b"a".to_vec()), Some(b"b".to_vec()), Some(b"ab".to_vec())]);
+    assert_eq!(pairs(&ranks), [(0, b"a".to_vec()), (1, b"b".to_vec()), (2, b"ab".to_vec())]);
     assert_eq!(write_rank_file(&ranks), "YQ== 0\nYg== 1\nYWI= 2\n");
 }
 
 #[test]
 fn bad_rank_files_are_clear_errors() {
     let err = |t: &str| parse_rank_file(t.as_bytes(), "f.tiktoken").unwrap_err().to_string();
-    assert!(err("YQ== 0\n!!! 1\n").contains("f.tiktoken:2: malformed base64"));
-    assert!(err("YQ== 0\nYg== 0\n").contains("f.tiktoken:2: duplicate rank 0"));
-    assert!(err("YQ== 0\nYQ== 1\n").contains("appears twice"));
-    // A hole is an error unless a special token has that id.
-    let holed = parse_rank_file(b"YQ== 0\nYg== 2\n", "f").unwrap();
-    assert!(check_ranks(&holed, &[]).unwrap_err().to_string().contains("rank 1 is missing"));
-    assert!(check_ranks(&holed, &[("<|s|>".to_owned(), 1)]).is_ok());
-    assert!(err("YQ== x\n").contains("rank \"x\" is not a non-negative integer"));
+    assert!(err("YQ== 0\nYQ= 1\n").contains("f.tiktoken:2: token \"YQ=\": incorrect base64 padding"));
+    assert!(err("YQ== 0\nY 1\n").contains("f.tiktoken:2: token \"Y\": the number of base64 characters"));
+    let shared = err("YQ== 0\nYg== 0\n");
+    assert!(shared.contains("f.tiktoken:2: rank 0 is also the rank of line 1's token"), "{shared}");
+    assert!(err("YQ== x\n").contains("f.tiktoken:1: rank \"x\" is not an integer"));
+    assert!(err("YQ== -1\n").contains("rank \"-1\" is negative"));
+    assert!(err("YQ== 4294967296\n").contains("is past the largest rank"));
+    assert!(err("YQ== 1__0\n").contains("is not an integer"));
     assert!(err("YQ==\n").contains("expected `base64-token rank`"));
+    assert!(err("YQ== 0 1\n").contains("expected `base64-token rank`"));
+    // tiktoken skips empty lines only: a line of spaces is an error there too.
+    assert!(err("YQ== 0\n \n").contains("f.tiktoken:2: expected `base64-token rank`"));
     assert!(err("\n").contains("no ranks"));
 }
 
+/// The file is read as tiktoken's `load_tiktoken_bpe` reads it: Python's `splitlines`,
+/// `split`, `b64decode` and `int` (each expected value is what Python 3.11 gives).
 #[test]
-fn a_repeated_line_is_read_once_and_a_far_rank_is_refused_before_allocating() {
-    // tiktoken reads the file into a dict: the same line twice is one entry.
-    let ranks = parse_rank_file(b"YQ== 0\nYg== 1\nYQ== 0\n", "t").unwrap();
-    assert_eq!(ranks.len(), 2);
-    // A rank far past the file's size (fuzz: 36,031,131 in r50k's rank file made an 860 MB table).
-    let msg = parse_rank_file(b"YQ== 0\nYg== 36031131\n", "f.tiktoken").unwrap_err().to_string();
-    assert!(msg.contains("f.tiktoken:2: rank 36031131 is far past the 2 ranks"), "{msg}");
-    assert!(parse_rank_file(b"YQ== 0\nYg== 4294967295\n", "f").is_err());
+fn rank_files_read_as_python_reads_them() {
+    let read = |t: &[u8]| pairs(&parse_rank_file(t, "t").unwrap());
+    // `\r` alone ends a line; \x0b and \x0c separate fields; `int` takes signs and `_`.
+    assert_eq!(read(b"YQ== +2\rYg==\x0b1_0\r\nYw==\x0c-0"), [(0, b"c".to_vec()), (2, b"a".to_vec()), (10, b"b".to_vec())]);
+    // A token given again takes its last rank (tiktoken's dict); the first rank is a hole.
+    assert_eq!(read(b"YQ== 0\nYg== 1\nYQ== 5\n"), [(1, b"b".to_vec()), (5, b"a".to_vec())]);
+    // Far ranks and holes cost nothing.
+    assert_eq!(read(b"YQ== 4294967295\nYg== 7\n"), [(7, b"b".to_vec()), (4294967295, b"a".to_vec())]);
+    let b64 = |t: &str| {
+        let mut out = Vec::new();
+        py_b64decode(t.as_bytes(), &mut out).map(|()| out)
+    };
+    assert_eq!(b64("YQ=x=").unwrap(), b"a\x0c");
+    assert_eq!(b64("====").unwrap(), b"");
+    assert_eq!(b64("YQ==YQ==").unwrap(), b"a");
+    assert_eq!(b64("Y\u{ff}Q==").unwrap(), b"a");
+    assert_eq!(b64("YR==").unwrap(), b"a");
+    assert_eq!(b64("YQ=====").unwrap(), b"a");
+    assert_eq!(b64("=YQ==").unwrap(), b"a");
+    assert_eq!(b64("!!!").unwrap(), b"");
+    for bad in ["Y", "YQ", "YQ=", "Y=Q="] {
+        assert!(b64(bad).is_err(), "{bad}");
+    }
+}
+
+/// A 20 KB rank file with far ranks (each byte at a multiple of 2^24) builds in memory
+/// proportional to the file, not to its largest rank, and gives tiktoken's ids.
+#[test]
+fn a_sparse_rank_file_builds_small_and_encodes_with_its_ranks() {
+    let mut text = String::new();
+    let engine = base64::engine::general_purpose::STANDARD;
+    for b in 0..=255u8 {
+        text.push_str(&format!("{} {}\n", engine.encode([b]), u32::from(b) << 24 | 5));
+    }
+    text.push_str(&format!("{} 4294967295\n", engine.encode(b"ab")));
+    text.push_str(&format!("{} 123\n", engine.encode(b"cd")));
+    let ranks = parse_rank_file(text.as_bytes(), "t").unwrap();
+    let (tok, rank_of) = build_tokenizer(&ranks, r"\S+|\s+", &[]).unwrap();
+    let rank_of = rank_of.expect("sparse ranks are mapped");
+    let ids: Vec<u32> = tok.encode("ab cd abcd", false).unwrap().get_ids().iter().map(|&i| rank_of[i as usize]).collect();
+    // "ab" is a whole piece (a token, even at 2^32 - 1); "abcd": cd (123) merges, ab never does.
+    let byte = |b: u8| u32::from(b) << 24 | 5;
+    assert_eq!(ids, [u32::MAX, byte(b' '), 123, byte(b' '), byte(b'a'), byte(b'b'), 123]);
 }
 
 #[test]
 fn rank_bpe_merges_lowest_rank_concatenation() {
-    // Ranks: a b c ab bc abc. tiktoken on "abc": pairs ab (3) and bc (4) → ab, then abc (5).
+    use crate::tiktoken::{Encoding, SpecialTokens};
+    // Ranks: a b c bc ab abc cc (no other byte: a text made of these only encodes).
     let ranks: Ranks = ["a", "b", "c", "bc", "ab", "abc", "cc"].iter().map(|s| Some(s.as_bytes().to_vec())).collect();
-    let tok = build_tokenizer(&ranks, r"\S+|\s+", &[("<|x|>".to_owned(), 10)]).unwrap();
-    let enc = tok.encode("abcc bca <|x|>", false).unwrap();
-    // "abcc": bc(3) first → a bc c → abc(5)? pairs (a,bc)=abc rank 5, (bc,c) none → abc c.
-    assert_eq!(enc.get_ids(), &[5, 2, 3, 0, 10]);
+    let enc = Encoding::new("t", r"\S+|\s+", ranks, &[("<|x|>".to_owned(), 10)], None).unwrap();
+    // "abcc": bc (3) first → a bc c; then (a, bc) = abc (5), (bc, c) is no token → abc c.
+    assert_eq!(enc.encode_ordinary("abcc").unwrap(), [5, 2]);
+    assert_eq!(enc.encode_ordinary("bca").unwrap(), [3, 0]);
+    assert_eq!(enc.encode("<|x|>", &SpecialTokens::All, &SpecialTokens::none()).unwrap(), [10]);
+    // A byte the table lacks, left unmerged: tiktoken fails there too.
+    let err = enc.encode_ordinary("ab d").unwrap_err().to_string();
+    assert!(err.contains("a byte ([20])") || err.contains("no token for"), "{err}");
 }
 
 #[test]
 fn specials_must_not_clash() {
-    let ranks: Ranks = vec![Some(b"a".to_vec())];
-    assert!(build_tokenizer(&ranks, r"\S+", &[("<|x|>".to_owned(), 0)]).is_err());
+    let ranks: Ranks = vec![Some(b"a".to_vec())].into();
     assert!(build_tokenizer(&ranks, r"\S+", &[("<|x|>".to_owned(), 3), ("<|y|>".to_owned(), 3)]).is_err());
     assert!(EncodingSpec::named("nope").is_err());
 }
@@ -69,8 +118,10 @@ fn llama3_specials() {
 
 #[test]
 fn tokenizer_json_to_ranks_and_back() {
-    let ranks: Ranks = ["a", "b", "c", "bc", "ab", "abc"].iter().map(|s| Some(s.as_bytes().to_vec())).collect();
-    let tok = build_tokenizer(&ranks, r"\S+", &[]).unwrap();
+    let extra = ["bc", "ab", "abc"].iter().map(|s| Some(s.as_bytes().to_vec()));
+    let ranks: Ranks = (0..=255u8).map(|b| Some(vec![b])).chain(extra).collect();
+    let (tok, rank_of) = build_tokenizer(&ranks, r"\S+", &[]).unwrap();
+    assert!(rank_of.is_none(), "dense ranks are the model's ids");
     let back = Tokenizer::from_json(&tok.to_json(false).unwrap()).unwrap();
     assert_eq!(ranks_from_tokenizer(&back).unwrap(), ranks);
     // Merges out of the order of the tokens they make have no rank form.
