@@ -166,11 +166,14 @@ def test_decode(pair):
     same(f"{name} decode pieces batch", ref.decode(pieces), tk.decode(pieces))
     same(f"{name} decode pieces single", [ref.decode_pieces(x) for x in pieces], [tk.decode_pieces(x) for x in pieces])
     same(f"{name} decode bytes", [ref.decode(x, out_type=bytes) for x in ids[:50]], [tk.decode(x, out_type=bytes) for x in ids[:50]])
+    byte_pieces = ref.encode(TEXTS[:50], out_type=bytes)
+    same(f"{name} decode bytes pieces", ref.decode(byte_pieces), tk.decode(byte_pieces))
+    same(f"{name} decode bytes pieces single", [ref.decode(x) for x in byte_pieces], [tk.decode(x) for x in byte_pieces])
     same(f"{name} decode one thread", ref.decode(ids, num_threads=1), tk.decode(ids, num_threads=1))
     # With <s>, </s>, reversed; a single id, a single piece, empty input; every id alone.
     with_specials = ref.encode(TEXTS[:50], add_bos=ref.bos_id() >= 0, add_eos=ref.eos_id() >= 0, reverse=True)
     same(f"{name} decode specials", ref.decode(with_specials), tk.decode(with_specials))
-    odd = [[], "", 5, "▁the", [5], [[], [5, 6]], [[], ["▁a"]]]
+    odd = [[], "", 5, "▁the", [5], [[], [5, 6]], [[], ["▁a"]], b"\xe2\x96\x81a", [["▁a"], [b"b"]], [[], [b"a"]]]
     same(f"{name} decode odd inputs", [outcome(lambda x=x: ref.decode(x)) for x in odd], [outcome(lambda x=x: tk.decode(x)) for x in odd])
     n = len(ref)
     every = [[i] for i in range(n)]

@@ -265,18 +265,21 @@ class SentencePieceProcessor:
         else:
             is_batch = len(input) > 0 and _is_sequence(input[0])
         model = self._model
+        # Pieces given as bytes decode to bytes (the first piece decides, as in sentencepiece).
         if is_batch:
             first = next((row for row in input if _is_sequence(row) and len(row) > 0), ())
+            as_bytes = return_type is bytes or (_is_pieces(first) and isinstance(first[0], bytes))
             if _is_pieces(first):
-                out = model.decode_pieces_batch([[_piece_str(p) for p in row] for row in input], num_threads)
+                out = model.decode_pieces_batch([_pieces(row) for row in input], num_threads)
             else:
-                out = model.decode_ids_batch([_ids(row) for row in input], num_threads)
-            return [t.encode() for t in out] if return_type is bytes else out
+                out = model.decode_ids_batch(_ids(input), num_threads)
+            return [t.encode() for t in out] if as_bytes else out
         if _is_pieces(input):
-            out = model.decode_pieces([_piece_str(p) for p in input])
+            out = model.decode_pieces(_pieces(input))
+            as_bytes = return_type is bytes or isinstance(input[0], bytes)
         else:
-            out = model.decode_ids(_ids(input))
-        return out.encode() if return_type is bytes else out
+            out, as_bytes = model.decode_ids(_ids(input)), return_type is bytes
+        return out.encode() if as_bytes else out
 
     def DecodePieces(self, input, return_type=None, **kwargs):
         return self.Decode(input=input, return_type=return_type, **kwargs)
@@ -388,9 +391,18 @@ def _piece_str(p: Union[str, bytes]) -> str:
     return p.decode() if isinstance(p, bytes) else p
 
 
-def _ids(seq: Sequence) -> Sequence[int]:
-    """Ids as Rust takes them: numpy arrays as lists."""
-    return seq.tolist() if hasattr(seq, "tolist") else seq
+def _pieces(seq: Sequence) -> Sequence[str]:
+    """Pieces as Rust takes them: str (bytes pieces decoded from UTF-8)."""
+    return [_piece_str(p) for p in seq] if any(isinstance(p, bytes) for p in seq) else seq
+
+
+def _ids(seq: Sequence) -> Sequence:
+    """Ids (or rows of ids) as Rust takes them: numpy arrays as lists."""
+    if hasattr(seq, "tolist"):
+        return seq.tolist()
+    if len(seq) > 0 and hasattr(seq[0], "tolist"):
+        return [row.tolist() for row in seq]
+    return seq
 
 
 SentencePieceProcessor.Tokenize = SentencePieceProcessor.Encode
