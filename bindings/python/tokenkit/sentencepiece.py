@@ -32,6 +32,8 @@ __all__ = ["SentencePieceProcessor", "SetRandomGeneratorSeed", "set_random_gener
 
 _OUT_TYPES = (int, str, bytes, "numpy")
 _UNSUPPORTED_OUT_TYPES = ("proto", "serialized_proto", "offset_mapping", "immutable_proto")
+# Encode's output kinds, as SentencePieceCore names them.
+_KINDS = {int: "ids", str: "pieces", bytes: "bytes"}
 # The proto's piece types.
 _UNKNOWN, _CONTROL, _UNUSED, _BYTE = 2, 3, 5, 6
 
@@ -46,6 +48,10 @@ set_random_generator_seed = SetRandomGeneratorSeed
 
 def _is_sequence(x: Any) -> bool:
     return hasattr(x, "__len__") and not isinstance(x, (str, bytes))
+
+
+def _hashable(x: Any) -> bool:
+    return getattr(x, "__hash__", None) is not None
 
 
 def _out_kind(return_type: Any) -> str:
@@ -153,6 +159,15 @@ class SentencePieceProcessor:
                nbest_size=None, alpha=None, num_threads=None, thread_pool=None, return_type=None, out_type=None,
                return_bytes=None):
         """Encodes a str (or UTF-8 bytes) to a list, a list of them to a list of lists."""
+        # The common call (`encode(x)`, `encode(x, out_type=str)`) skips the argument merging,
+        # which costs more than encoding a short line.
+        if (add_bos is None and add_eos is None and reverse is None and emit_unk_piece is None and enable_sampling is None
+                and nbest_size is None and alpha is None and num_threads is None and return_type is None
+                and return_bytes is None and not self._enable_sampling):
+            kind = _KINDS.get(self._return_type if out_type is None else out_type) if _hashable(out_type) else None
+            if kind is not None:
+                return self._model.encode(input, kind, self._add_bos, self._add_eos, self._reverse, self._emit_unk_piece,
+                                          None, self._num_threads)
         return_type = self._resolve_return_type(return_type, out_type)
         if return_bytes is not None:
             raise ValueError("return_bytes is only supported when return_type='offset_mapping'")
