@@ -21,6 +21,7 @@ mod errors;
 mod ids;
 mod numpy;
 mod pool;
+mod sentencepiece;
 mod text;
 mod tiktoken;
 mod tokenizer;
@@ -45,6 +46,8 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<component::PyComponent>()?;
     m.add_class::<chat::PyChatTemplate>()?;
     m.add_class::<tiktoken::PyTiktokenCore>()?;
+    m.add_class::<sentencepiece::PySentencePieceCore>()?;
+    m.add_function(wrap_pyfunction!(sentencepiece::sentencepiece_set_random_seed, m)?)?;
     m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;
     m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::parse_rank_file, m)?)?;

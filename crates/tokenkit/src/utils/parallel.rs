@@ -103,7 +103,7 @@ struct Chunk<I, O, E> {
 /// `weight` is an estimate of an item's cost (its text's length, say). Chunks are cut to even
 /// weights rather than even counts, and the heaviest are taken first, so that a long text
 /// near the end of a batch does not leave one thread working on it while the others wait.
-pub(crate) fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
+pub fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
     items: impl IntoIterator<Item = I>,
     weight: impl Fn(&I) -> usize,
     f: impl Fn(I) -> Result<O, E> + Sync,

@@ -29,6 +29,10 @@ pub struct SentencePieceDecoder {
     /// Drop the `▁` that starts the text (the model adds a dummy prefix or removes extra
     /// whitespace).
     pub strip_leading_space: bool,
+    /// The `▁` is dropped from every piece until some text is decoded, not only from the
+    /// first (sentencepiece does so when the model removes extra whitespace).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strip_all_leading_spaces: bool,
     /// Whitespace ends pieces: drop the `▁` that ends the text instead.
     pub treat_whitespace_as_suffix: bool,
     /// The model's denormalizer, applied to the decoded text (absent in most models).
@@ -133,6 +137,7 @@ impl SentencePieceDecoder {
             control,
             byte_fallback: model.byte_fallback(),
             strip_leading_space: norm.add_dummy_prefix() || norm.remove_extra_whitespaces(),
+            strip_all_leading_spaces: norm.remove_extra_whitespaces(),
             treat_whitespace_as_suffix: trainer.treat_whitespace_as_suffix.unwrap_or(false),
             // The charsmap was checked when the model was read.
             denormalizer: model.denormalizer().cloned(),
@@ -147,28 +152,40 @@ impl SentencePieceDecoder {
         }
     }
 
-    /// Decodes pieces to text.
+    /// Decodes pieces of the vocabulary to text.
     pub fn decode_pieces<S: AsRef<str>>(&self, pieces: &[S]) -> String {
+        self.decode_pieces_with(pieces, |_| true)
+    }
+
+    /// Decodes pieces to text as sentencepiece's `DecodePieces` does, where a piece that is not
+    /// in the vocabulary (`in_vocab` says) is its own text, `▁` and all.
+    pub fn decode_pieces_with<S: AsRef<str>>(&self, pieces: &[S], in_vocab: impl Fn(&str) -> bool) -> String {
         let mut text = String::new();
         let mut bytes = Vec::new();
         let n = pieces.len();
-        // Only the first piece that is not a control piece loses its `▁` (even when what
-        // comes before it decoded to nothing).
-        let mut first = true;
+        // sentencepiece's `is_bos_ws`: a piece may lose its leading `▁` while nothing has been
+        // decoded and no piece has lost one yet (or, with `strip_all_leading_spaces`, while
+        // nothing has been decoded).
+        let mut at_start = true;
+        let mut stripped = false;
         for (i, piece) in pieces.iter().enumerate() {
             let piece = piece.as_ref();
             if let Some(b) = self.byte_of(piece) {
                 bytes.push(b);
-                first = false;
                 continue;
             }
             push_bytes(&mut text, &mut bytes);
+            at_start &= !stripped && text.is_empty();
+            stripped = false;
             if self.control.contains(piece) {
                 continue;
             }
-            let at_start = std::mem::replace(&mut first, false);
             if piece == self.unk_piece {
                 text.push_str(&self.unk_surface);
+                continue;
+            }
+            if !in_vocab(piece) {
+                text.push_str(piece);
                 continue;
             }
             let mut p = piece;
@@ -178,7 +195,10 @@ impl SentencePieceDecoder {
                         p = p.strip_suffix(SPACE_SYMBOL).unwrap_or(p);
                     }
                 } else if at_start {
-                    p = p.strip_prefix(SPACE_SYMBOL).unwrap_or(p);
+                    if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
+                        p = rest;
+                        stripped = !self.strip_all_leading_spaces;
+                    }
                 }
             }
             push_unescaped(&mut text, p);

@@ -87,6 +87,7 @@ fn decoder_rules() {
         control: ["<s>".to_string(), "</s>".to_string()].into_iter().collect(),
         byte_fallback: true,
         strip_leading_space: true,
+        strip_all_leading_spaces: false,
         treat_whitespace_as_suffix: false,
         denormalizer: None,
     };
@@ -102,6 +103,12 @@ fn decoder_rules() {
         (&[], ""),
     ];
     for &(pieces, want) in cases {
+        assert_eq!(d.decode_pieces(pieces), want, "{pieces:?}");
+    }
+    // A model that removes extra whitespace (sentencepiece 0.2.3 on botchan_en_unigram_1000):
+    // every leading `▁` goes until text is decoded.
+    let d = SentencePieceDecoder { strip_all_leading_spaces: true, ..d };
+    for &(pieces, want) in &[(&["▁", "▁t", "▁u"][..], "t u"), (&["<s>", "▁", "▁", "t"], "t"), (&["<0x41>", "▁t"], "A t")] {
         assert_eq!(d.decode_pieces(pieces), want, "{pieces:?}");
     }
 }
