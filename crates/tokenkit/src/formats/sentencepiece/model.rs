@@ -21,7 +21,7 @@ use super::normalizer::{Normalized, SpNormalizer};
 use super::proto::{ModelProto, ModelType, PieceType};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::lattice::pick_weighted;
-use crate::models::unigram::spm::SpViterbi;
+use crate::models::unigram::spm::{user_defined_score, SpViterbi};
 use crate::models::unigram::trie::Trie;
 use crate::models::vocab::{to_std_map, TokenSlots, VocabMap};
 use crate::normalizers::Precompiled;
@@ -200,18 +200,14 @@ impl SentencePiece {
         };
         let algorithm = match model_type {
             ModelType::Unigram => {
-                let (mut min, mut max) = (f32::MAX, f32::MIN_POSITIVE);
-                for (k, s) in kinds.iter().zip(&scores) {
-                    if *k == PieceType::Normal {
-                        min = min.min(*s);
-                        max = max.max(*s);
-                    }
-                }
+                // sentencepiece 0.2.3: the lowest normal score (`FLT_MAX` when there is none)
+                // and `GetUserDefinedScore` of the length in bytes.
+                let min = kinds.iter().zip(&scores).filter(|(k, _)| **k == PieceType::Normal).fold(f32::MAX, |m, (_, &s)| m.min(s));
                 let viterbi_scores: Vec<f32> = pieces
                     .iter()
                     .zip(&scores)
                     .zip(&kinds)
-                    .map(|((p, &s), k)| if *k == PieceType::UserDefined { ((p.len() as f32 * max) as f64 - 0.1) as f32 } else { s })
+                    .map(|((p, &s), k)| if *k == PieceType::UserDefined { user_defined_score(p.len()) } else { s })
                     .collect();
                 let trie = Trie::with_scores(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
                     matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))

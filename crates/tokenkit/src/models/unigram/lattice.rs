@@ -8,7 +8,7 @@
 //! as libstdc++'s `std::priority_queue` does, so equal-score hypotheses come out in the same
 //! order as sentencepiece's (the order of ties is otherwise arbitrary).
 
-use super::spm::SpViterbi;
+use super::spm::{user_defined_score, SpViterbi};
 use crate::formats::sentencepiece::normalizer::utf8_len;
 
 /// "No node / no hypothesis".
@@ -72,10 +72,8 @@ impl Lattice {
             let mut has_single = false;
             model.trie.common_prefixes(&text[start..], |n, id| {
                 let score = if model.is_user_defined(id) {
-                    // What sentencepiece 0.2's lattice gives a user-defined piece (measured:
-                    // 0.1 per char after the first, whatever the other scores; its optimized
-                    // one-best Viterbi scores them differently, see `SpViterbi::scores`).
-                    (char_count(&text[start..start + n]) as f64 * 0.1 - 0.1) as f32
+                    // Counted in chars here, in bytes by the one-best Viterbi.
+                    user_defined_score(char_count(&text[start..start + n]))
                 } else {
                     model.scores[id as usize]
                 };

@@ -30,6 +30,8 @@ const FREE: Unit = Unit { base: 0, check: NONE, id: NONE, score: 0.0 };
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trie {
     units: Vec<Unit>,
+    /// The length of the longest piece, in bytes.
+    longest: usize,
 }
 
 impl Default for Trie {
@@ -59,6 +61,7 @@ impl Trie {
         } else {
             keys.sort_by(|a, b| a.0.cmp(b.0));
         }
+        let longest = keys.iter().map(|k| k.0.len()).max().unwrap_or(0);
         // The root is nobody's child: its check matches no state.
         let mut units = vec![Unit { check: NONE, ..FREE }];
         let mut placer = Placer::new();
@@ -99,7 +102,12 @@ impl Trie {
         // Every lookup `base + b` with b < 256 stays in bounds.
         let len = units.len() + 256;
         units.resize(len, FREE);
-        Self { units }
+        Self { units, longest }
+    }
+
+    /// The length of the longest piece, in bytes.
+    pub fn longest(&self) -> usize {
+        self.longest
     }
 
     /// Whether some piece starts with byte `b`.
