@@ -156,7 +156,7 @@ pub enum ModelKind {
 }
 
 /// The tokenizer part of a GGUF file's metadata.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct GgufTokenizer {
     origin: String,
     /// `tokenizer.ggml.model`.
@@ -207,24 +207,7 @@ impl GgufTokenizer {
     }
 
     fn from_metadata(kv: Vec<(String, Value)>, origin: String) -> Result<Self> {
-        let mut t = GgufTokenizer {
-            origin,
-            model: String::new(),
-            pre: String::new(),
-            tokens: Vec::new(),
-            token_types: Vec::new(),
-            scores: Vec::new(),
-            merges: Vec::new(),
-            bos: None,
-            eos: None,
-            unk: None,
-            sep: None,
-            cls: None,
-            pad: None,
-            add_bos: None,
-            add_eos: None,
-            add_space_prefix: None,
-        };
+        let mut t = GgufTokenizer { origin, ..Default::default() };
         for (key, value) in kv {
             let Some(name) = key.strip_prefix("tokenizer.ggml.") else { continue };
             let bad = |what: &str| Error::invalid(format!("{}: {key}: expected {what}", t.origin));

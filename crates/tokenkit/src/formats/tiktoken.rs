@@ -462,10 +462,10 @@ pub fn find_spec_file(spec: &EncodingSpec) -> Result<PathBuf> {
     find_first_checked(&candidates, &what, spec.sha256())
 }
 
-/// Whether the rank file of a named encoding is found (and has its published hash), so that
-/// [`crate::tiktoken::Encoding::get`] can load it.
+/// Whether the rank file of a named encoding is found, has its published hash and parses, so
+/// that [`crate::tiktoken::Encoding::get`] can load it.
 pub fn is_available(name: &str) -> bool {
-    EncodingSpec::named(name).is_ok_and(|spec| find_spec_file(&spec).is_ok())
+    EncodingSpec::named(name).is_ok_and(|spec| find_spec_file(&spec).and_then(|p| read_rank_file(&p)).is_ok())
 }
 
 /// The first of `candidates` that is a file, checked against its published hash.
