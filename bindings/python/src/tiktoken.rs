@@ -248,6 +248,17 @@ pub fn parse_rank_file<'py>(py: Python<'py>, data: &[u8], origin: &str) -> PyRes
     Ok(out)
 }
 
+/// The named encodings; with `available_only`, those whose rank file is found (with its
+/// published hash), so that `get_encoding` loads them.
+#[pyfunction]
+#[pyo3(signature = (available_only = false))]
+pub fn tiktoken_encoding_names(py: Python<'_>, available_only: bool) -> Vec<&'static str> {
+    let names = tokenkit::formats::tiktoken::ENCODING_NAMES;
+    py.allow_threads(|| {
+        names.iter().copied().filter(|n| !available_only || tokenkit::formats::tiktoken::is_available(n)).collect()
+    })
+}
+
 /// The directories searched for rank files, in order (`$TOKENKIT_TIKTOKEN_DIR`, the user
 /// cache, `./.fixtures/tiktoken`).
 #[pyfunction]

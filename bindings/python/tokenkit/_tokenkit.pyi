@@ -60,6 +60,10 @@ def byte_level_alphabet() -> List[str]:
 def parse_rank_file(data: bytes, origin: str) -> Dict[bytes, int]:
     """The ranks of a ``.tiktoken`` file's content: ``{token bytes: rank}``."""
 
+def tiktoken_encoding_names(available_only: bool = False) -> List[str]:
+    """The named encodings; with ``available_only``, those whose rank file is found."""
+    ...
+
 def tiktoken_data_dirs() -> List[str]:
     """The directories searched for rank files, in order."""
 

