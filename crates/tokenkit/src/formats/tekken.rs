@@ -147,7 +147,7 @@ fn parse(data: &[u8], origin: &str) -> Result<Tekken> {
         )));
     }
     let engine = base64::engine::general_purpose::STANDARD;
-    let mut ranks: Ranks = vec![None; n_special];
+    let mut ranks: Vec<Option<Vec<u8>>> = vec![None; n_special];
     ranks.reserve(inner);
     for (i, t) in file.vocab.iter().take(inner).enumerate() {
         if t.rank != i {
@@ -161,7 +161,7 @@ fn parse(data: &[u8], origin: &str) -> Result<Tekken> {
         }
         ranks.push(Some(bytes));
     }
-    Ok(Tekken { pattern: config.pattern, ranks, specials })
+    Ok(Tekken { pattern: config.pattern, ranks: ranks.into(), specials })
 }
 
 /// Reads a Tekken `tekken.json` as mistral-common does (see the module documentation).
@@ -173,7 +173,13 @@ pub fn from_tekken_file(path: &Path) -> Result<Tokenizer> {
 /// [`from_tekken_file`] on the file's bytes; errors name `origin`.
 pub fn from_tekken_bytes(data: &[u8], origin: &str) -> Result<Tokenizer> {
     let Tekken { pattern, ranks, specials } = parse(data, origin)?;
-    let mut tok = build_tokenizer(&ranks, &pattern, &specials).map_err(|e| Error::invalid(format!("{origin}: {e}")))?;
+    let (mut tok, rank_of) =
+        build_tokenizer(&ranks, &pattern, &specials).map_err(|e| Error::invalid(format!("{origin}: {e}")))?;
+    // `parse` requires ranks 0..n after the special ids and every single byte, so the model's
+    // ids are the ranks themselves.
+    if rank_of.is_some() {
+        return Err(Error::invalid(format!("{origin}: the vocabulary's ranks are not dense")));
+    }
     let bos = specials.iter().find(|(c, _)| c == "<s>").map(|(_, id)| *id);
     if let Some(bos) = bos {
         let processor = json!({
