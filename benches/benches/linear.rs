@@ -8,6 +8,11 @@
 //! keeps up (a peer that needs more than 50 ms for the probe is not timed further: it is
 //! superlinear there).
 //!
+//! In callgrind mode, last, a vocabulary with one long token (the 256 bytes and `x` repeated
+//! as many times as the text has bytes) encoding a text one byte short of it, at both sizes:
+//! the search's trie walks once went down the token's prefix from every position (quadratic),
+//! and its cost per byte is shown against r50k's prose.
+//!
 //! Models: r50k, cl100k and o200k (tiktoken), GPT-2, Llama-3, Qwen3 and DeepSeek-V3
 //! (tokenizer.json), and Llama-3 with its digit group written `[\p{N}]{1,3}`, which no fast
 //! lexer recognises, so that the general regex path (Oniguruma) is measured too.
@@ -154,6 +159,9 @@ fn main() {
     let (small, large) = (sizes[0], sizes[1]);
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--callgrind-child") {
+        if args[i + 1] == ONE_BYTE_SHORT {
+            return one_byte_short_child(small, large);
+        }
         return callgrind_child(&args[i + 1], small, large, &cases);
     }
     let callgrind = std::env::var("TOKENKIT_LINEAR_CALLGRIND").is_ok_and(|v| v == "1");
@@ -198,6 +206,9 @@ fn main() {
             worst.push((b / a, b / prose_large, format!("{name}/{label}")));
         }
         println!("| {name} | **ids identical to {peer_name}** | | | | | | | | {same}/{} |", t_small.len());
+    }
+    if callgrind {
+        one_byte_short(small, large, &mut worst);
     }
     worst.sort_by(|x, y| y.0.total_cmp(&x.0));
     if let Some((r, p, what)) = worst.first() {
@@ -263,4 +274,41 @@ fn callgrind_counts(model: &str, small: usize, large: usize, cases: &str) -> Vec
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
     counts
+}
+
+/// The name of the one-byte-short run (see the module docs) in callgrind mode.
+const ONE_BYTE_SHORT: &str = "one-byte-short";
+
+/// An encoding whose vocabulary is the 256 bytes and `x` repeated `n` times, and a text of
+/// `n - 1` times `x`: one piece, one byte short of the long token.
+fn one_byte_short_case(n: usize) -> (Encoding, String) {
+    let ranks = (0..=255u8).map(|b| Some(vec![b])).chain([Some(vec![b'x'; n])]).collect();
+    let pattern = tokenkit::formats::tiktoken::R50K_PATTERN;
+    (Encoding::new(ONE_BYTE_SHORT, pattern, ranks, &[], None).expect("a valid encoding"), "x".repeat(n - 1))
+}
+
+/// Callgrind mode, child side of the one-byte-short run: r50k on prose, then the case at each
+/// size, each once inside [`linear_measured`].
+fn one_byte_short_child(small: usize, large: usize) {
+    let Some((_, prose_enc, _, _)) = models("r50k_base").into_iter().next() else { return };
+    let text = prose(large);
+    std::hint::black_box(prose_enc.encode(&text[..text.char_indices().nth(500).map_or(text.len(), |(i, _)| i)]));
+    std::hint::black_box(linear_measured(&prose_enc, &text));
+    for n in [small, large] {
+        let (enc, text) = one_byte_short_case(n);
+        let ours = Ours::Tiktoken(Box::new(enc));
+        std::hint::black_box(ours.encode(&text[..500.min(text.len())]));
+        std::hint::black_box(linear_measured(&ours, &text));
+    }
+}
+
+/// Callgrind mode, parent side of the one-byte-short run: prints its row.
+fn one_byte_short(small: usize, large: usize, worst: &mut Vec<(f64, f64, String)>) {
+    let counts = callgrind_counts(ONE_BYTE_SHORT, small, large, "");
+    let [prose_count, a, b] = counts[..] else { return };
+    let (prose, a, b) = (prose_count / large as f64, a / (small - 1) as f64, b / (large - 1) as f64);
+    println!("\n| vocabulary | text | tokenkit instr/B @{small} | @{large} | large/small | vs r50k prose |");
+    println!("|---|---|---|---|---|---|");
+    println!("| bytes + x*N | x*(N-1) | {a:.1} | {b:.1} | {:.2} | {:.2} |", b / a, b / prose);
+    worst.push((b / a, b / prose, ONE_BYTE_SHORT.into()));
 }

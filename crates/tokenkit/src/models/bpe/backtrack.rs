@@ -34,6 +34,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::chars::CharIds;
+use super::repeats::{Repeats, MIN_PIECE};
 use super::word::MergeMap;
 use crate::models::vocab::Vocab;
 use crate::utils::used_slots::Placer;
@@ -80,9 +81,9 @@ struct Trie {
     slots: Vec<Slot>,
 }
 
-/// One double-array slot: where the node's children start, its parent, and the token that
-/// ends at the node ([`NONE`] when none does; with [`UNREACHABLE_BIT`] when it is not
-/// reachable).
+/// One double-array slot: where the node's children start (with [`DEAD_END`] when no
+/// reachable token ends at the node or below it), its parent, and the token that ends at the
+/// node ([`NONE`] when none does; with [`UNREACHABLE_BIT`] when it is not reachable).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     base: u32,
@@ -92,9 +93,24 @@ struct Slot {
 
 const FREE: Slot = Slot { base: 0, check: NONE, token: NONE };
 
+/// Marks, in a slot's `base`, a node below which the search finds no token: only unreachable
+/// tokens (kept for whole-piece lookups) end there. [`Trie::longest_prefix`] stops before it,
+/// so that a text one byte short of a long unreachable token does not walk the token's
+/// prefix from every position (quadratic in its length).
+const DEAD_END: u32 = 1 << 31;
+
+impl Slot {
+    /// Where the node's children start.
+    #[inline]
+    fn base(self) -> usize {
+        (self.base & !DEAD_END) as usize
+    }
+}
+
 impl Trie {
-    /// Builds the trie of `keys` (distinct byte strings, token id).
-    fn new(mut keys: Vec<(&[u8], u32)>) -> Self {
+    /// Builds the trie of `keys` (distinct byte strings, token id), or `None` when it would
+    /// need 2^31 slots or more.
+    fn new(mut keys: Vec<(&[u8], u32)>) -> Option<Self> {
         // Sorted keys make each node's children contiguous and in byte order, so the pointer
         // trie (parent, byte) comes in one pass.
         keys.sort_unstable();
@@ -115,6 +131,14 @@ impl Trie {
             token[path[bytes.len()] as usize] = id;
             prev = bytes;
         }
+        // A node is live when a reachable token ends at it or below it; children are created
+        // after their parents, so one pass backwards sees every child before its parent.
+        let mut live: Vec<bool> = token.iter().map(|&t| t < UNREACHABLE_BIT).collect();
+        for node in (0..children.len()).rev() {
+            if children[node].iter().any(|&(_, c)| live[c as usize]) {
+                live[node] = true;
+            }
+        }
         // Place nodes breadth first (the shallow, hot nodes end up close together), each
         // node's children at the first base whose slots are all free.
         let mut slots = vec![FREE; children.len() + 512];
@@ -122,15 +146,21 @@ impl Trie {
         slots[0].token = token[0];
         let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
         while let Some((node, slot)) = queue.pop_front() {
+            if !live[node as usize] {
+                slots[slot as usize].base = DEAD_END;
+            }
             let kids = &children[node as usize];
             if kids.is_empty() {
                 continue;
             }
             let base = placer.place(kids.iter().map(|&(b, _)| usize::from(b)));
+            if base + 256 >= DEAD_END as usize {
+                return None;
+            }
             if base + 256 >= slots.len() {
                 slots.resize(base + 512, FREE);
             }
-            slots[slot as usize].base = base as u32;
+            slots[slot as usize].base |= base as u32;
             for &(b, child) in kids {
                 let at = base + usize::from(b);
                 slots[at] = Slot { base: 0, check: slot, token: token[child as usize] };
@@ -140,58 +170,71 @@ impl Trie {
         let last = placer.end() - 1;
         slots.truncate(last + 257);
         slots.shrink_to_fit();
-        Self { slots }
+        Some(Self { slots })
     }
 
-    /// The longest token that `text` starts with ([`NONE`] when none) and its length.
+    /// The longest reachable token that `text` starts with ([`NONE`] when none) and its
+    /// length: down as long as `text` goes and a reachable token lies ahead (at most the
+    /// longest token's length, whatever unreachable tokens there are), then back up (by the
+    /// parent links) to the deepest reachable token, which is usually at most a byte or two up.
     #[inline]
     fn longest_prefix(&self, text: &[u8]) -> (u32, usize) {
-        self.walk(text).0
+        let (node, depth) = self.descend(0, text, DEAD_END);
+        self.up_to_token(node, depth)
     }
 
-    /// [`Trie::longest_prefix`] of `text`, and [`Trie::exact`] of it, in one walk: down as far
-    /// as `text` goes, then back up (by the parent links) to the deepest reachable token,
-    /// which is usually at most a byte or two up.
+    /// [`Trie::longest_prefix`] of `text`, and [`Trie::exact`] of it, in one walk: the exact
+    /// lookup goes on down from where the longest prefix stopped.
     #[inline]
     fn walk(&self, text: &[u8]) -> ((u32, usize), u32) {
-        let slots = self.slots.as_slice();
-        let mut node = 0usize;
-        let mut depth = 0;
-        for &b in text {
-            let next = slots[node].base as usize + usize::from(b);
-            match slots.get(next) {
-                Some(s) if s.check as usize == node => node = next,
-                _ => break,
-            }
-            depth += 1;
-        }
-        let exact = if depth == text.len() { slots[node].token } else { NONE };
-        while node != 0 {
-            let s = &slots[node];
-            // Neither NONE nor an unreachable token.
-            if s.token < UNREACHABLE_BIT {
-                return ((s.token, depth), exact);
-            }
-            node = s.check as usize;
-            depth -= 1;
-        }
-        ((NONE, 0), exact)
+        let (node, depth) = self.descend(0, text, DEAD_END);
+        let (end, end_depth) = self.descend(node, &text[depth..], 0);
+        let exact = if depth + end_depth == text.len() { self.slots[end].token } else { NONE };
+        (self.up_to_token(node, depth), exact)
     }
 
     /// The token that is `text` exactly (with [`UNREACHABLE_BIT`] when it is not reachable),
     /// or [`NONE`].
     #[inline]
     fn exact(&self, text: &[u8]) -> u32 {
-        let slots = self.slots.as_slice();
-        let mut node = 0usize;
-        for &b in text {
-            let next = slots[node].base as usize + usize::from(b);
-            match slots.get(next) {
-                Some(s) if s.check as usize == node => node = next,
-                _ => return NONE,
-            }
+        let (node, depth) = self.descend(0, text, 0);
+        if depth == text.len() {
+            self.slots[node].token
+        } else {
+            NONE
         }
-        slots[node].token
+    }
+
+    /// Follows `text` down from `node` as far as the trie has it, without entering a node
+    /// whose `base` has a bit of `stop` set; returns the last node and the bytes taken.
+    #[inline]
+    fn descend(&self, mut node: usize, text: &[u8], stop: u32) -> (usize, usize) {
+        let slots = self.slots.as_slice();
+        let mut depth = 0;
+        for &b in text {
+            let next = slots[node].base() + usize::from(b);
+            match slots.get(next) {
+                Some(s) if s.check as usize == node && s.base & stop == 0 => node = next,
+                _ => break,
+            }
+            depth += 1;
+        }
+        (node, depth)
+    }
+
+    /// The deepest reachable token at `node` (at `depth`) or above it, and its depth.
+    #[inline]
+    fn up_to_token(&self, mut node: usize, mut depth: usize) -> (u32, usize) {
+        while node != 0 {
+            let s = &self.slots[node];
+            // Neither NONE nor an unreachable token.
+            if s.token < UNREACHABLE_BIT {
+                return (s.token, depth);
+            }
+            node = s.check as usize;
+            depth -= 1;
+        }
+        (NONE, 0)
     }
 }
 
@@ -298,6 +341,8 @@ pub struct BacktrackScratch {
     /// Set-associative memo of [`Backtracker::is_valid_pair`]: `(a << 32 | b) << 1 | valid`,
     /// the most recently stored or found first in its set.
     memo: Vec<MemoSet>,
+    /// The windows of a long piece's path, for reuse where the piece repeats them.
+    repeats: Repeats,
 }
 
 impl BacktrackScratch {
@@ -305,6 +350,7 @@ impl BacktrackScratch {
     /// that the pairs of one long text still answer for the next.
     pub fn release_positions(&mut self) {
         self.alive = Vec::new();
+        self.repeats.release();
     }
 }
 
@@ -375,7 +421,7 @@ impl Backtracker {
             };
             reachable.push((key, id));
         }
-        let trie = Trie::new(reachable.iter().chain(&unreachable).map(|(k, id)| (k.as_ref(), *id)).collect());
+        let trie = Trie::new(reachable.iter().chain(&unreachable).map(|(k, id)| (k.as_ref(), *id)).collect())?;
         for (key, id) in &reachable {
             info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]).0;
         }
@@ -539,8 +585,6 @@ impl Backtracker {
         out: &mut Vec<u32>,
         scratch: &mut BacktrackScratch,
     ) -> bool {
-        let n = text.len();
-        let base = out.len();
         if scratch.owner != self.serial {
             scratch.owner = self.serial;
             scratch.memo.clear();
@@ -562,7 +606,30 @@ impl Backtracker {
             *set = [key | u64::from(v), set[0], set[1], set[2]];
             v
         };
-        let alive = &mut scratch.alive;
+        let BacktrackScratch { alive, repeats, .. } = scratch;
+        if text.len() >= MIN_PIECE {
+            repeats.start(out.len());
+            self.search::<true>(text, start, out, &mut valid, alive, repeats)
+        } else {
+            self.search::<false>(text, start, out, &mut valid, alive, repeats)
+        }
+    }
+
+    /// The search of [`Backtracker::encode_from`], with `valid` the (memoised) pair test;
+    /// with `REPEATS`, reusing the windows of its path where the text repeats them (see
+    /// [`Repeats`]).
+    #[inline]
+    fn search<const REPEATS: bool>(
+        &self,
+        text: &[u8],
+        start: Start,
+        out: &mut Vec<u32>,
+        valid: &mut impl FnMut(u32, u32) -> bool,
+        alive: &mut Vec<u64>,
+        repeats: &mut Repeats,
+    ) -> bool {
+        let n = text.len();
+        let base = out.len();
         alive.clear();
         alive.resize(n / 64 + 1, u64::MAX);
         // Positions from `dead_end` on are all alive (dead ones are rare: most searches never
@@ -586,6 +653,14 @@ impl Backtracker {
             if t != NONE {
                 out.push(t);
                 pos += len;
+                if REPEATS {
+                    repeats.pushed(text, pos, out);
+                    while let Some(end) = repeats.reuse(text, pos, out, |last, first, end| {
+                        is_alive(alive, end, dead_end) && valid(last, first)
+                    }) {
+                        pos = end;
+                    }
+                }
                 (t, len) = self.trie.longest_prefix(&text[pos..]);
                 continue;
             }
@@ -597,8 +672,13 @@ impl Backtracker {
             }
             let Some(last) = out.pop() else { return false };
             pos -= self.token_len(last) as usize;
-            t = self.info[last as usize].shorter;
-            len = self.token_len(t) as usize;
+            if REPEATS && repeats.popped(pos, out.len()) {
+                // A reused token: the longer ones at `pos` were never tried.
+                (t, len) = self.trie.longest_prefix(&text[pos..]);
+            } else {
+                t = self.info[last as usize].shorter;
+                len = self.token_len(t) as usize;
+            }
         }
         true
     }

@@ -10,6 +10,7 @@ pub mod backtrack;
 mod barriers;
 pub mod byte_level;
 pub mod chars;
+mod repeats;
 pub mod trainer;
 pub mod word;
 

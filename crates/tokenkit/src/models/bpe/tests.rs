@@ -226,3 +226,81 @@ fn cutting_before_metaspace_does_not_change_results() {
     }
     assert!(cut_models > 20, "{cut_models}");
 }
+
+/// Long pieces that repeat themselves (runs of one char at many lengths and phases, repeated
+/// patterns, runs broken by other chars, a repeated paragraph), long enough for the search to
+/// reuse windows of its path (`repeats`): the backtracker and the raw-byte encoder give the
+/// merge loop's ids, on the cl100k, o200k, GPT-2 and Llama-3 vocabularies.
+#[test]
+fn repeated_text_same_as_merge_loop() {
+    use crate::models::ModelWrapper;
+    use crate::utils::byte_level::BYTES_CHAR;
+    let mut texts: Vec<String> = Vec::new();
+    for unit in ["/", "\t", "-", "=", "#", "*", " ", "!", "a", "1", "\u{65e5}", "\u{1f600}"] {
+        for n in [1024, 1031, 1100, 1153, 2049, 4099] {
+            texts.push(unit.repeat(n / unit.len()));
+            texts.push(format!("!{}", unit.repeat(n / unit.len())));
+            texts.push(format!("{}?/", unit.repeat(n / unit.len())));
+        }
+    }
+    for unit in ["!/", "/*", "ab", "a b", "-=", "\t\n", "//!", "x/yz"] {
+        texts.push(unit.repeat(3001 / unit.len()));
+    }
+    // Runs of `/` and tabs of random lengths between random punctuation (xorshift, fixed seed).
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    for unit in ["/", "\t"] {
+        let mut s = String::new();
+        while s.len() < 20_000 {
+            s.push_str(&unit.repeat(60 + next(400) as usize));
+            s.push(['!', '?', '.', '#', '-', '/', '\t'][next(7) as usize]);
+        }
+        texts.push(s);
+    }
+    let corpora = crate::test_fixtures::corpora();
+    let paragraph = ["en/pride_and_prejudice.txt", "builtin/en/sample.txt"]
+        .iter()
+        .find_map(|rel| std::fs::read_to_string(corpora.join(rel)).ok())
+        .expect("an English corpus");
+    let paragraph: String = paragraph.chars().take(700).collect();
+    texts.push(paragraph.repeat(5));
+    let models: Vec<BPE> = ["cl100k_base", "o200k_base"]
+        .into_iter()
+        .filter_map(|name| {
+            let file = crate::test_fixtures::get(&format!("tiktoken/{name}.tiktoken"))?;
+            let enc = crate::tiktoken::Encoding::from_file(&file, Some(name)).unwrap();
+            let ModelWrapper::BPE(bpe) = enc.tokenizer().get_model() else { panic!("BPE") };
+            Some(bpe.clone())
+        })
+        .chain(["hub/gpt2.json", "registry/llama3/tokenizer.json"].into_iter().filter_map(|rel| {
+            let tok = crate::Tokenizer::from_file(crate::test_fixtures::get(rel)?).unwrap();
+            let ModelWrapper::BPE(bpe) = tok.get_model() else { panic!("BPE") };
+            Some(bpe.clone())
+        }))
+        .collect();
+    assert!(models.len() >= 2, "the tiktoken fixtures and the registry's Llama-3 are always there");
+    let mut scratch = backtrack::BacktrackScratch::default();
+    let mut compared = 0;
+    for bpe in &models {
+        let bt = bpe.backtracker().expect("the backtracker applies");
+        let raw = bpe.byte_level().expect("a byte-level model");
+        for text in &texts {
+            let word: String = text.bytes().map(|b| BYTES_CHAR[b as usize]).collect();
+            let reference = bpe.merge_loop_ids(&word).unwrap();
+            let mut ours = Vec::new();
+            assert!(bt.encode(word.as_bytes(), &mut ours, &mut scratch));
+            assert_eq!(ours, reference, "{bpe:?} on {:?}", text.chars().take(40).collect::<String>());
+            let mut ours = Vec::new();
+            raw.extend_tokens(text.as_bytes(), &mut ours);
+            assert_eq!(ours, reference, "{bpe:?} (raw bytes) on {:?}", text.chars().take(40).collect::<String>());
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} long repeated pieces identical to the merge loop");
+    assert_eq!(compared, models.len() * texts.len());
+}
