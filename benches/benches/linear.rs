@@ -282,7 +282,7 @@ const ONE_BYTE_SHORT: &str = "one-byte-short";
 /// An encoding whose vocabulary is the 256 bytes and `x` repeated `n` times, and a text of
 /// `n - 1` times `x`: one piece, one byte short of the long token.
 fn one_byte_short_case(n: usize) -> (Encoding, String) {
-    let ranks = (0..=255u8).map(|b| Some(vec![b])).chain([Some(vec![b'x'; n])]).collect();
+    let ranks: tokenkit::formats::tiktoken::Ranks = (0..=255u8).map(|b| Some(vec![b])).chain([Some(vec![b'x'; n])]).collect();
     let pattern = tokenkit::formats::tiktoken::R50K_PATTERN;
     (Encoding::new(ONE_BYTE_SHORT, pattern, ranks, &[], None).expect("a valid encoding"), "x".repeat(n - 1))
 }
