@@ -35,18 +35,7 @@ FILES = {
     "whisper-gpt2": "registry/whisper/gpt2.tiktoken",
 }
 CORPORA = h.corpus_files() or ["<no corpora>"]
-# Whisper's multilingual.tiktoken holds `= 50256` (an empty token: Python's lenient base64 reads
-# "=" as b""); tokenkit's rank-file parser refuses it as malformed base64. Strict: the test
-# fails as soon as the parser accepts the file, so that this mark is removed then.
-WHISPER_EMPTY_TOKEN = pytest.mark.xfail(
-    strict=True, reason="multilingual.tiktoken line 50257 is `= 50256` (empty token), which parse_rank_file refuses")
-
-
-def marked(name: str):
-    return pytest.param(name, marks=WHISPER_EMPTY_TOKEN) if name == "whisper" else name
-
-
-NAMES = [marked(n) for n in FILES]
+NAMES = list(FILES)
 
 
 def rank_file(name: str) -> Path:
