@@ -758,3 +758,29 @@ def test_transformers_loads_saved_file(path, tmp_path):
     ids = ref(batch[3])["input_ids"]
     assert ours.decode(ids) == ref.decode(ids)
     assert ours.decode(ids, skip_special_tokens=True) == ref.decode(ids, skip_special_tokens=True)
+
+
+def test_plan_name_and_forced_general_path():
+    """`plan_name` names the encode plan; TOKENKIT_PLAN=general (read once per process) forces
+    the general path, with the same encodings."""
+    cases = {"registry/llama3/tokenizer.json": "byte-level", "registry/mistral01/tokenizer.json": "sentencepiece",
+             "registry/bert_uncased/tokenizer.json": "bert"}
+    script = textwrap.dedent("""
+        import json, sys, tokenkit
+        out = {}
+        for path in sys.argv[1:]:
+            t = tokenkit.Tokenizer.from_file(path)
+            e = t.encode("Hello, wörld!  日本語 <s> x", "a pair")
+            out[path] = [t.plan_name, e.ids, e.tokens, e.offsets, e.word_ids, e.type_ids]
+        print(json.dumps(out))
+    """)
+    paths = [str(FIXTURES / rel) for rel in cases]
+    runs = {}
+    for plan in ["auto", "general"]:
+        env = dict(os.environ, TOKENKIT_PLAN=plan)
+        done = subprocess.run([sys.executable, "-c", script, *paths], env=env, capture_output=True, text=True, check=True)
+        runs[plan] = json.loads(done.stdout)
+    for rel, path in zip(cases, paths):
+        assert runs["auto"][path][0] == cases[rel]
+        assert runs["general"][path][0] == "general"
+        assert runs["auto"][path][1:] == runs["general"][path][1:], rel

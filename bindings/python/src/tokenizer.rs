@@ -403,6 +403,12 @@ impl PyTokenizer {
     }
 
     /// Whether special tokens in the input are encoded as plain text.
+    /// The encode plan this tokenizer runs: "general", "byte-level", "sentencepiece" or
+    /// "bert" (`TOKENKIT_PLAN=general` in the environment forces the general path).
+    #[getter]
+    fn plan_name(&self) -> &'static str {
+        self.tok.plan_name()
+    }
     #[getter]
     fn get_encode_special_tokens(&self) -> bool {
         self.tok.get_added_vocabulary().get_encode_special_tokens()

@@ -340,6 +340,10 @@ class Tokenizer:
         """When :obj:`True`, special tokens in the input are encoded as ordinary text."""
     @encode_special_tokens.setter
     def encode_special_tokens(self, value: bool) -> None: ...
+    @property
+    def plan_name(self) -> str:
+        """The encode plan this tokenizer runs: ``"general"``, ``"byte-level"``,
+        ``"sentencepiece"`` or ``"bert"`` (``TOKENKIT_PLAN=general`` forces the general path)."""
     def enable_padding(
         self,
         direction: str = "right",

@@ -31,6 +31,11 @@ fn manifest() -> &'static BTreeMap<String, bool> {
     })
 }
 
+/// Every fixture the manifest knows (present or absent), in order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    manifest().keys().map(String::as_str)
+}
+
 /// The path of fixture `rel` (e.g. `"hub/llama2.json"`) when the fixture step provided it, `None`
 /// when the manifest records it as absent on this machine. Panics when the manifest does not know
 /// `rel`, or lists it as present and it is not there.

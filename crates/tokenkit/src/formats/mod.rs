@@ -193,8 +193,8 @@ pub(crate) fn list(items: &[String], max: usize) -> String {
 
 /// A human-readable summary of the pipeline and the vocabulary: each component as compact
 /// JSON (long strings such as a charsmap by their size), the model's type and parameters with
-/// its vocabulary and merges by their size, padding and truncation when set, the vocabulary
-/// size and the added and special tokens.
+/// its vocabulary and merges by their size, the encode plan ([`Tokenizer::plan_name`]),
+/// padding and truncation when set, the vocabulary size and the added and special tokens.
 pub fn inspect(tok: &Tokenizer) -> String {
     let mut s = String::new();
     let json = |v: &dyn erased::Ser| summarised(&v.to_value(), false).to_string();
@@ -210,6 +210,7 @@ pub fn inspect(tok: &Tokenizer) -> String {
     let _ = writeln!(s, "model:          {}", serde_json::Value::Object(model_summary));
     let _ = writeln!(s, "post_processor: {}", tok.get_post_processor().map_or("none".into(), |n| json(n)));
     let _ = writeln!(s, "decoder:        {}", tok.get_decoder().map_or("none".into(), |n| json(n)));
+    let _ = writeln!(s, "encode plan:    {}", tok.plan_name());
     if let Some(t) = tok.get_truncation() {
         let _ = writeln!(s, "truncation:     {}", json(t));
     }

@@ -44,11 +44,19 @@ pub struct StripAccents;
 
 impl_unit_serde!(StripAccents);
 
+impl StripAccents {
+    /// Whether the normalizer removes `c`: a combining mark.
+    #[inline]
+    pub(crate) fn removes(c: char) -> bool {
+        is_combining_mark(c)
+    }
+}
+
 impl Normalizer for StripAccents {
     fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
         let s = n.get();
-        if !s.is_ascii() && s.chars().any(is_combining_mark) {
-            n.filter(|c| !is_combining_mark(c));
+        if !s.is_ascii() && s.chars().any(Self::removes) {
+            n.filter(|c| !Self::removes(c));
         }
         Ok(())
     }

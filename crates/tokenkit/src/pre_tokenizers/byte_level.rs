@@ -6,6 +6,10 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::pre_tokenizers::lexers::{
+    deepseek_pieces, Isolated, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
+};
+use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::utils::byte_level::BYTES_CHAR;
 pub use crate::utils::regex::GPT2_PATTERN;
@@ -14,6 +18,72 @@ use crate::Result;
 
 pub(crate) static GPT2_REGEX: LazyLock<SysRegex> =
     LazyLock::new(|| SysRegex::new(GPT2_PATTERN).expect("GPT-2's pattern compiles with Oniguruma"));
+
+/// How a byte-level pre-tokenizer that only cuts and then maps bytes to chars cuts the text
+/// (see [`cutter`]): its pieces are the raw bytes of the pieces the pre-tokenizer gives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Cutter<'a> {
+    /// One `Isolated` regex split: the matches and the gaps between them.
+    Regex(&'a SysRegex),
+    /// DeepSeek's `Sequence` of three `Isolated` splits (digits, CJK, main regex).
+    DeepSeek,
+}
+
+impl Cutter<'_> {
+    /// Calls `piece(start, end)` for each piece of `text`, as byte ranges in order; an
+    /// error when the regex gives up on the text ([`SysRegex::try_for_each_match`]).
+    #[inline]
+    pub(crate) fn for_each_piece(self, text: &str, piece: impl FnMut(usize, usize)) -> Result<()> {
+        match self {
+            Cutter::Regex(re) => {
+                let mut isolated = Isolated::new(piece);
+                re.try_for_each_match(text, |s, e| isolated.matched(s, e))?;
+                isolated.finish(text.len());
+                Ok(())
+            }
+            Cutter::DeepSeek => {
+                deepseek_pieces(text, piece);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The regex of an `Isolated`, non-inverted regex split.
+fn isolated_regex(p: &PreTokenizerWrapper) -> Option<&SysRegex> {
+    match p {
+        PreTokenizerWrapper::Split(s @ Split { behavior: SplitDelimiterBehavior::Isolated, invert: false, .. }) => s.regex(),
+        _ => None,
+    }
+}
+
+impl ByteLevel {
+    /// Only maps bytes to chars (no regex, no prefix space).
+    #[inline]
+    fn maps_only(&self) -> bool {
+        !self.add_prefix_space && !self.use_regex
+    }
+}
+
+/// How `pre_tokenizer` cuts, when it is a regex split (or DeepSeek's three) followed by the
+/// byte-to-char mapping and nothing else: GPT-2's `ByteLevel` with its regex and no prefix
+/// space, or a `Sequence` of `Isolated` splits and a `ByteLevel` that only maps bytes. The
+/// one recognition of this shape, for the byte-level encode plan, tiktoken and the trainers.
+#[inline]
+pub(crate) fn cutter(pre_tokenizer: &PreTokenizerWrapper) -> Option<Cutter<'_>> {
+    match pre_tokenizer {
+        PreTokenizerWrapper::ByteLevel(b) if !b.add_prefix_space && b.use_regex => Some(Cutter::Regex(&GPT2_REGEX)),
+        PreTokenizerWrapper::Sequence(seq) => match seq.pretokenizers.as_slice() {
+            [split, PreTokenizerWrapper::ByteLevel(b)] if b.maps_only() => isolated_regex(split).map(Cutter::Regex),
+            [a, b, c, PreTokenizerWrapper::ByteLevel(bl)] if bl.maps_only() => {
+                let patterns = [isolated_regex(a)?, isolated_regex(b)?, isolated_regex(c)?].map(SysRegex::as_str);
+                (patterns == [DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_CJK_PATTERN, DEEPSEEK_MAIN_PATTERN]).then_some(Cutter::DeepSeek)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 fn default_true() -> bool {
     true

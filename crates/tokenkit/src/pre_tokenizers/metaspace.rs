@@ -54,6 +54,29 @@ impl Metaspace {
         self.replacement = replacement;
         self.str_rep = replacement.to_string();
     }
+
+    /// What `c` becomes: a space becomes the replacement char.
+    #[inline]
+    pub(crate) fn replace(&self, c: char) -> char {
+        if c == ' ' {
+            self.replacement
+        } else {
+            c
+        }
+    }
+
+    /// Whether the replacement char is put in front of a split whose first char is `first`
+    /// (`None`: the split is empty), before or after its spaces were replaced; `at_start`:
+    /// the split starts the original input.
+    #[inline]
+    pub(crate) fn prepends(&self, first: Option<char>, at_start: bool) -> bool {
+        let wanted = match self.prepend_scheme {
+            PrependScheme::Always => true,
+            PrependScheme::First => at_start,
+            PrependScheme::Never => false,
+        };
+        wanted && first.map(|c| self.replace(c)) != Some(self.replacement)
+    }
 }
 
 impl Default for Metaspace {
@@ -123,12 +146,7 @@ impl PreTokenizer for Metaspace {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         p.split(|_, mut normalized| {
             normalized.replace_char(' ', self.replacement);
-            let prepend = match self.prepend_scheme {
-                PrependScheme::Always => true,
-                PrependScheme::First => normalized.offsets_original().0 == 0,
-                PrependScheme::Never => false,
-            };
-            if prepend && !normalized.get().starts_with(self.replacement) {
+            if self.prepends(normalized.get().chars().next(), normalized.offsets_original().0 == 0) {
                 normalized.prepend_fast(&self.str_rep);
             }
             if self.split && !is_one_piece(&normalized, self.replacement) {

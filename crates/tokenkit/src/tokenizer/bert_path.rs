@@ -19,7 +19,8 @@ use crate::normalizers::{BertNormalizer, NormalizerWrapper};
 use crate::pre_tokenizers::bert::{char_class, CharClass};
 use crate::pre_tokenizers::PreTokenizerWrapper;
 use crate::tokenizer::normalized::OffsetsIn;
-use crate::tokenizer::{Encoding, OffsetType, Tokenizer};
+use crate::tokenizer::pipeline::Stages;
+use crate::tokenizer::{Encoding, OffsetType};
 use crate::{Offsets, Result};
 
 /// The parts of a tokenizer the direct path runs.
@@ -67,16 +68,16 @@ impl Ascii {
 
 /// The plan, when the tokenizer is of the BERT family, its token strings are its
 /// vocabulary's and its added tokens are all matched on the raw text.
-pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
-    let ModelWrapper::WordPiece(model) = &tok.model else { return None };
-    if !model.tokens_are_vocab_strings() || !matches!(tok.pre_tokenizer, Some(PreTokenizerWrapper::BertPreTokenizer(_))) {
+pub(crate) fn plan(stages: &Stages) -> Option<Plan<'_>> {
+    let ModelWrapper::WordPiece(model) = &stages.model else { return None };
+    if !model.tokens_are_vocab_strings() || !matches!(stages.pre_tokenizer, Some(PreTokenizerWrapper::BertPreTokenizer(_))) {
         return None;
     }
     // One ASCII table per memo: by the options that choose the memo, and one without normalizer.
     static ASCII: [OnceLock<[Ascii; 128]>; 9] = [const { OnceLock::new() }; 9];
-    let (normalizer, key) = match &tok.normalizer {
+    let (normalizer, key) = match &stages.normalizer {
         None => (None, 8),
-        Some(NormalizerWrapper::BertNormalizer(n)) if !tok.added_vocabulary.has_normalized_tokens() => {
+        Some(NormalizerWrapper::BertNormalizer(n)) if !stages.added_vocabulary.has_normalized_tokens() => {
             let strip = n.strip_accents.unwrap_or(n.lowercase);
             (Some((n, n.char_memo())), usize::from(n.clean_text) | usize::from(strip) << 1 | usize::from(n.lowercase) << 2)
         }
@@ -90,7 +91,7 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
 /// (pre-tokenized input), as in the general pipeline. `None` when the text needs the general
 /// pipeline.
 pub(crate) fn encode(
-    tok: &Tokenizer,
+    stages: &Stages,
     plan: Plan<'_>,
     text: &str,
     word_idx: Option<u32>,
@@ -108,7 +109,7 @@ pub(crate) fn encode(
         word_idx,
     };
     let mut cutter = Cutter { plan, text, word: Word::default(), spans: Vec::new(), scratch: String::new() };
-    for (id, (s, e)) in tok.added_vocabulary.split_unnormalized(text) {
+    for (id, (s, e)) in stages.added_vocabulary.split_unnormalized(text) {
         if let Some(id) = id {
             out.explicit.push((out.ids.len(), text[s..e].to_owned()));
             let word = out.next_word();
@@ -381,88 +382,5 @@ impl Cutter<'_> {
             out.push(id, offsets, word);
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{Rng, SeedableRng};
-
-    /// The general pipeline (added tokens, normalizer, pre-tokenizer, model per split).
-    fn general(tok: &Tokenizer, text: &str, word_idx: Option<u32>, offset_type: OffsetType) -> Result<Encoding> {
-        let normalized = tok.added_vocabulary.extract_and_normalize(tok.normalizer.as_ref(), text)?;
-        let mut pre = tok.do_pre_tokenize(normalized)?;
-        pre.tokenize(|n| crate::tokenizer::Model::tokenize(&tok.model, n.get()))?;
-        pre.into_encoding(word_idx, 0, offset_type)
-    }
-
-    /// Texts made of pieces that exercise every step: cleaning, ideographs, accents, case,
-    /// combining marks the one-pass rewrite leaves to the general pipeline, punctuation,
-    /// added tokens and words too long for the model.
-    fn texts() -> Vec<String> {
-        let pool = [
-            "a", "Z", "Hello", "world", "unaffable", "The", "ÉCOLE", "café", " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c",
-            "\0", "\x7f", "\u{85}", "\u{a0}", "\u{3000}", "\u{fffd}", "\u{200b}", "\u{ad}", "İ", "ß", "ǅ", "Σ", "日本語",
-            "\u{f900}", "\u{2f800}", "한국", "カタカナ", "ひらがな", "\u{301}", "\u{316}", "\u{345}", "\u{1d165}", "ﬁ", "①",
-            "、", "。", "!", "?!", ",", "$", "\u{e000}", "😀", "[CLS]", "[SEP]", "##", "ab\u{200b}cd", "x\u{301}\u{316}",
-            "１２３", "Ａ", "𠀀",
-        ];
-        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-        let mut texts: Vec<String> = ["", " ", "Hello, world!", "[CLS] a [SEP]", &"long".repeat(30), "x".repeat(101).as_str()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        for _ in 0..600 {
-            let n = rng.gen_range(0..10);
-            texts.push((0..n).map(|_| pool[rng.gen_range(0..pool.len())]).collect());
-        }
-        texts
-    }
-
-    #[test]
-    fn same_as_general_pipeline() {
-        // bert-base-cased's vocabulary where ../shared is there, else the registry's uncased one.
-        let json = crate::test_fixtures::read("hub/bert_base_cased.json")
-            .or_else(|| crate::test_fixtures::read("registry/bert_uncased/tokenizer.json"))
-            .expect("a BERT tokenizer.json fixture");
-        let base = Tokenizer::from_json(&json).unwrap();
-        let ModelWrapper::WordPiece(wp) = &base.model else { panic!("not WordPiece") };
-        let vocab = wp.vocab().clone();
-        let mut models = vec![base.model.clone()];
-        for max in [0, 3] {
-            models.push(WordPiece::new(vocab.clone(), "[UNK]".into(), "##".into(), max).into());
-        }
-        let mut normalizers = vec![None];
-        for clean in [false, true] {
-            for chinese in [false, true] {
-                for strip in [None, Some(false), Some(true)] {
-                    for lower in [false, true] {
-                        normalizers.push(Some(BertNormalizer::new(clean, chinese, strip, lower)));
-                    }
-                }
-            }
-        }
-        let texts = texts();
-        let (mut checked, mut fallbacks) = (0, 0);
-        for (i, n) in normalizers.into_iter().enumerate() {
-            let mut tok = base.clone();
-            tok.normalizer = n.map(NormalizerWrapper::BertNormalizer);
-            tok.model = models[i % models.len()].clone();
-            let plan = plan(&tok).unwrap();
-            for text in &texts {
-                for offset_type in [OffsetType::Byte, OffsetType::Char] {
-                    let word_idx = (offset_type == OffsetType::Char).then_some(7);
-                    let want = general(&tok, text, word_idx, offset_type).unwrap();
-                    checked += 1;
-                    match encode(&tok, plan, text, word_idx, 0, offset_type) {
-                        Some(got) => assert_eq!(got.unwrap(), want, "{n:?} {text:?}"),
-                        None => fallbacks += 1,
-                    }
-                }
-            }
-        }
-        // Only a few texts (combining marks that accent stripping could reorder) fall back.
-        assert!(fallbacks * 10 < checked, "{fallbacks} of {checked}");
     }
 }

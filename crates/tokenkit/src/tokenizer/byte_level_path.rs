@@ -11,59 +11,14 @@ use crate::models::bpe::byte_level::ByteLevelBpe;
 use crate::models::bpe::BPE;
 use crate::models::ModelWrapper;
 use crate::normalizers::NormalizerWrapper;
-use crate::pre_tokenizers::byte_level::{ByteLevel, GPT2_REGEX};
-use crate::pre_tokenizers::lexers::{
-    deepseek_pieces, Isolated, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
-};
-use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
+use crate::pre_tokenizers::byte_level::{cutter, Cutter};
 use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString};
-use crate::tokenizer::{Encoding, OffsetType, PostProcessor, SplitDelimiterBehavior, Tokenizer};
+use crate::tokenizer::pipeline::Stages;
+use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
 use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 use crate::Result;
 use std::cell::RefCell;
-
-/// How the direct path cuts the text into pieces.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Cutter<'a> {
-    /// One `Isolated` regex split: the matches and the gaps between them.
-    Regex(&'a SysRegex),
-    /// DeepSeek's `Sequence` of three `Isolated` splits (digits, CJK, main regex).
-    DeepSeek,
-}
-
-impl Cutter<'_> {
-    /// Calls `piece(start, end)` for each piece of `text`, as byte ranges in order; an
-    /// error when the regex gives up on the text ([`SysRegex::try_for_each_match`]).
-    #[inline]
-    fn for_each_piece(self, text: &str, piece: impl FnMut(usize, usize)) -> Result<()> {
-        match self {
-            Cutter::Regex(re) => {
-                let mut isolated = Isolated::new(piece);
-                re.try_for_each_match(text, |s, e| isolated.matched(s, e))?;
-                isolated.finish(text.len());
-                Ok(())
-            }
-            Cutter::DeepSeek => {
-                deepseek_pieces(text, piece);
-                Ok(())
-            }
-        }
-    }
-}
-
-/// The regex of an `Isolated`, non-inverted regex split.
-fn isolated_regex(p: &PreTokenizerWrapper) -> Option<&SysRegex> {
-    match p {
-        PreTokenizerWrapper::Split(s @ Split { behavior: SplitDelimiterBehavior::Isolated, invert: false, .. }) => s.regex(),
-        _ => None,
-    }
-}
-
-/// A ByteLevel that only maps bytes (no regex, no prefix space).
-fn maps_only(b: &ByteLevel) -> bool {
-    !b.add_prefix_space && !b.use_regex
-}
 
 /// How the direct path applies to a tokenizer of the byte-level BPE family.
 #[derive(Clone, Copy, Debug)]
@@ -84,7 +39,7 @@ impl Plan<'_> {
     /// Whether the direct path gives what the general pipeline gives for `text`: always
     /// but with NFC and normalized added tokens; then when `text` is in NFC.
     #[inline]
-    pub(crate) fn applies_to(&self, text: &str) -> bool {
+    fn applies_to(&self, text: &str) -> bool {
         !(self.nfc && self.normalized_added) || is_nfc(text)
     }
 }
@@ -98,8 +53,9 @@ fn is_nfc(text: &str) -> bool {
 }
 
 /// The direct path's plan, when the tokenizer is of the byte-level BPE family.
-pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
-    let nfc = match &tok.normalizer {
+#[inline]
+pub(crate) fn plan(stages: &Stages) -> Option<Plan<'_>> {
+    let nfc = match &stages.normalizer {
         None => false,
         Some(NormalizerWrapper::Sequence(s)) if s.get_normalizers().is_empty() => false,
         Some(NormalizerWrapper::NFC(_)) => true,
@@ -107,41 +63,29 @@ pub(crate) fn plan(tok: &Tokenizer) -> Option<Plan<'_>> {
     };
     // The raw-byte encoder must apply (otherwise the general pipeline runs), and the token
     // strings must be the vocabulary's (encodings read them from it lazily).
-    let ModelWrapper::BPE(bpe) = &tok.model else { return None };
+    let ModelWrapper::BPE(bpe) = &stages.model else { return None };
     if !bpe.tokens_are_vocab_strings() {
         return None;
     }
     let raw = bpe.byte_level()?;
-    let cutter = cutter(tok)?;
-    Some(Plan { cutter, bpe, raw, nfc, normalized_added: tok.added_vocabulary.has_normalized_tokens() })
-}
-
-/// How the text is cut, when the pre-tokenizer is one the direct path knows.
-fn cutter(tok: &Tokenizer) -> Option<Cutter<'_>> {
-    match tok.pre_tokenizer.as_ref()? {
-        PreTokenizerWrapper::ByteLevel(b) if !b.add_prefix_space && b.use_regex => Some(Cutter::Regex(&GPT2_REGEX)),
-        PreTokenizerWrapper::Sequence(seq) => match seq.pretokenizers.as_slice() {
-            [split, PreTokenizerWrapper::ByteLevel(b)] if maps_only(b) => isolated_regex(split).map(Cutter::Regex),
-            [a, b, c, PreTokenizerWrapper::ByteLevel(bl)] if maps_only(bl) => {
-                let patterns = [isolated_regex(a)?, isolated_regex(b)?, isolated_regex(c)?].map(SysRegex::as_str);
-                (patterns == [DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_CJK_PATTERN, DEEPSEEK_MAIN_PATTERN]).then_some(Cutter::DeepSeek)
-            }
-            _ => None,
-        },
-        _ => None,
-    }
+    let cutter = cutter(stages.pre_tokenizer.as_ref()?)?;
+    Some(Plan { cutter, bpe, raw, nfc, normalized_added: stages.added_vocabulary.has_normalized_tokens() })
 }
 
 /// Encodes one sequence on the direct path. `word_idx` overrides the word index (pre-tokenized
-/// input), as in the general pipeline.
+/// input), as in the general pipeline. `None` when the text needs the general pipeline
+/// ([`Plan::applies_to`]).
 pub(crate) fn encode(
-    tok: &Tokenizer,
+    stages: &Stages,
     plan: Plan<'_>,
     text: &str,
     word_idx: Option<u32>,
     type_id: u32,
     offset_type: OffsetType,
-) -> Result<Encoding> {
+) -> Option<Result<Encoding>> {
+    if !plan.applies_to(text) {
+        return None;
+    }
     /// Above this many tokens the scratch buffers are not kept for the next call.
     const KEEP_BELOW: usize = 1 << 16;
     thread_local! {
@@ -150,13 +94,13 @@ pub(crate) fn encode(
         /// once, at their final size, rather than grown token by token.
         static SCRATCH: RefCell<(Pieces, Vec<Token>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     }
-    SCRATCH.with_borrow_mut(|(pieces, tokens)| {
+    Some(SCRATCH.with_borrow_mut(|(pieces, tokens)| {
         tokens.clear();
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
         // The first error (a regex that gives up on the text) ends the encoding.
         let mut failed = Ok(());
-        tok.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
+        stages.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
             if failed.is_err() {
                 return;
             }
@@ -188,7 +132,7 @@ pub(crate) fn encode(
         failed?;
         // Each field with room for the special tokens the post-processor adds, so that it
         // can add them in place.
-        let room = tokens.len() + tok.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
+        let room = tokens.len() + stages.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
         let offsets = match offset_type {
             OffsetType::Byte => with_room(room, tokens.iter().map(|t| t.offsets)),
             OffsetType::Char => {
@@ -209,7 +153,7 @@ pub(crate) fn encode(
             *pieces = Vec::new();
         }
         Ok(enc)
-    })
+    }))
 }
 
 /// `items` in a vector with room for `room` of them.
@@ -287,7 +231,7 @@ fn is_continuation(b: u8) -> bool {
 /// path, for id-only encoding, and whether its normalizer is NFC (which the caller applies to
 /// the whole text first).
 pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRegex, bool)> {
-    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc, .. } = plan(tok)? else { return None };
+    let Plan { cutter: Cutter::Regex(regex), bpe, raw, nfc, .. } = plan(&tok.pipeline)? else { return None };
     Some((bpe, raw, regex, nfc))
 }
 

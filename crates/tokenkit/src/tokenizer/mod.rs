@@ -9,6 +9,9 @@ pub mod encoding;
 pub mod normalized;
 mod normalized_fast;
 pub mod pattern;
+mod pipeline;
+#[cfg(test)]
+mod plan_tests;
 pub mod pre_tokenized;
 pub mod sequence_ranges;
 pub mod serialization;
@@ -26,6 +29,7 @@ pub use decode_stream::DecodeStream;
 pub use encoding::{Encoding, PaddingDirection, TruncationDirection};
 pub use normalized::{NormalizedString, OffsetReferential, Range, SplitDelimiterBehavior};
 pub use pre_tokenized::{PreTokenizedString, Split};
+pub use pipeline::EncodePlan;
 pub use sequence_ranges::SequenceRanges;
 pub use utils::{PaddingParams, PaddingStrategy, TruncationParams, TruncationStrategy};
 
@@ -35,6 +39,7 @@ use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::PreTokenizerWrapper;
 use crate::processors::PostProcessorWrapper;
 use crate::{Error, Result};
+use pipeline::{Pipeline, Stages};
 
 /// A `(start, end)` range; bytes or chars depending on where it comes from (see each field).
 pub type Offsets = (usize, usize);
@@ -239,12 +244,9 @@ impl<'s, I1: Into<InputSequence<'s>>, I2: Into<InputSequence<'s>>> From<(I1, I2)
 /// A complete tokenizer: the pipeline, the added vocabulary, padding and truncation.
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
-    pub(crate) normalizer: Option<NormalizerWrapper>,
-    pub(crate) pre_tokenizer: Option<PreTokenizerWrapper>,
-    pub(crate) model: ModelWrapper,
-    pub(crate) post_processor: Option<PostProcessorWrapper>,
+    /// The stages encoding runs, changed only through [`Pipeline::update`].
+    pub(crate) pipeline: Pipeline,
     pub(crate) decoder: Option<DecoderWrapper>,
-    pub(crate) added_vocabulary: AddedVocabulary,
     pub(crate) truncation: Option<TruncationParams>,
     pub(crate) padding: Option<PaddingParams>,
 }
@@ -253,12 +255,14 @@ impl Tokenizer {
     /// A tokenizer with just a model.
     pub fn new(model: impl Into<ModelWrapper>) -> Self {
         Self {
-            normalizer: None,
-            pre_tokenizer: None,
-            model: model.into(),
-            post_processor: None,
+            pipeline: Pipeline::new(Stages {
+                normalizer: None,
+                pre_tokenizer: None,
+                model: model.into(),
+                post_processor: None,
+                added_vocabulary: AddedVocabulary::new(),
+            }),
             decoder: None,
-            added_vocabulary: AddedVocabulary::new(),
             truncation: None,
             padding: None,
         }
@@ -294,39 +298,41 @@ impl Tokenizer {
 
     /// The normalizer.
     pub fn get_normalizer(&self) -> Option<&NormalizerWrapper> {
-        self.normalizer.as_ref()
+        self.pipeline.normalizer.as_ref()
     }
     /// Sets the normalizer (normalized added tokens are re-normalized with it).
     pub fn with_normalizer(&mut self, n: Option<NormalizerWrapper>) -> Result<&mut Self> {
-        self.normalizer = n;
-        self.added_vocabulary.refresh_normalized_tokens(&self.model, self.normalizer.as_ref())?;
+        self.pipeline.update(|s| {
+            s.normalizer = n;
+            s.added_vocabulary.refresh_normalized_tokens(&s.model, s.normalizer.as_ref())
+        })?;
         Ok(self)
     }
     /// The pre-tokenizer.
     pub fn get_pre_tokenizer(&self) -> Option<&PreTokenizerWrapper> {
-        self.pre_tokenizer.as_ref()
+        self.pipeline.pre_tokenizer.as_ref()
     }
     /// Sets the pre-tokenizer.
     pub fn with_pre_tokenizer(&mut self, p: Option<PreTokenizerWrapper>) -> &mut Self {
-        self.pre_tokenizer = p;
+        self.pipeline.update(|s| s.pre_tokenizer = p);
         self
     }
     /// The model.
     pub fn get_model(&self) -> &ModelWrapper {
-        &self.model
+        &self.pipeline.model
     }
     /// Sets the model.
     pub fn with_model(&mut self, m: ModelWrapper) -> &mut Self {
-        self.model = m;
+        self.pipeline.update(|s| s.model = m);
         self
     }
     /// The post-processor.
     pub fn get_post_processor(&self) -> Option<&PostProcessorWrapper> {
-        self.post_processor.as_ref()
+        self.pipeline.post_processor.as_ref()
     }
     /// Sets the post-processor.
     pub fn with_post_processor(&mut self, p: Option<PostProcessorWrapper>) -> &mut Self {
-        self.post_processor = p;
+        self.pipeline.update(|s| s.post_processor = p);
         self
     }
     /// The decoder.
@@ -371,18 +377,39 @@ impl Tokenizer {
     }
     /// The added vocabulary.
     pub fn get_added_vocabulary(&self) -> &AddedVocabulary {
-        &self.added_vocabulary
+        &self.pipeline.added_vocabulary
     }
     /// Whether special tokens are encoded as plain text.
     pub fn set_encode_special_tokens(&mut self, v: bool) {
-        self.added_vocabulary.set_encode_special_tokens(v);
+        self.pipeline.update(|s| s.added_vocabulary.set_encode_special_tokens(v));
+    }
+
+    /// The name of the encode plan this tokenizer runs ([`EncodePlan::name`]): `"general"`,
+    /// or the direct path chosen for its pipeline (`"byte-level"`, `"sentencepiece"`,
+    /// `"bert"`). Chosen once after each change of the pipeline.
+    pub fn plan_name(&self) -> &'static str {
+        self.encode_plan().name()
+    }
+
+    /// The encode plan this tokenizer runs.
+    pub fn encode_plan(&self) -> EncodePlan {
+        self.pipeline.plan()
+    }
+
+    /// Forces the general path (each stage in turn, as HF runs them) instead of the plan
+    /// chosen for the pipeline (`false` goes back to choosing). The output is the same either
+    /// way; this is for testing and measuring the plans. `TOKENKIT_PLAN=general` in the
+    /// environment forces it for every tokenizer of the process.
+    pub fn force_general_path(&mut self, general: bool) -> &mut Self {
+        self.pipeline.set_general_only(general);
+        self
     }
 
     /// The vocabulary, with or without the added tokens.
     pub fn get_vocab(&self, with_added_tokens: bool) -> HashMap<String, u32> {
-        let mut v = self.model.get_vocab();
+        let mut v = self.pipeline.model.get_vocab();
         if with_added_tokens {
-            for (t, id) in self.added_vocabulary.get_vocab() {
+            for (t, id) in self.pipeline.added_vocabulary.get_vocab() {
                 v.insert(t.clone(), *id);
             }
         }
@@ -392,32 +419,33 @@ impl Tokenizer {
     /// Vocabulary size, with or without the added tokens (counted once when also in the model).
     pub fn get_vocab_size(&self, with_added_tokens: bool) -> usize {
         if with_added_tokens {
-            let model_size = self.model.get_vocab_size();
+            let model_size = self.pipeline.model.get_vocab_size();
             let extra = self
+                .pipeline
                 .added_vocabulary
                 .get_vocab()
                 .keys()
-                .filter(|t| self.model.token_to_id(t).is_none())
+                .filter(|t| self.pipeline.model.token_to_id(t).is_none())
                 .count();
             model_size + extra
         } else {
-            self.model.get_vocab_size()
+            self.pipeline.model.get_vocab_size()
         }
     }
 
     /// The id of a token (added tokens first).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.added_vocabulary.token_to_id(token, &self.model)
+        self.pipeline.added_vocabulary.token_to_id(token, &self.pipeline.model)
     }
 
     /// The token of an id (added tokens first).
     pub fn id_to_token(&self, id: u32) -> Option<&str> {
-        self.added_vocabulary.simple_id_to_token(id).or_else(|| self.model.id_to_token(id))
+        self.pipeline.added_vocabulary.simple_id_to_token(id).or_else(|| self.pipeline.model.id_to_token(id))
     }
 
     /// Adds tokens; returns how many were new.
     pub fn add_tokens(&mut self, tokens: &[AddedToken]) -> Result<usize> {
-        self.added_vocabulary.add_tokens(tokens, &self.model, self.normalizer.as_ref())
+        self.pipeline.update(|s| s.added_vocabulary.add_tokens(tokens, &s.model, s.normalizer.as_ref()))
     }
 
     /// Adds tokens as special tokens; returns how many were new.
@@ -428,46 +456,32 @@ impl Tokenizer {
 
     /// Number of tokens the post-processor adds.
     pub fn get_n_added_tokens(&self, is_pair: bool) -> usize {
-        self.post_processor.as_ref().map_or(0, |p| p.added_tokens(is_pair))
+        self.pipeline.post_processor.as_ref().map_or(0, |p| p.added_tokens(is_pair))
     }
 
     /// Normalizes `sequence` (added tokens cut out first), as the pipeline does.
     pub fn normalize(&self, sequence: &str) -> Result<NormalizedString> {
         let mut n = NormalizedString::from(sequence);
-        if let Some(norm) = &self.normalizer {
+        if let Some(norm) = &self.pipeline.normalizer {
             norm.normalize(&mut n)?;
         }
         Ok(n)
     }
 
     fn do_pre_tokenize(&self, mut p: PreTokenizedString) -> Result<PreTokenizedString> {
-        if let Some(pt) = &self.pre_tokenizer {
+        if let Some(pt) = &self.pipeline.pre_tokenizer {
             pt.pre_tokenize(&mut p)?;
         }
         Ok(p)
     }
 
     fn encode_single_sequence(&self, sequence: InputSequence, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
-        let direct = byte_level_path::plan(self);
-        let sentencepiece = if direct.is_none() { sp_path::plan(self) } else { None };
-        let bert = if direct.is_none() && sentencepiece.is_none() { bert_path::plan(self) } else { None };
+        let direct = self.pipeline.direct();
         let encode_one = |word_idx: Option<u32>, s: &str| -> Result<Encoding> {
-            if let Some(plan) = direct.filter(|p| p.applies_to(s)) {
-                return byte_level_path::encode(self, plan, s, word_idx, type_id, offset_type);
+            match direct.as_ref().and_then(|d| d.encode(&self.pipeline, s, word_idx, type_id, offset_type)) {
+                Some(encoded) => encoded,
+                None => self.encode_general(s, word_idx, type_id, offset_type),
             }
-            if let Some(encoded) = sentencepiece.and_then(|plan| sp_path::encode(self, plan, s, word_idx, type_id, offset_type)) {
-                return encoded;
-            }
-            if let Some(encoded) = bert.and_then(|plan| bert_path::encode(self, plan, s, word_idx, type_id, offset_type)) {
-                return encoded;
-            }
-            let normalized = self.added_vocabulary.extract_and_normalize(self.normalizer.as_ref(), s)?;
-            if let Some(pt) = self.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {
-                return self.encode_by_ranges(normalized, pt, word_idx, type_id, offset_type);
-            }
-            let mut pre = self.do_pre_tokenize(normalized)?;
-            pre.tokenize(|n| self.model.tokenize(n.get()))?;
-            pre.into_encoding(word_idx, type_id, offset_type)
         };
         match sequence {
             InputSequence::Raw(s) => encode_one(None, &s),
@@ -479,6 +493,17 @@ impl Tokenizer {
                 Ok(out)
             }
         }
+    }
+
+    /// The general path: added tokens, normalizer, pre-tokenizer, model on each piece.
+    fn encode_general(&self, s: &str, word_idx: Option<u32>, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
+        let normalized = self.pipeline.added_vocabulary.extract_and_normalize(self.pipeline.normalizer.as_ref(), s)?;
+        if let Some(pt) = self.pipeline.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {
+            return self.encode_by_ranges(normalized, pt, word_idx, type_id, offset_type);
+        }
+        let mut pre = self.do_pre_tokenize(normalized)?;
+        pre.tokenize(|n| self.pipeline.model.tokenize(n.get()))?;
+        pre.into_encoding(word_idx, type_id, offset_type)
     }
 
     /// The model on each piece of a pre-tokenizer that only cuts the text, without making a
@@ -502,7 +527,7 @@ impl Tokenizer {
             let offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
             offsets_in.convert(offsets)
         };
-        let vocab = self.model.span_vocab();
+        let vocab = self.pipeline.model.span_vocab();
         for split in pre.splits() {
             let n = &split.normalized;
             if let Some(tokens) = &split.tokens {
@@ -524,13 +549,13 @@ impl Tokenizer {
                 // The strings of the model's tokens are its vocabulary's: looked up lazily.
                 if let Some(vocab) = vocab {
                     spans.clear();
-                    self.model.tokenize_spans(&s[ws..we], &mut spans)?;
+                    self.pipeline.model.tokenize_spans(&s[ws..we], &mut spans)?;
                     for &(id, (ts, te)) in &spans {
                         enc.push_vocab_token(id, vocab, offsets(n, (ws + ts, ws + te)), w, type_id);
                     }
                     continue;
                 }
-                for t in self.model.tokenize(&s[ws..we])? {
+                for t in self.pipeline.model.tokenize(&s[ws..we])? {
                     enc.push_token(t.id, t.value, offsets(n, (ws + t.offsets.0, ws + t.offsets.1)), w, type_id);
                 }
             }
@@ -562,7 +587,7 @@ impl Tokenizer {
     pub fn post_process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
         // The common case handed straight on: an encoding is a few hundred bytes, and each
         // step below would copy it (and the pair) again.
-        if let (None, None, Some(p)) = (&self.truncation, &self.padding, &self.post_processor) {
+        if let (None, None, Some(p)) = (&self.truncation, &self.padding, &self.pipeline.post_processor) {
             return p.process(encoding, pair, add_special_tokens);
         }
         let (encoding, pair) = match &self.truncation {
@@ -588,7 +613,7 @@ impl Tokenizer {
             }
             None => (encoding, pair),
         };
-        let mut final_encoding = match &self.post_processor {
+        let mut final_encoding = match &self.pipeline.post_processor {
             Some(p) => p.process(encoding, pair, add_special_tokens)?,
             None => {
                 let mut v = vec![encoding];
@@ -629,7 +654,7 @@ impl Tokenizer {
             let t = self
                 .id_to_token(id)
                 .ok_or(Error::IdOutOfRange { id, vocab_size: self.get_vocab_size(true) })?;
-            if skip_special_tokens && self.added_vocabulary.is_special_token(t) {
+            if skip_special_tokens && self.pipeline.added_vocabulary.is_special_token(t) {
                 continue;
             }
             tokens.push(t.to_owned());

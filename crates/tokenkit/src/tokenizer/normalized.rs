@@ -99,6 +99,13 @@ impl From<String> for NormalizedString {
     }
 }
 
+/// What lowercasing does to `c`, as [`NormalizedString::transform`] changes: the first char
+/// of its lowercase replaces it, the others are inserted after it.
+#[inline]
+pub(crate) fn lowercase_changes(c: char) -> impl Iterator<Item = (char, isize)> {
+    c.to_lowercase().enumerate().map(|(i, l)| (l, isize::from(i > 0)))
+}
+
 impl NormalizedString {
     /// The normalized string.
     pub fn get(&self) -> &str {
@@ -385,12 +392,7 @@ impl NormalizedString {
             self.normalized.make_ascii_lowercase();
             return self;
         }
-        let mut new_chars = Vec::with_capacity(self.normalized.len());
-        for c in self.normalized.chars() {
-            for (i, lc) in c.to_lowercase().enumerate() {
-                new_chars.push((lc, if i > 0 { 1 } else { 0 }));
-            }
-        }
+        let new_chars: Vec<_> = self.normalized.chars().flat_map(lowercase_changes).collect();
         self.transform(new_chars, 0);
         self
     }

@@ -9,6 +9,7 @@ use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::PreTokenizerWrapper;
 use crate::processors::PostProcessorWrapper;
 use crate::tokenizer::added_vocabulary::{AddedToken, AddedTokenWithId, AddedVocabulary};
+use crate::tokenizer::pipeline::{Pipeline, Stages};
 use crate::tokenizer::{PaddingParams, Tokenizer, TruncationParams};
 
 impl Serialize for Tokenizer {
@@ -17,12 +18,12 @@ impl Serialize for Tokenizer {
         t.serialize_field("version", "1.0")?;
         t.serialize_field("truncation", &self.truncation)?;
         t.serialize_field("padding", &self.padding)?;
-        t.serialize_field("added_tokens", &self.added_vocabulary.sorted_with_ids())?;
-        t.serialize_field("normalizer", &self.normalizer)?;
-        t.serialize_field("pre_tokenizer", &self.pre_tokenizer)?;
-        t.serialize_field("post_processor", &self.post_processor)?;
+        t.serialize_field("added_tokens", &self.pipeline.added_vocabulary.sorted_with_ids())?;
+        t.serialize_field("normalizer", &self.pipeline.normalizer)?;
+        t.serialize_field("pre_tokenizer", &self.pipeline.pre_tokenizer)?;
+        t.serialize_field("post_processor", &self.pipeline.post_processor)?;
         t.serialize_field("decoder", &self.decoder)?;
-        t.serialize_field("model", &self.model)?;
+        t.serialize_field("model", &self.pipeline.model)?;
         t.end()
     }
 }
@@ -61,12 +62,14 @@ impl<'de> Deserialize<'de> for Tokenizer {
             p.validate().map_err(serde::de::Error::custom)?;
         }
         let mut tok = Tokenizer {
-            normalizer: f.normalizer,
-            pre_tokenizer: f.pre_tokenizer,
-            model: f.model,
-            post_processor: f.post_processor,
+            pipeline: Pipeline::new(Stages {
+                normalizer: f.normalizer,
+                pre_tokenizer: f.pre_tokenizer,
+                model: f.model,
+                post_processor: f.post_processor,
+                added_vocabulary: AddedVocabulary::new(),
+            }),
             decoder: f.decoder,
-            added_vocabulary: AddedVocabulary::new(),
             truncation: f.truncation,
             padding: f.padding,
         };

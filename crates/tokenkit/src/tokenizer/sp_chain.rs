@@ -18,11 +18,12 @@
 //!
 //! [`NormalizedString::transform`]: crate::tokenizer::NormalizedString::transform
 
-use unicode_normalization_alignments::char::{canonical_combining_class, decompose_canonical, decompose_compatible, is_combining_mark};
+use unicode_normalization_alignments::char::{canonical_combining_class, decompose_canonical, decompose_compatible};
 use unicode_normalization_alignments::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::normalizers::{NormalizerWrapper, Precompiled, ReplacePattern};
+use crate::normalizers::{NormalizerWrapper, Precompiled, ReplacePattern, StripAccents};
+use crate::tokenizer::normalized::lowercase_changes;
 use crate::utils::char_memo::CharMemo;
 
 /// An original byte range (relative to the text normalized), one per normalized char.
@@ -64,7 +65,7 @@ fn compute_props(c: char) -> u8 {
     if starter && decomposes_to_itself(c, |c, f| decompose_compatible(c, f)) {
         p |= props::NFKD_SELF;
     }
-    if is_combining_mark(c) {
+    if StripAccents::removes(c) {
         p |= props::COMBINING;
     }
     if c.to_lowercase().eq([c]) {
@@ -280,12 +281,9 @@ impl<'a> Chain<'a> {
                         return false;
                     }
                 }
-                Step::StripAccents => next.extend(cur.iter().filter(|x| !is_combining_mark(x.0))),
+                Step::StripAccents => next.extend(cur.iter().filter(|x| !StripAccents::removes(x.0))),
                 Step::Lowercase => {
-                    // `NormalizedString::lowercase`: the first char of each lowercase replaces
-                    // its char, the others are inserted after it.
-                    let lower = cur.iter().flat_map(|x| x.0.to_lowercase().enumerate().map(|(i, l)| (l, isize::from(i > 0))));
-                    if !transform(cur, lower, at, next) {
+                    if !transform(cur, cur.iter().flat_map(|x| lowercase_changes(x.0)), at, next) {
                         return false;
                     }
                 }

@@ -8,12 +8,10 @@ use super::input::{total_size, with_stage, LineReader};
 use super::{count_words, InputStats, NoProgress, Progress, Stage, TrainInput, TrainerWrapper, WordCounts};
 use crate::models::bpe::trainer::rebuild_bpe;
 use crate::models::ModelWrapper;
-use crate::pre_tokenizers::byte_level::GPT2_REGEX;
-use crate::pre_tokenizers::lexers::Isolated;
+use crate::pre_tokenizers::byte_level::{cutter, Cutter};
 use crate::pre_tokenizers::PreTokenizerWrapper;
-use crate::tokenizer::{Normalizer, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior, Tokenizer};
+use crate::tokenizer::{Normalizer, PreTokenizedString, PreTokenizer, Tokenizer};
 use crate::utils::byte_level::BYTES_CHAR;
-use crate::utils::regex::SysRegex;
 use crate::{Error, NormalizedString, Result};
 
 /// What a training run did.
@@ -33,9 +31,9 @@ pub struct TrainReport {
 
 /// How a tokenizer cuts a sequence into words while counting.
 enum WordSplitter<'t> {
-    /// No normalizer, a regex split then the ByteLevel mapping: pieces are mapped byte by
-    /// byte without building a `NormalizedString`.
-    ByteLevel(&'t SysRegex),
+    /// No normalizer, a regex split (or DeepSeek's three) then the ByteLevel mapping: pieces
+    /// are mapped byte by byte without building a `NormalizedString`.
+    ByteLevel(Cutter<'t>),
     /// No normalizer and a pre-tokenizer that only cuts the text into ranges.
     Ranges(&'t PreTokenizerWrapper),
     /// The full pipeline.
@@ -44,26 +42,13 @@ enum WordSplitter<'t> {
 
 impl Tokenizer {
     fn word_splitter(&self) -> WordSplitter<'_> {
-        if self.normalizer.is_some() {
+        if self.pipeline.normalizer.is_some() {
             return WordSplitter::General;
         }
-        match &self.pre_tokenizer {
+        match &self.pipeline.pre_tokenizer {
             Some(pt) if pt.has_split_ranges() => WordSplitter::Ranges(pt),
-            Some(PreTokenizerWrapper::ByteLevel(b)) if !b.add_prefix_space && b.use_regex => {
-                WordSplitter::ByteLevel(&GPT2_REGEX)
-            }
-            Some(PreTokenizerWrapper::Sequence(seq)) => match seq.pretokenizers.as_slice() {
-                [PreTokenizerWrapper::Split(split), PreTokenizerWrapper::ByteLevel(b)]
-                    if split.behavior == SplitDelimiterBehavior::Isolated
-                        && !split.invert
-                        && !b.add_prefix_space
-                        && !b.use_regex =>
-                {
-                    split.regex().map_or(WordSplitter::General, WordSplitter::ByteLevel)
-                }
-                _ => WordSplitter::General,
-            },
-            _ => WordSplitter::General,
+            Some(pt) => cutter(pt).map_or(WordSplitter::General, WordSplitter::ByteLevel),
+            None => WordSplitter::General,
         }
     }
 
@@ -75,20 +60,18 @@ impl Tokenizer {
 
     fn split_words(&self, how: &WordSplitter, s: &str, f: &mut dyn FnMut(&str)) -> Result<()> {
         match how {
-            WordSplitter::ByteLevel(regex) => {
+            WordSplitter::ByteLevel(cutter) => {
                 let mut buf = String::new();
                 let mut piece = |p: &str| {
                     buf.clear();
                     buf.extend(p.bytes().map(|b| BYTES_CHAR[b as usize]));
                     f(&buf);
                 };
-                let mut isolated = Isolated::new(|a: usize, b: usize| {
+                cutter.for_each_piece(s, |a, b| {
                     if b > a {
                         piece(&s[a..b]);
                     }
-                });
-                regex.try_for_each_match(s, |ms, me| isolated.matched(ms, me))?;
-                isolated.finish(s.len());
+                })?;
             }
             WordSplitter::Ranges(pt) => {
                 let mut ranges = Vec::new();
@@ -101,11 +84,11 @@ impl Tokenizer {
             }
             WordSplitter::General => {
                 let mut n = NormalizedString::from(s);
-                if let Some(norm) = &self.normalizer {
+                if let Some(norm) = &self.pipeline.normalizer {
                     norm.normalize(&mut n)?;
                 }
                 let mut pre = PreTokenizedString::from(n);
-                if let Some(pt) = &self.pre_tokenizer {
+                if let Some(pt) = &self.pipeline.pre_tokenizer {
                     pt.pre_tokenize(&mut pre)?;
                 }
                 for split in pre.splits() {
@@ -143,7 +126,7 @@ impl Tokenizer {
     /// be of the trainer's kind; its options that training does not learn are kept (see each
     /// trainer).
     pub fn train_from_counts(&mut self, trainer: &TrainerWrapper, counts: &WordCounts, progress: &dyn Progress) -> Result<()> {
-        let model = match (trainer, &self.model) {
+        let model = match (trainer, &self.pipeline.model) {
             (TrainerWrapper::BpeTrainer(t), ModelWrapper::BPE(old)) => {
                 let result = t.train_words(counts, progress)?;
                 ModelWrapper::BPE(rebuild_bpe(old, t, result)?)
@@ -165,7 +148,7 @@ impl Tokenizer {
                 )))
             }
         };
-        self.model = model;
+        self.pipeline.update(|s| s.model = model);
         let specials: Vec<_> = trainer.special_tokens().to_vec();
         self.add_special_tokens(&specials)?;
         Ok(())
