@@ -171,6 +171,11 @@ impl SentencePiece {
             scores.push(p.score.unwrap_or(0.0));
             kinds.push(kind);
         }
+        if mergeable.is_empty() && model_type == ModelType::Unigram {
+            // sentencepiece's Unigram: "no pieces are loaded" (only control, unknown and byte
+            // pieces); its BPE loads such a model.
+            return Err(err("the model has no normal, user-defined or unused piece".into()));
+        }
         let unk_id = unk_id.ok_or_else(|| err("the model has no unknown piece (type UNKNOWN), which sentencepiece requires".into()))?;
         if byte_fallback && n_bytes != 256 {
             return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));

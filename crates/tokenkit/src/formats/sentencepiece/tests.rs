@@ -433,3 +433,14 @@ fn normalized_offsets_follow_rules_and_copies() {
     n.normalize_text("xab", &mut out);
     assert_eq!((out.text.as_str(), out.orig(0)), ("▁xAB", None));
 }
+
+/// sentencepiece 0.2.3 refuses a Unigram model with only control, unknown and byte pieces ("no
+/// pieces are loaded", found by the differential fuzz) and loads a BPE one; so does tokenkit.
+#[test]
+fn a_unigram_model_without_normal_pieces_is_refused() {
+    let only_special = [("<unk>", 0.0, 2), ("<s>", 0.0, 3)];
+    let msg = load(&proto(&only_special, 1)).err().expect("refused").to_string();
+    assert!(msg.contains("no normal, user-defined or unused piece"), "{msg}");
+    assert_eq!(load(&proto(&only_special, 2)).unwrap().encode_ids("ab").unwrap(), [0]);
+    assert!(load(&proto(&[("<unk>", 0.0, 2), ("ba", -9.0, 5)], 1)).is_ok());
+}
