@@ -439,7 +439,8 @@ fn normalized_offsets_follow_rules_and_copies() {
 #[test]
 fn a_unigram_model_without_normal_pieces_is_refused() {
     let only_special = [("<unk>", 0.0, 2), ("<s>", 0.0, 3)];
-    let msg = load(&proto(&only_special, 1)).err().expect("refused").to_string();
+    let Err(e) = load(&proto(&only_special, 1)) else { panic!("a Unigram model of special pieces loaded") };
+    let msg = e.to_string();
     assert!(msg.contains("no normal, user-defined or unused piece"), "{msg}");
     assert_eq!(load(&proto(&only_special, 2)).unwrap().encode_ids("ab").unwrap(), [0]);
     assert!(load(&proto(&[("<unk>", 0.0, 2), ("ba", -9.0, 5)], 1)).is_ok());
