@@ -13,7 +13,7 @@ use aho_corasick::AhoCorasick;
 
 use crate::formats::tiktoken::{self as format, EncodingSpec};
 use crate::models::bpe::byte_level::ByteLevelBpe;
-use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, ids_plan};
+use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, ids_plan, is_nfc};
 use crate::tokenizer::Tokenizer;
 use crate::utils::aho::leftmost_longest;
 use crate::utils::regex::SysRegex;
@@ -258,8 +258,8 @@ impl Encoding {
 
     /// `text` as it is encoded: NFC-normalized when the encoding says so.
     fn normalized<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
-        if !self.nfc || text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+        use unicode_normalization_alignments::UnicodeNormalization;
+        if !self.nfc || is_nfc(text) {
             return Cow::Borrowed(text);
         }
         Cow::Owned(text.nfc().map(|(c, _)| c).collect())

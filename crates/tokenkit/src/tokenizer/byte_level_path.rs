@@ -48,7 +48,7 @@ impl Plan<'_> {
 /// (each char is allowed in NFC and the combining marks are in order), so normalizing any
 /// segment of it changes nothing.
 #[inline]
-fn is_nfc(text: &str) -> bool {
+pub(crate) fn is_nfc(text: &str) -> bool {
     text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
 }
 
