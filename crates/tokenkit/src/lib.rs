@@ -4,6 +4,23 @@
 //! The pipeline is HF's: added tokens are cut out, the rest is normalized, pre-tokenized
 //! into pieces, each piece goes through the model, and a post-processor adds special tokens.
 //! Offsets inside Rust are bytes of the original input unless a function says otherwise.
+//!
+//! # Layers
+//!
+//! A module imports from its own layer and the layers below it, never from above; within a
+//! layer the imports form no cycle. Test code may reach up (it compares a layer with what is
+//! built on it). `tests/layers.rs` checks this list and prints the module graph:
+//!
+//! 1. `error`, `utils`: the error type and helpers that know nothing of tokenizers.
+//! 2. `base`: the types and traits every stage shares (`NormalizedString`,
+//!    `PreTokenizedString`, `Encoding`, `Token`, `Normalizer`, `PreTokenizer`, `Model`,
+//!    `PostProcessor`, `Decoder`).
+//! 3. `normalizers`, `pre_tokenizers`, `models`, `processors`, `decoders`, `chat_template`: the
+//!    components, each owning its rules (SentencePiece's model, normalizer and decoder
+//!    included).
+//! 4. `tokenizer`: composes the components (added tokens, the encode plans, padding, truncation).
+//! 5. `formats`: reads and writes files (tokenizer.json, .tiktoken, SentencePiece .model, …).
+//! 6. `tiktoken`, `trainers`: tiktoken's surface and training's front end.
 
 pub mod chat_template;
 pub mod decoders;
