@@ -22,6 +22,7 @@
 //! 5. `formats`: reads and writes files (tokenizer.json, .tiktoken, SentencePiece .model, …).
 //! 6. `tiktoken`, `trainers`: tiktoken's surface and training's front end.
 
+pub mod base;
 pub mod chat_template;
 pub mod decoders;
 pub mod error;

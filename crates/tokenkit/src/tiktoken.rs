@@ -88,7 +88,7 @@ impl IdBytes {
     fn new(tokens: &[(u32, &[u8])]) -> Self {
         let n_vocab = tokens.iter().map(|&(id, _)| id as usize + 1).max().unwrap_or(0);
         let mut bytes = Vec::with_capacity(tokens.iter().map(|(_, t)| t.len()).sum());
-        let spans = if crate::models::vocab::fits_dense_table(n_vocab, tokens.len()) {
+        let spans = if crate::base::vocab::fits_dense_table(n_vocab, tokens.len()) {
             let mut per_id: Vec<Option<&[u8]>> = vec![None; n_vocab];
             for &(id, t) in tokens {
                 per_id[id as usize] = Some(t);

@@ -11,6 +11,7 @@ pub mod ctc;
 pub mod fuse;
 pub mod metaspace;
 pub mod replace;
+pub mod sentencepiece;
 pub mod sequence;
 pub mod strip;
 pub mod wordpiece;

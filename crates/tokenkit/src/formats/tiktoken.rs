@@ -516,7 +516,7 @@ pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
     // index into `tokens`) to give it its last rank.
     let mut tokens: Vec<(u32, usize, usize, usize)> = Vec::new();
     let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::new();
-    let hash = |t: &[u8]| crate::models::vocab::hash_bytes(t, 0);
+    let hash = |t: &[u8]| crate::base::vocab::hash_bytes(t, 0);
     let shown = |f: &[u8]| String::from_utf8_lossy(&f[..f.len().min(80)]).into_owned();
     for (i, line) in py_lines(data).enumerate().filter(|(_, l)| !l.is_empty()) {
         let at = || format!("{origin}:{}", i + 1);
@@ -728,7 +728,7 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
     let max_rank = ranks.max_rank().unwrap_or(0);
     let by_rank = has_byte.iter().all(|&b| b)
         && max_rank != u32::MAX
-        && crate::models::vocab::fits_dense_table(max_rank as usize + 1, ranks.len());
+        && crate::base::vocab::fits_dense_table(max_rank as usize + 1, ranks.len());
     let id_of = |i: usize, rank: u32| if by_rank { rank } else { i as u32 };
     let n = ranks.len() as u32;
     let missing: Vec<&[u8]> =

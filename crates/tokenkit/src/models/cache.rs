@@ -71,7 +71,7 @@ impl<'k> Hashed<'k> {
     /// Hashes `key` (any bytes: a string or a raw byte-level piece).
     #[inline]
     pub fn new(key: &'k [u8]) -> Self {
-        Self { key, hash: super::vocab::hash_bytes(key, 0) }
+        Self { key, hash: crate::base::vocab::hash_bytes(key, 0) }
     }
 }
 

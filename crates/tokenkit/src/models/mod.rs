@@ -7,8 +7,8 @@
 pub mod bpe;
 pub mod cache;
 pub mod serialization;
+pub mod sentencepiece;
 pub mod unigram;
-pub mod vocab;
 pub mod wordlevel;
 pub mod wordpiece;
 
@@ -26,7 +26,7 @@ pub use wordlevel::WordLevel;
 pub use wordpiece::WordPiece;
 
 use serialization::{de_error, ModelFields};
-use vocab::ReverseVocab;
+use crate::base::vocab::ReverseVocab;
 
 /// Every model tokenizer.json can name, dispatched statically.
 ///

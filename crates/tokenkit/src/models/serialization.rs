@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::vocab::VocabMap;
+use crate::base::vocab::VocabMap;
 use crate::{Error, Result};
 
 /// The model names tokenizer.json uses in `type`.

@@ -9,6 +9,7 @@ pub mod byte_level;
 pub mod precompiled;
 pub mod prepend;
 pub mod replace;
+pub mod sentencepiece;
 pub mod strip;
 pub mod unicode;
 pub mod utils;

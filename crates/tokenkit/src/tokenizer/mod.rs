@@ -3,22 +3,21 @@
 pub mod added_vocabulary;
 mod bert_path;
 pub(crate) mod byte_level_path;
-pub(crate) mod column;
 pub mod decode_stream;
-pub mod encoding;
-pub mod normalized;
-mod normalized_fast;
-pub mod pattern;
 mod pipeline;
 #[cfg(test)]
 mod plan_tests;
-pub mod pre_tokenized;
-pub mod sequence_ranges;
 pub mod serialization;
 mod sp_chain;
 mod sp_path;
-mod token_strings;
 pub mod utils;
+
+// The shared types live in the bottom layer (`crate::base`); their old paths stay valid.
+pub(crate) use crate::base::column;
+pub use crate::base::{encoding, normalized, pattern, pre_tokenized, sequence_ranges};
+pub use crate::base::{
+    default_process, process_by_parts, Decoder, Model, Normalizer, OffsetType, Offsets, PostProcessor, PreTokenizer, Token,
+};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -40,116 +39,6 @@ use crate::pre_tokenizers::PreTokenizerWrapper;
 use crate::processors::PostProcessorWrapper;
 use crate::{Error, Result};
 use pipeline::{Pipeline, Stages};
-
-/// A `(start, end)` range; bytes or chars depending on where it comes from (see each field).
-pub type Offsets = (usize, usize);
-
-/// One token produced by a model: offsets are bytes into the piece the model was given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Token {
-    /// Its id.
-    pub id: u32,
-    /// Its string in the vocabulary.
-    pub value: String,
-    /// Byte offsets into the piece.
-    pub offsets: Offsets,
-}
-
-impl Token {
-    /// Builds a token.
-    pub fn new(id: u32, value: String, offsets: Offsets) -> Self {
-        Self { id, value, offsets }
-    }
-}
-
-/// The unit offsets are reported in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OffsetType {
-    /// Bytes of the UTF-8 input.
-    Byte,
-    /// Unicode scalar values (chars), as HF reports offsets to Python.
-    Char,
-}
-
-/// Str → str with alignment tracking.
-pub trait Normalizer {
-    /// Normalizes in place.
-    fn normalize(&self, normalized: &mut NormalizedString) -> Result<()>;
-}
-
-/// Cuts the input into pieces (words) for the model.
-pub trait PreTokenizer {
-    /// Splits in place.
-    fn pre_tokenize(&self, pretokenized: &mut PreTokenizedString) -> Result<()>;
-}
-
-/// Piece → tokens, and the vocabulary.
-pub trait Model {
-    /// Tokens of one piece; offsets are bytes into `sequence`.
-    fn tokenize(&self, sequence: &str) -> Result<Vec<Token>>;
-    /// The id of a token.
-    fn token_to_id(&self, token: &str) -> Option<u32>;
-    /// The token of an id.
-    fn id_to_token(&self, id: u32) -> Option<&str>;
-    /// The whole vocabulary.
-    fn get_vocab(&self) -> HashMap<String, u32>;
-    /// The vocabulary size.
-    fn get_vocab_size(&self) -> usize;
-}
-
-/// Adds special tokens, sets type ids, merges pairs.
-pub trait PostProcessor {
-    /// How many tokens it adds to a single input (`is_pair` false) or a pair.
-    fn added_tokens(&self, is_pair: bool) -> usize;
-    /// Processes the encodings of the sequences (already given sequence and type ids).
-    fn process_encodings(&self, encodings: Vec<Encoding>, add_special_tokens: bool) -> Result<Vec<Encoding>>;
-    /// Processes one input (and its pair) into the final encoding.
-    fn process(&self, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
-        process_by_parts(self, encoding, pair, add_special_tokens)
-    }
-}
-
-/// What [`PostProcessor::process`] does unless a processor has a quicker way to the same
-/// result: each sequence gets its index as sequence and type id, the processor turns them
-/// into parts ([`PostProcessor::process_encodings`]) and the parts are concatenated.
-pub fn process_by_parts<P: PostProcessor + ?Sized>(p: &P, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
-    let mut encodings = match pair {
-        Some(p) => vec![encoding, p],
-        None => vec![encoding],
-    };
-    for (i, e) in encodings.iter_mut().enumerate() {
-        e.set_sequence_id(i);
-        for o in e.get_overflowing_mut() {
-            o.set_sequence_id(i);
-        }
-        e.type_ids = column::Column::same(i as u32, e.len());
-    }
-    let encodings = p.process_encodings(encodings, add_special_tokens)?;
-    Ok(Encoding::merge(encodings, false))
-}
-
-/// Processing when there is no post-processor: pairs are concatenated.
-pub fn default_process(encodings: Vec<Encoding>) -> Encoding {
-    if encodings.len() == 1 {
-        return encodings.into_iter().next().unwrap_or_default();
-    }
-    let mut out = Encoding::default();
-    for (i, mut e) in encodings.into_iter().enumerate() {
-        e.set_sequence_id(i);
-        out.merge_with(e, false);
-    }
-    out
-}
-
-/// Tokens → text.
-pub trait Decoder {
-    /// Decodes token by token (each output string belongs to one input token).
-    fn decode_chain(&self, tokens: Vec<String>) -> Result<Vec<String>>;
-    /// Decodes into one string.
-    fn decode(&self, tokens: Vec<String>) -> Result<String> {
-        Ok(self.decode_chain(tokens)?.concat())
-    }
-}
 
 /// One sequence of input: raw text, or text already split into words.
 #[derive(Debug, Clone)]

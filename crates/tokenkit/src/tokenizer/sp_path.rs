@@ -19,7 +19,7 @@
 
 use crate::models::bpe::BPE;
 use crate::models::unigram::Unigram;
-use crate::models::vocab::ReverseVocab;
+use crate::base::vocab::ReverseVocab;
 use crate::models::ModelWrapper;
 use crate::normalizers::{NormalizerWrapper, ReplacePattern};
 use crate::pre_tokenizers::{Metaspace, PreTokenizerWrapper};

@@ -6,17 +6,16 @@
 //! [`SentencePieceDecoder`]: sentencepiece's normalization (leftmost-longest charsmap,
 //! whitespace removal decided on normalized output) cannot be expressed as HF stages.
 
-pub mod bpe;
 pub mod convert;
-pub mod decoder;
-pub mod model;
-pub mod normalizer;
-pub mod proto;
+// The runtime model, normalizer and decoder are components; their old paths stay valid.
+pub use crate::decoders::sentencepiece as decoder;
+pub use crate::models::sentencepiece::{bpe, model, proto};
+pub use crate::normalizers::sentencepiece as normalizer;
 
 use std::path::Path;
 
-pub use decoder::SentencePieceDecoder;
-pub use model::SentencePiece;
+pub use crate::decoders::sentencepiece::SentencePieceDecoder;
+pub use crate::models::sentencepiece::SentencePiece;
 
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::chars::CharIds;
 use super::repeats::{Repeats, MIN_PIECE};
 use super::word::MergeMap;
-use crate::models::vocab::Vocab;
+use crate::base::vocab::Vocab;
 use crate::utils::used_slots::Placer;
 
 /// "None" for ids and trie nodes.

@@ -128,7 +128,7 @@ fn flush<'a, E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::vocab::VocabMap;
+    use crate::base::vocab::VocabMap;
 
     fn parts_of<'a>(barriers: &Barriers, w: &'a str, chars: &CharIds) -> Vec<Part<'a>> {
         let mut parts = Vec::new();

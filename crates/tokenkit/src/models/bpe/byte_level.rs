@@ -19,7 +19,7 @@ use std::cell::{Cell, RefCell};
 use super::backtrack::{BacktrackScratch, Backtracker, Start, NONE, SHORT};
 use super::chars::CharIds;
 use super::word::MergeMap;
-use crate::models::vocab::Vocab;
+use crate::base::vocab::Vocab;
 use crate::utils::byte_level::BYTES_CHAR;
 
 /// Scratch buffers larger than this are released after use.

@@ -5,7 +5,7 @@
 use ahash::AHashMap;
 
 use super::word::MergeMap;
-use crate::models::vocab::{Vocab, VocabMap};
+use crate::base::vocab::{Vocab, VocabMap};
 
 /// Code points below this are looked up in a dense table.
 const DENSE: usize = 0x800;

@@ -9,7 +9,6 @@
 pub mod lattice;
 pub mod trainer;
 pub mod spm;
-pub mod trie;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,11 +17,11 @@ use std::sync::{Arc, OnceLock};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use self::trie::Trie;
+use crate::utils::trie::Trie;
 use super::bpe::byte_token_ids;
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields, VocabField};
-use super::vocab::{to_std_map, ReverseVocab, VocabMap};
+use crate::base::vocab::{to_std_map, ReverseVocab, VocabMap};
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
 

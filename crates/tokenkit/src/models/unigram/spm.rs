@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
-use super::trie::{Cursor, Trie};
+use crate::utils::trie::{Cursor, Trie};
 use crate::formats::sentencepiece::normalizer::{utf8_len, SPACE_SYMBOL};
 
 /// "Not set".

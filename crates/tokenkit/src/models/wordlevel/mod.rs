@@ -6,7 +6,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
-use super::vocab::{vocab_model_methods, Vocab, VocabMap};
+use crate::base::vocab::{vocab_model_methods, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
 

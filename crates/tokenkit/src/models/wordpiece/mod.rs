@@ -13,7 +13,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
-use super::vocab::{vocab_model_methods, ReverseVocab, Vocab, VocabMap};
+use crate::base::vocab::{vocab_model_methods, ReverseVocab, Vocab, VocabMap};
 use crate::tokenizer::{Model, Token};
 use crate::Offsets;
 use crate::{Error, Result};

@@ -1,7 +1,7 @@
 //! Byte tries over a WordPiece vocabulary, for the longest vocabulary token at a position in
 //! one walk instead of one hash lookup (of a freshly built `##` string) per candidate length.
 
-use crate::models::vocab::VocabMap;
+use crate::base::vocab::VocabMap;
 use crate::utils::used_slots::Placer;
 
 /// "No token ends here" / "no child".

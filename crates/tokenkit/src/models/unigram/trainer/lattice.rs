@@ -5,7 +5,7 @@
 //! them (by start, then by length, the unk node of a char last), and sums are accumulated in
 //! the order HF accumulates them, so that the floats agree with HF's as far as possible.
 
-use crate::models::unigram::trie::Trie;
+use crate::utils::trie::Trie;
 use crate::models::unigram::UNK_PENALTY;
 
 /// The id of the unk piece during training.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::column::Column;
 use super::sequence_ranges::SequenceRanges;
 use super::token_strings::TokenStrings;
-use crate::models::vocab::ReverseVocab;
+use crate::base::vocab::ReverseVocab;
 use crate::Offsets;
 
 /// Which side to truncate from.

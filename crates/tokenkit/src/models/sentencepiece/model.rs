@@ -17,13 +17,13 @@ use base64::Engine as _;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use super::normalizer::{Normalized, SpNormalizer};
+use crate::normalizers::sentencepiece::{Normalized, SpNormalizer};
 use super::proto::{ModelProto, ModelType, PieceType};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::lattice::pick_weighted;
 use crate::models::unigram::spm::{user_defined_score, SpViterbi};
-use crate::models::unigram::trie::Trie;
-use crate::models::vocab::{to_std_map, TokenSlots, VocabMap};
+use crate::utils::trie::Trie;
+use crate::base::vocab::{to_std_map, TokenSlots, VocabMap};
 use crate::normalizers::Precompiled;
 use crate::tokenizer::{Model, Token};
 use crate::{Error, Result};
@@ -70,7 +70,7 @@ struct Inner {
     user_defined: Option<Trie>,
     normalizer: SpNormalizer,
     /// The rules applied to decoded text (`denormalizer_spec`), when there are any.
-    denormalizer: Option<super::decoder::Denormalizer>,
+    denormalizer: Option<crate::decoders::sentencepiece::Denormalizer>,
     algorithm: Algorithm,
     unk_id: u32,
     byte_fallback: bool,
@@ -200,7 +200,7 @@ impl SentencePiece {
             trainer.treat_whitespace_as_suffix.unwrap_or(false),
         );
         let denormalizer = match &proto.denormalizer_spec {
-            Some(spec) => super::decoder::Denormalizer::from_spec(spec).map_err(|e| err(format!("denormalizer_spec: {e}")))?,
+            Some(spec) => crate::decoders::sentencepiece::Denormalizer::from_spec(spec).map_err(|e| err(format!("denormalizer_spec: {e}")))?,
             None => None,
         };
         let algorithm = match model_type {
@@ -230,7 +230,7 @@ impl SentencePiece {
         let words_independent = model_type == ModelType::Bpe
             && norm_spec.escape_whitespaces()
             && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
-            && mergeable.keys().all(|p| !p.trim_start_matches(super::normalizer::SPACE_SYMBOL).contains(super::normalizer::SPACE_SYMBOL));
+            && mergeable.keys().all(|p| !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL));
         let bpe_words = words_independent.then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
         Ok(Self {
             inner: Arc::new(Inner {
@@ -278,7 +278,7 @@ impl SentencePiece {
         &self.inner.normalizer
     }
     /// The rules applied to decoded text, when the model has a denormalizer spec.
-    pub fn denormalizer(&self) -> Option<&super::decoder::Denormalizer> {
+    pub fn denormalizer(&self) -> Option<&crate::decoders::sentencepiece::Denormalizer> {
         self.inner.denormalizer.as_ref()
     }
     /// The BPE lookup tables (empty for a Unigram model).
@@ -550,7 +550,7 @@ impl SentencePiece {
 
     /// Decodes ids as sentencepiece's `DecodeIds` does.
     pub fn decode_ids(&self, ids: &[u32]) -> Result<String> {
-        let decoder = super::decoder::SentencePieceDecoder::from_model(self);
+        let decoder = crate::decoders::sentencepiece::SentencePieceDecoder::from_model(self);
         let mut pieces = Vec::with_capacity(ids.len());
         for &id in ids {
             let p = self

@@ -270,7 +270,7 @@ macro_rules! vocab_model_methods {
             self.vocab.token(id)
         }
         fn get_vocab(&self) -> std::collections::HashMap<String, u32> {
-            $crate::models::vocab::to_std_map(self.vocab.map())
+            $crate::base::vocab::to_std_map(self.vocab.map())
         }
         fn get_vocab_size(&self) -> usize {
             self.vocab.len()

@@ -2,7 +2,7 @@
 //! charsmap applied leftmost-longest, user-defined symbols copied untouched, extra whitespace
 //! removal, the dummy prefix and the escaping of spaces to `▁`.
 
-use crate::models::unigram::trie::Trie;
+use crate::utils::trie::Trie;
 use crate::normalizers::Precompiled;
 
 /// `▁` (U+2581), SentencePiece's visible space.

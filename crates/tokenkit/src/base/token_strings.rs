@@ -12,7 +12,7 @@ use std::collections::TryReserveError;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use crate::models::vocab::ReverseVocab;
+use crate::base::vocab::ReverseVocab;
 
 /// The strings of a sequence of tokens; the ids live beside them in the encoding and are
 /// passed in by every method that needs them.

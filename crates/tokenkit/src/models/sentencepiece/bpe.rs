@@ -15,11 +15,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rand::rngs::StdRng;
 
 use super::model::{Segment, SentencePiece};
-use super::normalizer::utf8_len;
+use crate::normalizers::sentencepiece::utf8_len;
 use crate::models::bpe::chars::for_each_part;
 use crate::models::bpe::{MergeMap, MergeQueue, Word, SMALL_WORD};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
-use crate::models::vocab::VocabMap;
+use crate::base::vocab::VocabMap;
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{parse_byte_piece, SentencePiece};
-use super::normalizer::{Normalized, SpNormalizer, SPACE_SYMBOL};
-use super::proto::{NormalizerSpec, PieceType};
+use crate::models::sentencepiece::model::{parse_byte_piece, SentencePiece};
+use crate::normalizers::sentencepiece::{Normalized, SpNormalizer, SPACE_SYMBOL};
+use crate::models::sentencepiece::proto::{NormalizerSpec, PieceType};
 use crate::normalizers::Precompiled;
 use crate::tokenizer::Decoder;
 use crate::Result;
