@@ -1,5 +1,5 @@
 //! Linear time on every input: each worst-case text of
-//! [`tokenkit::pre_tokenizers::lexers::adversarial_texts`] (a long run of every char class of
+//! [`tokenkit::utils::lexers::adversarial_texts`] (a long run of every char class of
 //! every fast lexer's pattern, and random mixes) encoded by every model at two sizes, with
 //! the time per byte at each, their ratio (1.0 when linear) and the ratio to English prose of
 //! the larger size. Side by side in the same run: the reference library of each model
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use tokenkit::formats::tiktoken::EncodingSpec;
-use tokenkit::pre_tokenizers::lexers::adversarial_texts;
+use tokenkit::utils::lexers::adversarial_texts;
 use tokenkit::tiktoken::Encoding;
 use tokenkit_bench::{corpora_dir, fixtures_dir};
 

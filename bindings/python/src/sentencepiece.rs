@@ -13,8 +13,9 @@ use std::sync::LazyLock;
 use pyo3::exceptions::{PyException, PyIndexError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
-use tokenkit::formats::sentencepiece::proto::PieceType;
-use tokenkit::formats::sentencepiece::{SentencePiece, SentencePieceDecoder};
+use tokenkit::decoders::sentencepiece::SentencePieceDecoder;
+use tokenkit::models::sentencepiece::proto::PieceType;
+use tokenkit::models::sentencepiece::SentencePiece;
 use tokenkit::tokenizer::Model as _;
 
 use crate::errors::{catch, panic_err, py_list, value_err};
@@ -326,7 +327,7 @@ impl PySentencePieceCore {
     fn normalize(&self, py: Python<'_>, input: &Bound<'_, PyAny>) -> PyResult<String> {
         let text = input_text(input)?;
         Ok(py.allow_threads(|| {
-            let mut out = tokenkit::formats::sentencepiece::normalizer::Normalized::default();
+            let mut out = tokenkit::normalizers::sentencepiece::Normalized::default();
             self.model.normalizer().normalize_text(&text, &mut out);
             out.text
         }))

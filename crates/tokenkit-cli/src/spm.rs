@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use serde::Serialize;
-use tokenkit::formats::sentencepiece::proto::ModelType;
+use tokenkit::models::sentencepiece::proto::ModelType;
 use tokenkit::models::ModelWrapper;
 use tokenkit::{Token, Tokenizer};
 

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use tokenkit::pre_tokenizers::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer};
+use tokenkit::utils::lexers::{Cl100kLexer, DigitRun, Gpt2Lexer};
 use tokenkit::utils::regex::SysRegex;
 
 const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";

@@ -4,6 +4,7 @@
 //! [`PreTokenizer`], [`Model`], [`PostProcessor`], [`Decoder`]). It imports no component and
 //! nothing of `tokenizer`'s composition.
 
+pub mod added_token;
 pub(crate) mod column;
 pub mod encoding;
 pub mod normalized;
@@ -16,6 +17,7 @@ pub mod vocab;
 
 use std::collections::HashMap;
 
+pub use added_token::AddedToken;
 pub use encoding::{Encoding, PaddingDirection, TruncationDirection};
 pub use normalized::{NormalizedString, OffsetReferential, Range, SplitDelimiterBehavior};
 pub use pre_tokenized::{PreTokenizedString, Split};

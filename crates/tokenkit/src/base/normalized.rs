@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use unicode_normalization_alignments::UnicodeNormalization;
 
-use crate::tokenizer::pattern::Pattern;
+use crate::base::pattern::Pattern;
 use crate::{Offsets, Result};
 
 /// Which string a range or offset refers to.
@@ -563,10 +563,10 @@ pub(crate) struct OffsetsIn(Option<BytesToCharOffsetConverter>);
 
 impl OffsetsIn {
     /// The conversion of offsets into `text` to `offset_type`.
-    pub(crate) fn new(text: &str, offset_type: crate::tokenizer::OffsetType) -> Self {
+    pub(crate) fn new(text: &str, offset_type: crate::base::OffsetType) -> Self {
         Self(match offset_type {
-            crate::tokenizer::OffsetType::Char => Some(BytesToCharOffsetConverter::new(text)),
-            crate::tokenizer::OffsetType::Byte => None,
+            crate::base::OffsetType::Char => Some(BytesToCharOffsetConverter::new(text)),
+            crate::base::OffsetType::Byte => None,
         })
     }
 

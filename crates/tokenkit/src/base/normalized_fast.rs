@@ -116,7 +116,7 @@ impl NormalizedString {
 
 #[cfg(test)]
 mod tests {
-    use crate::tokenizer::NormalizedString;
+    use crate::base::NormalizedString;
 
     fn same(a: &NormalizedString, b: &NormalizedString) {
         assert_eq!(a.get(), b.get());

@@ -1,8 +1,8 @@
 //! `PreTokenizedString`: the input cut into splits (words), each a `NormalizedString` that may
 //! already carry its tokens.
 
-use crate::tokenizer::normalized::{NormalizedString, OffsetReferential, OffsetsIn, Range};
-use crate::tokenizer::{Encoding, OffsetType, Token};
+use crate::base::normalized::{NormalizedString, OffsetReferential, OffsetsIn, Range};
+use crate::base::{Encoding, OffsetType, Token};
 use crate::{Error, Offsets, Result};
 
 /// One piece of a pre-tokenized string; `tokens` is set once the model has run on it.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 /// Joins each run of consecutive `<0xNN>` tokens into its bytes: a valid UTF-8 run becomes one

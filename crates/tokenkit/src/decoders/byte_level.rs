@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 
 pub use crate::processors::ByteLevel;
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::utils::byte_level::BYTES_CHAR;
 use crate::Result;
 

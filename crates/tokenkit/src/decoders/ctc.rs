@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::wordpiece::cleanup;
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 fn default_pad() -> String {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 /// Concatenates the tokens into a single string (one output even for no token).

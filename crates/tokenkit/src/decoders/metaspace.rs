@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::{Error, Result};
 
 /// When the Metaspace pre-tokenizer prepends the replacement char to a piece. Serializes as

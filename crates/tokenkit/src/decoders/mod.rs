@@ -29,7 +29,7 @@ pub use sequence::Sequence;
 pub use strip::Strip;
 pub use wordpiece::WordPiece;
 
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 /// Every decoder tokenizer.json can name, dispatched statically.
@@ -58,7 +58,7 @@ pub enum DecoderWrapper {
     /// `{"type":"ByteFallback"}`
     ByteFallback(ByteFallback),
     /// sentencepiece's own decoding (tokenkit extension, for `.model` files).
-    SentencePiece(crate::formats::sentencepiece::SentencePieceDecoder),
+    SentencePiece(crate::decoders::sentencepiece::SentencePieceDecoder),
 }
 
 impl Decoder for DecoderWrapper {
@@ -99,7 +99,7 @@ impl_from!(
     Fuse(Fuse),
     Strip(Strip),
     ByteFallback(ByteFallback),
-    SentencePiece(crate::formats::sentencepiece::SentencePieceDecoder)
+    SentencePiece(crate::decoders::sentencepiece::SentencePieceDecoder)
 );
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::DecoderWrapper;
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 
 const ORACLE: &str = include_str!("testdata/decoders_oracle.json");
 

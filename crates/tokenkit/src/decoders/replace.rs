@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::pattern::Pattern;
-use crate::tokenizer::Decoder;
+use crate::base::pattern::Pattern;
+use crate::base::Decoder;
 use crate::utils::pattern::{Matcher, StringOrRegex};
 use crate::{Error, Result};
 

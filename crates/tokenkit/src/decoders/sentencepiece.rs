@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::{Decoder, Model as _};
 use crate::models::sentencepiece::model::{parse_byte_piece, SentencePiece};
-use crate::normalizers::sentencepiece::{Normalized, SpNormalizer, SPACE_SYMBOL};
-use crate::models::sentencepiece::proto::{NormalizerSpec, PieceType};
-use crate::normalizers::Precompiled;
-use crate::tokenizer::Decoder;
-use crate::Result;
+use crate::models::sentencepiece::proto::PieceType;
+pub use crate::normalizers::sentencepiece::Denormalizer;
+use crate::normalizers::sentencepiece::SPACE_SYMBOL;
+use crate::{Error, Result};
 
 /// The decoder of a `.model` file. JSON
 /// `{"type":"SentencePiece","unk_piece":"<unk>","unk_surface":" ⁇ ","control":["<s>","</s>"],
@@ -40,81 +40,16 @@ pub struct SentencePieceDecoder {
     pub denormalizer: Option<Denormalizer>,
 }
 
-/// A `.model`'s `denormalizer_spec`: rules applied to decoded text exactly as the normalizer
-/// applies its rules to input (sentencepiece builds it only when the charsmap is not empty).
-/// JSON `{"precompiled_charsmap":"<base64>","add_dummy_prefix":false,
-/// "remove_extra_whitespaces":false,"escape_whitespaces":false}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(try_from = "DenormalizerFields", into = "DenormalizerFields")]
-pub struct Denormalizer {
-    fields: DenormalizerFields,
-    /// Boxed: decoders are values of one enum, kept small.
-    normalizer: Box<SpNormalizer>,
-}
-
-/// The serialized form of a [`Denormalizer`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct DenormalizerFields {
-    /// Base64 of the charsmap bytes.
-    precompiled_charsmap: String,
-    add_dummy_prefix: bool,
-    remove_extra_whitespaces: bool,
-    escape_whitespaces: bool,
-}
-
-impl PartialEq for Denormalizer {
-    fn eq(&self, o: &Self) -> bool {
-        self.fields == o.fields
-    }
-}
-
-impl From<Denormalizer> for DenormalizerFields {
-    fn from(d: Denormalizer) -> Self {
-        d.fields
-    }
-}
-
-impl TryFrom<DenormalizerFields> for Denormalizer {
-    type Error = crate::Error;
-    fn try_from(fields: DenormalizerFields) -> Result<Self> {
-        use base64::Engine as _;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(fields.precompiled_charsmap.as_bytes())
-            .map_err(|e| crate::Error::invalid(format!("SentencePiece decoder: denormalizer charsmap is not valid base64: {e}")))?;
-        let charsmap = Precompiled::from_bytes(bytes)?;
-        let normalizer = SpNormalizer::new(
-            Some(charsmap),
-            &[],
-            fields.add_dummy_prefix,
-            fields.remove_extra_whitespaces,
-            fields.escape_whitespaces,
-            false,
-        );
-        Ok(Self { fields, normalizer: Box::new(normalizer) })
-    }
-}
-
-impl Denormalizer {
-    /// The denormalizer of a `.model`'s `denormalizer_spec`, if it has rules.
-    pub fn from_spec(spec: &NormalizerSpec) -> Result<Option<Self>> {
-        use base64::Engine as _;
-        let Some(bytes) = spec.precompiled_charsmap.as_deref().filter(|b| !b.is_empty()) else {
-            return Ok(None);
-        };
-        Self::try_from(DenormalizerFields {
-            precompiled_charsmap: base64::engine::general_purpose::STANDARD.encode(bytes),
-            add_dummy_prefix: spec.add_dummy_prefix(),
-            remove_extra_whitespaces: spec.remove_extra_whitespaces(),
-            escape_whitespaces: spec.escape_whitespaces(),
-        })
-        .map(Some)
-    }
-
-    /// Applies the rules to decoded `text`.
-    pub fn apply(&self, text: &str) -> String {
-        let mut out = Normalized::default();
-        self.normalizer.normalize_text(text, &mut out);
-        out.text
+impl SentencePiece {
+    /// Decodes ids as sentencepiece's `DecodeIds` does.
+    pub fn decode_ids(&self, ids: &[u32]) -> Result<String> {
+        let decoder = SentencePieceDecoder::from_model(self);
+        let mut pieces = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let p = self.id_to_token(id).ok_or(Error::IdOutOfRange { id, vocab_size: self.get_vocab_size() })?;
+            pieces.push(p);
+        }
+        Ok(decoder.decode_pieces(&pieces))
     }
 }
 

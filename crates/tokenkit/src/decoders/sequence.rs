@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::DecoderWrapper;
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 /// Feeds the per-token output of each decoder to the next.

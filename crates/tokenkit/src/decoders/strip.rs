@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 /// Removes up to `start` leading and up to `stop` trailing `content` chars from each token.

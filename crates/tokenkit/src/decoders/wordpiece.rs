@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::Decoder;
+use crate::base::Decoder;
 use crate::Result;
 
 fn default_prefix() -> String {

@@ -33,15 +33,11 @@ const FIM_MIDDLE: &str = "<|fim_middle|>";
 const FIM_SUFFIX: &str = "<|fim_suffix|>";
 const ENDOFPROMPT: &str = "<|endofprompt|>";
 
-/// tiktoken's r50k / p50k / gpt2 pattern.
-pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
-/// tiktoken's cl100k pattern (`\p{N}{1,3}+` is possessive in tiktoken's regex engine).
-pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
-/// The cl100k pattern as Oniguruma must be given it to split as tiktoken does: `{1,3}` for
-/// the possessive `{1,3}+`, which Oniguruma would read as "one or more groups of 1 to 3".
-pub const CL100K_ONIG_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// tiktoken's r50k / p50k / gpt2 pattern, its cl100k pattern, and cl100k as Oniguruma must
+/// be given it (they live with the regex engine that recognises them).
+pub use crate::utils::regex::{CL100K_ONIG_PATTERN, R50K_PATTERN, TIKTOKEN_CL100K_PATTERN as CL100K_PATTERN};
 /// tiktoken's o200k pattern (read alike by tiktoken and Oniguruma).
-pub use crate::pre_tokenizers::lexers::O200K_PATTERN;
+pub use crate::utils::lexers::O200K_PATTERN;
 /// The Llama-3 pattern (tiktoken-format `tokenizer.model`).
 pub const LLAMA3_PATTERN: &str = crate::utils::regex::LLAMA3_PATTERN;
 

@@ -7,6 +7,7 @@
 pub mod bpe;
 pub mod cache;
 pub mod serialization;
+pub mod training;
 pub mod sentencepiece;
 pub mod unigram;
 pub mod wordlevel;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::tokenizer::{Model, Token};
+use crate::base::{Model, Token};
 use crate::Result;
 
 pub use bpe::{BpeBuilder, BPE};
@@ -45,7 +46,7 @@ pub enum ModelWrapper {
     /// Unigram language model.
     Unigram(Unigram),
     /// A SentencePiece `.model` (normalizes and segments as sentencepiece does).
-    SentencePiece(crate::formats::sentencepiece::SentencePiece),
+    SentencePiece(crate::models::sentencepiece::SentencePiece),
 }
 
 macro_rules! dispatch {
@@ -71,8 +72,8 @@ macro_rules! impl_from {
 }
 impl_from!(BPE, WordPiece, WordLevel, Unigram);
 
-impl From<crate::formats::sentencepiece::SentencePiece> for ModelWrapper {
-    fn from(m: crate::formats::sentencepiece::SentencePiece) -> Self {
+impl From<crate::models::sentencepiece::SentencePiece> for ModelWrapper {
+    fn from(m: crate::models::sentencepiece::SentencePiece) -> Self {
         ModelWrapper::SentencePiece(m)
     }
 }
@@ -96,7 +97,7 @@ impl ModelWrapper {
             "BPE" => BPE::from_fields(fields)?.into(),
             "WordPiece" => WordPiece::from_fields(fields)?.into(),
             "WordLevel" => WordLevel::from_fields(fields)?.into(),
-            "SentencePiece" => crate::formats::sentencepiece::SentencePiece::from_fields(fields)?.into(),
+            "SentencePiece" => crate::models::sentencepiece::SentencePiece::from_fields(fields)?.into(),
             _ => Unigram::from_fields(fields)?.into(),
         })
     }

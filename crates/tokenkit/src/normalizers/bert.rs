@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use unicode_categories::UnicodeCategories;
 use unicode_normalization_alignments::char::{canonical_combining_class, decompose_canonical};
 
-use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::base::{NormalizedString, Normalizer};
 use crate::Result;
 
 /// The normalizer of the original BERT (`BasicTokenizer`), step by step in this order:

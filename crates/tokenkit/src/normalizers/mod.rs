@@ -27,7 +27,7 @@ pub use strip::{Strip, StripAccents};
 pub use unicode::{Nmt, NFC, NFD, NFKC, NFKD};
 pub use utils::{Lowercase, Sequence};
 
-use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::base::{NormalizedString, Normalizer};
 use crate::Result;
 
 /// Implements serde for a normalizer without parameters: it serializes as `{"type":"<Name>"}`

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::base::{NormalizedString, Normalizer};
 use crate::utils::char_memo::CharMemo;
 use crate::{Error, Result};
 

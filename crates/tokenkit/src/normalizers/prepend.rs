@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::base::{NormalizedString, Normalizer};
 use crate::Result;
 
 /// Prepends `prepend` to any non-empty string (the new chars are aligned with the first

@@ -2,8 +2,11 @@
 //! charsmap applied leftmost-longest, user-defined symbols copied untouched, extra whitespace
 //! removal, the dummy prefix and the escaping of spaces to `▁`.
 
-use crate::utils::trie::Trie;
+use serde::{Deserialize, Serialize};
+
 use crate::normalizers::Precompiled;
+use crate::utils::trie::Trie;
+use crate::Result;
 
 /// `▁` (U+2581), SentencePiece's visible space.
 pub const SPACE_SYMBOL: &str = "\u{2581}";
@@ -557,5 +560,89 @@ pub(crate) fn utf8_len(lead: u8) -> usize {
         0xE0..=0xEF => 3,
         0xC0..=0xDF => 2,
         _ => 1,
+    }
+}
+
+/// A `.model`'s `denormalizer_spec`: rules applied to decoded text exactly as the normalizer
+/// applies its rules to input (sentencepiece builds it only when the charsmap is not empty).
+/// JSON `{"precompiled_charsmap":"<base64>","add_dummy_prefix":false,
+/// "remove_extra_whitespaces":false,"escape_whitespaces":false}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "DenormalizerFields", into = "DenormalizerFields")]
+pub struct Denormalizer {
+    fields: DenormalizerFields,
+    /// Boxed: decoders are values of one enum, kept small.
+    normalizer: Box<SpNormalizer>,
+}
+
+/// The serialized form of a [`Denormalizer`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct DenormalizerFields {
+    /// Base64 of the charsmap bytes.
+    precompiled_charsmap: String,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    escape_whitespaces: bool,
+}
+
+impl PartialEq for Denormalizer {
+    fn eq(&self, o: &Self) -> bool {
+        self.fields == o.fields
+    }
+}
+
+impl From<Denormalizer> for DenormalizerFields {
+    fn from(d: Denormalizer) -> Self {
+        d.fields
+    }
+}
+
+impl TryFrom<DenormalizerFields> for Denormalizer {
+    type Error = crate::Error;
+    fn try_from(fields: DenormalizerFields) -> Result<Self> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(fields.precompiled_charsmap.as_bytes())
+            .map_err(|e| crate::Error::invalid(format!("SentencePiece decoder: denormalizer charsmap is not valid base64: {e}")))?;
+        let charsmap = Precompiled::from_bytes(bytes)?;
+        let normalizer = SpNormalizer::new(
+            Some(charsmap),
+            &[],
+            fields.add_dummy_prefix,
+            fields.remove_extra_whitespaces,
+            fields.escape_whitespaces,
+            false,
+        );
+        Ok(Self { fields, normalizer: Box::new(normalizer) })
+    }
+}
+
+impl Denormalizer {
+    /// The denormalizer of a `.model`'s `denormalizer_spec` (its charsmap and the three
+    /// flags), if it has rules: none when the charsmap is absent or empty.
+    pub fn from_spec(
+        charsmap: Option<&[u8]>,
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+        escape_whitespaces: bool,
+    ) -> Result<Option<Self>> {
+        use base64::Engine as _;
+        let Some(bytes) = charsmap.filter(|b| !b.is_empty()) else {
+            return Ok(None);
+        };
+        Self::try_from(DenormalizerFields {
+            precompiled_charsmap: base64::engine::general_purpose::STANDARD.encode(bytes),
+            add_dummy_prefix,
+            remove_extra_whitespaces,
+            escape_whitespaces,
+        })
+        .map(Some)
+    }
+
+    /// Applies the rules to decoded `text`.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = Normalized::default();
+        self.normalizer.normalize_text(text, &mut out);
+        out.text
     }
 }

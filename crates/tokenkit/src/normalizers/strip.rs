@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use unicode_normalization_alignments::char::is_combining_mark;
 
 use crate::normalizers::impl_unit_serde;
-use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::base::{NormalizedString, Normalizer};
 use crate::Result;
 
 /// Removes leading (`strip_left`) and/or trailing (`strip_right`) whitespace (Unicode

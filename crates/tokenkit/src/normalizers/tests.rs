@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::*;
-use crate::tokenizer::NormalizedString;
+use crate::base::NormalizedString;
 
 fn from_json(json: &str) -> NormalizerWrapper {
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))

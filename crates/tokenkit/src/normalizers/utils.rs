@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::normalizers::{impl_unit_serde, NormalizerWrapper};
-use crate::tokenizer::{NormalizedString, Normalizer};
+use crate::base::{NormalizedString, Normalizer};
 use crate::Result;
 
 /// Runs `normalizers` one after the other on the same string.

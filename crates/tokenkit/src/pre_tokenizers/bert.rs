@@ -1,7 +1,7 @@
 //! `BertPreTokenizer`: splits on whitespace (dropped) and isolates every punctuation char.
 
 use super::{impl_unit_serde, is_bert_punctuation, slice_ranges, split_words};
-use crate::tokenizer::{PreTokenizedString, PreTokenizer};
+use crate::base::{PreTokenizedString, PreTokenizer};
 use crate::utils::char_memo::CharMemo;
 use crate::Result;
 

@@ -6,11 +6,11 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pre_tokenizers::lexers::{
+use crate::utils::lexers::{
     deepseek_pieces, Isolated, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
 };
 use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
-use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::utils::byte_level::BYTES_CHAR;
 pub use crate::utils::regex::GPT2_PATTERN;
 use crate::utils::regex::SysRegex;

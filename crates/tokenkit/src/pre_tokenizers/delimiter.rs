@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::Result;
 
 /// Splits on every occurrence of `delimiter`, which is removed.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::slice_ranges;
-use crate::tokenizer::{PreTokenizedString, PreTokenizer};
+use crate::base::{PreTokenizedString, PreTokenizer};
 use crate::{Error, Result};
 
 fn default_length() -> usize {

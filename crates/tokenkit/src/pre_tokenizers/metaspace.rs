@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::base::{NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::{Error, Result};
 
 /// When [`Metaspace`] puts a replacement char in front of a split that does not start with one.

@@ -18,7 +18,8 @@ pub mod whitespace;
 #[cfg(test)]
 mod oracle_tests;
 
-pub mod lexers;
+// The hand-written lexers are the regex engine's (`crate::utils::regex`); their old path stays valid.
+pub use crate::utils::lexers;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +35,7 @@ pub use split::{Split, SplitPattern};
 pub use unicode_scripts::UnicodeScripts;
 pub use whitespace::{Whitespace, WhitespaceSplit};
 
-use crate::tokenizer::{NormalizedString, PreTokenizedString, PreTokenizer, Range};
+use crate::base::{NormalizedString, PreTokenizedString, PreTokenizer, Range};
 use crate::{Error, Result};
 
 /// Every pre-tokenizer tokenizer.json can name, dispatched statically. The serde tag `type`
@@ -213,7 +214,7 @@ where
 
 #[cfg(test)]
 pub(crate) mod test_utils {
-    use crate::tokenizer::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
+    use crate::base::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
 
     /// Runs `pt` on `s` and returns the pieces with their char offsets in the original string,
     /// the shape of HF's `pre_tokenize_str`.

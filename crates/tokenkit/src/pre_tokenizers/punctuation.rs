@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::is_bert_punctuation;
-use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::Result;
 
 fn default_behavior() -> SplitDelimiterBehavior {

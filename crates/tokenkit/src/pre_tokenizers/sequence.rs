@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PreTokenizerWrapper;
-use crate::tokenizer::{PreTokenizedString, PreTokenizer};
+use crate::base::{PreTokenizedString, PreTokenizer};
 use crate::Result;
 
 /// Runs each pre-tokenizer in turn on the pieces the previous ones produced.

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::pattern::{Invert, Pattern};
-use crate::tokenizer::{
+use crate::base::pattern::{Invert, Pattern};
+use crate::base::{
     NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior,
 };
 use crate::utils::pattern::{Matcher, StringOrRegex};

@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 
 use super::{impl_unit_serde, slice_ranges};
-use crate::tokenizer::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::Result;
 
 /// Keeps the runs of word chars and the runs of other non-space chars, as the regex

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Frame;
-use crate::tokenizer::{Encoding, PostProcessor};
+use crate::base::{Encoding, PostProcessor};
 use crate::Result;
 
 /// BERT's post-processor: `cls` before the first sequence, `sep` after each sequence.

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{process_by_parts, Encoding, PostProcessor};
+use crate::base::{process_by_parts, Encoding, PostProcessor};
 use crate::Result;
 
 fn default_true() -> bool {
@@ -149,7 +149,7 @@ mod tests {
                 e.push_token(i as u32, (*t).into(), (i * 3, i * 3 + 3), Some(i as u32), 0);
             }
             if overflow {
-                e.truncate(3, 1, crate::tokenizer::TruncationDirection::Right).unwrap();
+                e.truncate(3, 1, crate::base::TruncationDirection::Right).unwrap();
             }
             e
         };

@@ -20,8 +20,8 @@ pub use roberta::RobertaProcessing;
 pub use sequence::Sequence;
 pub use template::{Piece, SpecialToken, Template, TemplateProcessing, TemplateProcessingBuilder, Tokens};
 
-use crate::tokenizer::column::Column;
-use crate::tokenizer::{Encoding, PostProcessor};
+use crate::base::column::Column;
+use crate::base::{Encoding, PostProcessor};
 use crate::Result;
 
 /// Every post-processor tokenizer.json can name, dispatched statically.

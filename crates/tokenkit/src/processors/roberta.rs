@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::byte_level::trim_offsets;
 use super::Frame;
-use crate::tokenizer::column::Column;
-use crate::tokenizer::{Encoding, PostProcessor};
+use crate::base::column::Column;
+use crate::base::{Encoding, PostProcessor};
 use crate::Result;
 
 fn default_true() -> bool {

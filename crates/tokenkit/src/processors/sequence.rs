@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PostProcessorWrapper;
-use crate::tokenizer::{process_by_parts, Encoding, PostProcessor};
+use crate::base::{process_by_parts, Encoding, PostProcessor};
 use crate::Result;
 
 /// Runs each processor's `process_encodings` on the output of the previous one.

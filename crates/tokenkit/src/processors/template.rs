@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tokenizer::{process_by_parts, Encoding, PostProcessor};
+use crate::base::{process_by_parts, Encoding, PostProcessor};
 use crate::{Error, Result};
 
 /// Which input sequence a template piece stands for. Serializes as `"A"` or `"B"`.
@@ -582,7 +582,7 @@ mod tests {
             e.push_token(first + i, format!("t{}", first + i), (i as usize, i as usize + 1), Some(i), 0);
         }
         if with_overflow {
-            e.truncate(2, 0, crate::tokenizer::TruncationDirection::Right).unwrap();
+            e.truncate(2, 0, crate::base::TruncationDirection::Right).unwrap();
         }
         e
     }

@@ -216,7 +216,7 @@ fn a_sparse_special_token_id_is_accepted() {
 #[test]
 fn a_long_rank_token_loads_in_linear_time() {
     let build = |n: usize| byte_ranks(&[b"ab", "x".repeat(n).as_bytes()]);
-    crate::pre_tokenizers::lexers::adversarial::assert_linear("a long rank token", &build(4096), &build(65_536), |r| {
+    crate::utils::lexers::adversarial::assert_linear("a long rank token", &build(4096), &build(65_536), |r| {
         Encoding::new("x", format::R50K_PATTERN, r.clone(), &[], None).unwrap();
     });
     let enc = Encoding::new("x", format::R50K_PATTERN, build(300_000), &[], None).unwrap();
@@ -228,7 +228,7 @@ fn a_long_rank_token_loads_in_linear_time() {
         let enc = Encoding::new("x", format::R50K_PATTERN, build(n), &[], None).unwrap();
         (enc, "x".repeat(n - 1))
     };
-    crate::pre_tokenizers::lexers::adversarial::assert_linear(
+    crate::utils::lexers::adversarial::assert_linear(
         "one byte short of a long rank token",
         &short(4_096),
         &short(65_536),

@@ -14,63 +14,7 @@ use crate::tokenizer::{Model, Normalizer, Token};
 use crate::utils::aho::leftmost_longest;
 use crate::{Offsets, Result};
 
-/// A token added on top of the model's vocabulary.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct AddedToken {
-    /// The text of the token.
-    pub content: String,
-    /// Only match when not inside a word (`\w` on neither side).
-    #[serde(default)]
-    pub single_word: bool,
-    /// Swallow the whitespace on its left.
-    #[serde(default)]
-    pub lstrip: bool,
-    /// Swallow the whitespace on its right.
-    #[serde(default)]
-    pub rstrip: bool,
-    /// Match against the normalized text (otherwise the raw input).
-    #[serde(default = "default_true")]
-    pub normalized: bool,
-    /// Special: skipped by `decode(skip_special_tokens=true)`.
-    #[serde(default)]
-    pub special: bool,
-}
-
-fn default_true() -> bool {
-    true
-}
-
-impl AddedToken {
-    /// A token with HF's defaults: special tokens are not normalized, others are.
-    pub fn from(content: impl Into<String>, special: bool) -> Self {
-        Self { content: content.into(), single_word: false, lstrip: false, rstrip: false, normalized: !special, special }
-    }
-    /// Sets `single_word`.
-    pub fn single_word(mut self, v: bool) -> Self {
-        self.single_word = v;
-        self
-    }
-    /// Sets `lstrip`.
-    pub fn lstrip(mut self, v: bool) -> Self {
-        self.lstrip = v;
-        self
-    }
-    /// Sets `rstrip`.
-    pub fn rstrip(mut self, v: bool) -> Self {
-        self.rstrip = v;
-        self
-    }
-    /// Sets `normalized`.
-    pub fn normalized(mut self, v: bool) -> Self {
-        self.normalized = v;
-        self
-    }
-    /// Sets `special`.
-    pub fn special(mut self, v: bool) -> Self {
-        self.special = v;
-        self
-    }
-}
+pub use crate::base::added_token::AddedToken;
 
 /// An added token with its id, the way tokenizer.json lists them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -406,7 +350,7 @@ impl AddedVocabulary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pre_tokenizers::lexers::adversarial::assert_linear;
+    use crate::utils::lexers::adversarial::assert_linear;
     use crate::Tokenizer;
 
     fn wordlevel() -> Tokenizer {

@@ -13,7 +13,6 @@ mod sp_path;
 pub mod utils;
 
 // The shared types live in the bottom layer (`crate::base`); their old paths stay valid.
-pub(crate) use crate::base::column;
 pub use crate::base::{encoding, normalized, pattern, pre_tokenized, sequence_ranges};
 pub use crate::base::{
     default_process, process_by_parts, Decoder, Model, Normalizer, OffsetType, Offsets, PostProcessor, PreTokenizer, Token,

@@ -26,6 +26,7 @@ mod train;
 use serde::{Deserialize, Serialize};
 
 pub use crate::models::bpe::trainer::{BpeTrainer, BpeTrainingResult};
+pub use crate::models::training::{NoProgress, Progress, Stage, WordCounts};
 pub use crate::models::unigram::trainer::UnigramTrainer;
 pub use crate::models::wordlevel::trainer::WordLevelTrainer;
 pub use crate::models::wordpiece::trainer::WordPieceTrainer;
@@ -33,54 +34,6 @@ pub use input::{count_words, InputStats, TrainInput, MAX_LINE_BYTES};
 #[cfg(feature = "progress")]
 pub use progress_bars::ProgressBars;
 pub use train::TrainReport;
-
-/// Word → number of occurrences in the corpus.
-pub type WordCounts = ahash::AHashMap<String, u64>;
-
-/// A stage of training, for progress reporting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// Reading and pre-tokenizing the input; units are bytes of input (total known for files).
-    CountWords,
-    /// Splitting each distinct word into symbols; units are words.
-    TokenizeWords,
-    /// Counting adjacent symbol pairs; units are words.
-    CountPairs,
-    /// The merge loop; units are new tokens.
-    Merge,
-    /// Unigram EM and pruning; units are EM rounds.
-    Unigram,
-}
-
-impl Stage {
-    /// A short label for progress bars.
-    pub fn label(self) -> &'static str {
-        match self {
-            Stage::CountWords => "Count words",
-            Stage::TokenizeWords => "Tokenize words",
-            Stage::CountPairs => "Count pairs",
-            Stage::Merge => "Compute merges",
-            Stage::Unigram => "EM rounds",
-        }
-    }
-}
-
-/// Receives progress while training (the CLI draws indicatif bars with it). All methods
-/// default to doing nothing; they are called from the training thread and from rayon workers.
-pub trait Progress: Sync {
-    /// A stage starts; `total` is its length in the stage's unit when known.
-    fn start(&self, _stage: Stage, _total: Option<u64>) {}
-    /// `n` more units of the current stage are done.
-    fn inc(&self, _n: u64) {}
-    /// The stage is over.
-    fn finish(&self, _stage: Stage) {}
-}
-
-/// Reports nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoProgress;
-
-impl Progress for NoProgress {}
 
 /// Every trainer, with HF's externally tagged JSON form (`{"BpeTrainer": {...}}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

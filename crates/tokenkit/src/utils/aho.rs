@@ -24,7 +24,7 @@ pub(crate) fn leftmost_longest<P: AsRef<[u8]>>(patterns: &[P]) -> Result<AhoCora
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pre_tokenizers::lexers::adversarial::assert_linear;
+    use crate::utils::lexers::adversarial::assert_linear;
 
     #[test]
     fn long_patterns_build_in_linear_time_and_match() {

@@ -6,6 +6,7 @@ pub mod byte_level;
 pub(crate) mod char_memo;
 pub mod parallel;
 pub mod pattern;
+pub mod lexers;
 pub mod regex;
 pub mod trie;
 pub(crate) mod used_slots;

@@ -1,12 +1,11 @@
 //! The regex engine for patterns found in tokenizer.json. Every pattern is read with
 //! Oniguruma semantics, the engine HF tokenizers uses; the well-known pre-tokenization
 //! patterns are recognised and run by hand-written lexers that give the same matches
-//! (see `pre_tokenizers::lexers`), any other pattern runs on Oniguruma itself.
+//! (see `utils::lexers`), any other pattern runs on Oniguruma itself.
 
 use onig::{MatchParam, Regex, Region, SearchOptions};
 
-use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, R50K_PATTERN, CL100K_PATTERN as TIKTOKEN_CL100K_PATTERN};
-use crate::pre_tokenizers::lexers::{
+use crate::utils::lexers::{
     CjkRuns, Cl100kLexer, DeepSeekLexer, DigitGroups, DigitRun, Gpt2Lexer, O200kLexer, DEEPSEEK_CJK_PATTERN,
     DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN, O200K_PATTERN,
 };
@@ -20,6 +19,14 @@ pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}
 pub const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// The cl100k pattern as tiktoken writes it (`\p{N}{1,3}+`).
 pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// tiktoken's r50k / p50k / gpt2 pattern.
+pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// tiktoken's cl100k pattern (`formats::tiktoken::CL100K_PATTERN`; `\p{N}{1,3}+` is possessive in tiktoken's regex engine).
+pub const TIKTOKEN_CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// The cl100k pattern as Oniguruma must be given it to split as tiktoken does: `{1,3}` for
+/// the possessive `{1,3}+`, which Oniguruma would read as "one or more groups of 1 to 3".
+pub const CL100K_ONIG_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fast {

@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn fixtures_same_as_merge_loop() {
         use crate::models::ModelWrapper;
-        use crate::tokenizer::Model;
+        use crate::base::Model;
         let fixtures = crate::test_fixtures::dir();
         // The Hub files where ../shared is there; the registry's Mistral v0.1 file always.
         let files: Vec<_> = ["hub/llama2.json", "hub/mistral03.json", "registry/mistral01/tokenizer.json"]

@@ -31,7 +31,7 @@ pub use word::{Merge, MergeMap, MergeQueue, Pair, Symbol, Word};
 use super::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
 use crate::base::vocab::{vocab_model_methods, ReverseVocab, Vocab, VocabMap};
-use crate::tokenizer::{Model, Token};
+use crate::base::{Model, Token};
 use crate::{Error, Result};
 
 /// Merges as pairs of token strings, in rank order (first = merged first).

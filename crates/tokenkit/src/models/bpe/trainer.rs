@@ -21,8 +21,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::models::bpe::{Merges, BPE};
-use crate::tokenizer::AddedToken;
-use crate::trainers::{Progress, Stage, WordCounts};
+use crate::base::AddedToken;
+use crate::models::training::{Progress, Stage, WordCounts};
 use crate::{Error, Result};
 
 /// Options of the BPE trainer, with HF's names, defaults and JSON form.
@@ -504,7 +504,7 @@ pub fn rebuild_bpe(old: &BPE, trainer: &BpeTrainer, result: BpeTrainingResult) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trainers::NoProgress;
+    use crate::models::training::NoProgress;
 
     fn counts(words: &[(&str, u64)]) -> WordCounts {
         words.iter().map(|(w, n)| (w.to_string(), *n)).collect()

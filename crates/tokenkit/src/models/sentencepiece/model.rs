@@ -17,15 +17,15 @@ use base64::Engine as _;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use crate::normalizers::sentencepiece::{Normalized, SpNormalizer};
 use super::proto::{ModelProto, ModelType, PieceType};
+use crate::base::vocab::{to_std_map, TokenSlots, VocabMap};
+use crate::base::{Model, Token};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::lattice::pick_weighted;
 use crate::models::unigram::spm::{user_defined_score, SpViterbi};
-use crate::utils::trie::Trie;
-use crate::base::vocab::{to_std_map, TokenSlots, VocabMap};
+use crate::normalizers::sentencepiece::{Denormalizer, Normalized, SpNormalizer};
 use crate::normalizers::Precompiled;
-use crate::tokenizer::{Model, Token};
+use crate::utils::trie::Trie;
 use crate::{Error, Result};
 
 /// Penalty of an unknown char below the lowest normal piece score (`kUnkPenalty`).
@@ -70,7 +70,7 @@ struct Inner {
     user_defined: Option<Trie>,
     normalizer: SpNormalizer,
     /// The rules applied to decoded text (`denormalizer_spec`), when there are any.
-    denormalizer: Option<crate::decoders::sentencepiece::Denormalizer>,
+    denormalizer: Option<Denormalizer>,
     algorithm: Algorithm,
     unk_id: u32,
     byte_fallback: bool,
@@ -200,7 +200,12 @@ impl SentencePiece {
             trainer.treat_whitespace_as_suffix.unwrap_or(false),
         );
         let denormalizer = match &proto.denormalizer_spec {
-            Some(spec) => crate::decoders::sentencepiece::Denormalizer::from_spec(spec).map_err(|e| err(format!("denormalizer_spec: {e}")))?,
+            Some(spec) => Denormalizer::from_spec(
+                spec.precompiled_charsmap.as_deref(),
+                spec.add_dummy_prefix(),
+                spec.remove_extra_whitespaces(),
+                spec.escape_whitespaces(),
+            ).map_err(|e| err(format!("denormalizer_spec: {e}")))?,
             None => None,
         };
         let algorithm = match model_type {
@@ -278,7 +283,7 @@ impl SentencePiece {
         &self.inner.normalizer
     }
     /// The rules applied to decoded text, when the model has a denormalizer spec.
-    pub fn denormalizer(&self) -> Option<&crate::decoders::sentencepiece::Denormalizer> {
+    pub fn denormalizer(&self) -> Option<&Denormalizer> {
         self.inner.denormalizer.as_ref()
     }
     /// The BPE lookup tables (empty for a Unigram model).
@@ -548,20 +553,6 @@ impl SentencePiece {
         })
     }
 
-    /// Decodes ids as sentencepiece's `DecodeIds` does.
-    pub fn decode_ids(&self, ids: &[u32]) -> Result<String> {
-        let decoder = crate::decoders::sentencepiece::SentencePieceDecoder::from_model(self);
-        let mut pieces = Vec::with_capacity(ids.len());
-        for &id in ids {
-            let p = self
-                .inner
-                .pieces
-                .get(id as usize)
-                .ok_or(Error::IdOutOfRange { id, vocab_size: self.inner.pieces.len() })?;
-            pieces.push(p.as_str());
-        }
-        Ok(decoder.decode_pieces(&pieces))
-    }
 }
 
 /// The byte of a `<0xNN>` piece.

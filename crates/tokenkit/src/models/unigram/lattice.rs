@@ -9,7 +9,7 @@
 //! order as sentencepiece's (the order of ties is otherwise arbitrary).
 
 use super::spm::{user_defined_score, SpViterbi};
-use crate::formats::sentencepiece::normalizer::utf8_len;
+use crate::normalizers::sentencepiece::utf8_len;
 
 /// "No node / no hypothesis".
 const NONE: u32 = u32::MAX;

@@ -22,7 +22,7 @@ use super::bpe::byte_token_ids;
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields, VocabField};
 use crate::base::vocab::{to_std_map, ReverseVocab, VocabMap};
-use crate::tokenizer::{Model, Token};
+use crate::base::{Model, Token};
 use crate::{Error, Result};
 
 /// Score penalty of an unknown char below the lowest piece score (SentencePiece's `kUnkPenalty`).

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
 use crate::utils::trie::{Cursor, Trie};
-use crate::formats::sentencepiece::normalizer::{utf8_len, SPACE_SYMBOL};
+use crate::normalizers::sentencepiece::{utf8_len, SPACE_SYMBOL};
 
 /// "Not set".
 const NONE: u32 = u32::MAX;

@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 
 use self::lattice::{min_score, Lattice, TrainModel};
 use crate::models::unigram::Unigram;
-use crate::tokenizer::AddedToken;
-use crate::trainers::{Progress, Stage, WordCounts};
+use crate::base::AddedToken;
+use crate::models::training::{Progress, Stage, WordCounts};
 use crate::{Error, Result};
 
 /// A piece and its score (a log probability).

@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
 use crate::base::vocab::{vocab_model_methods, Vocab, VocabMap};
-use crate::tokenizer::{Model, Token};
+use crate::base::{Model, Token};
 use crate::{Error, Result};
 
 /// The WordLevel model (HF `models.WordLevel`): a word → id table with an unknown token.

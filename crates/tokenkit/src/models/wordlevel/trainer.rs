@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::models::wordlevel::WordLevel;
-use crate::tokenizer::AddedToken;
-use crate::trainers::WordCounts;
+use crate::base::AddedToken;
+use crate::models::training::WordCounts;
 use crate::{Error, Result};
 
 /// Options of the WordLevel trainer, with HF's names, defaults and JSON form.

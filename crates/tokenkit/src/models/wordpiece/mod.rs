@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 
 use super::serialization::{deserialize_via_fields, missing, ModelFields};
 use crate::base::vocab::{vocab_model_methods, ReverseVocab, Vocab, VocabMap};
-use crate::tokenizer::{Model, Token};
+use crate::base::{Model, Token};
 use crate::Offsets;
 use crate::{Error, Result};
 use trie::Trie;

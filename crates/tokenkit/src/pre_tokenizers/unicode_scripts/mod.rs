@@ -6,7 +6,7 @@ pub use table::Script;
 use table::SCRIPT_RANGES;
 
 use super::{impl_unit_serde, slice_ranges};
-use crate::tokenizer::{PreTokenizedString, PreTokenizer};
+use crate::base::{PreTokenizedString, PreTokenizer};
 use crate::Result;
 
 /// The script class HF's `UnicodeScripts` gives `c` (Hiragana and Katakana already count as Han;

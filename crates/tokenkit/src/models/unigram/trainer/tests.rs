@@ -1,7 +1,7 @@
 //! Tests of the Unigram trainer; expected values are HF tokenizers 0.23.3's output unless said.
 
 use super::*;
-use crate::trainers::NoProgress;
+use crate::models::training::NoProgress;
 
 fn counts(words: &[(&str, u64)]) -> WordCounts {
     words.iter().map(|&(w, n)| (w.to_owned(), n)).collect()

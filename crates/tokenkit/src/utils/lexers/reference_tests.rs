@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN};
-use crate::pre_tokenizers::lexers::{deepseek_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN};
+use crate::utils::lexers::{deepseek_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN};
 use crate::utils::regex::{
     SysRegex, CL100K_PATTERN as HF_CL100K_PATTERN, GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN,
 };
