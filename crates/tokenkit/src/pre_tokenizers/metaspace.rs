@@ -1,4 +1,5 @@
-//! `Metaspace`: SentencePiece-style — spaces become `▁` and each word starts with it.
+//! `Metaspace`: SentencePiece-style — spaces become `▁` and each word starts with it. The same
+//! struct is the Metaspace decoder (its rule is in `crate::decoders::metaspace`), as in HF.
 
 use serde::{Deserialize, Serialize};
 
@@ -106,7 +107,7 @@ impl TryFrom<MetaspaceIn> for Metaspace {
             (None, Some(s)) if s.chars().count() == 1 => s.chars().next().unwrap_or('▁'),
             _ => {
                 return Err(Error::invalid(
-                    "Metaspace pre-tokenizer: missing field `replacement` (a single char)",
+                    "Metaspace: missing field `replacement` (a single char)",
                 ))
             }
         };
@@ -115,7 +116,7 @@ impl TryFrom<MetaspaceIn> for Metaspace {
         let prepend_scheme = match (m.add_prefix_space, m.prepend_scheme) {
             (Some(false), Some(PrependScheme::Never) | None) => PrependScheme::Never,
             (Some(false), Some(_)) => return Err(Error::invalid(
-                "Metaspace pre-tokenizer: add_prefix_space does not match declared prepend_scheme",
+                "Metaspace: add_prefix_space does not match declared prepend_scheme",
             )),
             (_, scheme) => scheme.unwrap_or(PrependScheme::Always),
         };
