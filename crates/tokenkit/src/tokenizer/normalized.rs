@@ -84,10 +84,20 @@ pub struct NormalizedString {
 
 impl From<&str> for NormalizedString {
     fn from(s: &str) -> Self {
-        let mut alignments = Vec::with_capacity(s.len());
-        for (i, c) in s.char_indices() {
-            let len = c.len_utf8();
-            alignments.extend(std::iter::repeat_n((i, i + len), len));
+        // Each byte gets its char's range; one write per byte (most text is ASCII).
+        let bytes = s.as_bytes();
+        let mut alignments = vec![(0, 0); bytes.len()];
+        let mut i = 0;
+        while i < bytes.len() {
+            let len = match bytes[i] {
+                0x00..=0x7F => 1,
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            let end = (i + len).min(bytes.len());
+            alignments[i..end].fill((i, end));
+            i = end;
         }
         Self { original: Arc::from(s), original_len: s.len(), normalized: s.to_owned(), alignments, original_shift: 0 }
     }
@@ -432,54 +442,9 @@ impl NormalizedString {
         pattern: P,
         behavior: SplitDelimiterBehavior,
     ) -> Result<Vec<NormalizedString>> {
-        let matches = pattern.find_matches(&self.normalized)?;
-        let splits: Vec<(Offsets, bool)> = match behavior {
-            SplitDelimiterBehavior::Isolated => {
-                matches.into_iter().map(|(o, _)| (o, false)).collect()
-            }
-            SplitDelimiterBehavior::Removed => matches,
-            SplitDelimiterBehavior::Contiguous => {
-                let mut prev_match = false;
-                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
-                for (o, is_match) in matches {
-                    match acc.last_mut() {
-                        Some(((_, end), _)) if is_match == prev_match => *end = o.1,
-                        _ => acc.push((o, false)),
-                    }
-                    prev_match = is_match;
-                }
-                acc
-            }
-            SplitDelimiterBehavior::MergedWithPrevious => {
-                let mut prev_match = false;
-                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
-                for (o, is_match) in matches {
-                    match acc.last_mut() {
-                        Some(((_, end), _)) if is_match && !prev_match => *end = o.1,
-                        _ => acc.push((o, false)),
-                    }
-                    prev_match = is_match;
-                }
-                acc
-            }
-            SplitDelimiterBehavior::MergedWithNext => {
-                let mut prev_match = false;
-                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
-                for (o, is_match) in matches.into_iter().rev() {
-                    match acc.last_mut() {
-                        Some(((start, _), _)) if is_match && !prev_match => *start = o.0,
-                        _ => acc.push((o, false)),
-                    }
-                    prev_match = is_match;
-                }
-                acc.reverse();
-                acc
-            }
-        };
-        Ok(splits
+        Ok(split_pieces(&self.normalized, pattern, behavior)?
             .into_iter()
-            .filter(|(_, remove)| !remove)
-            .filter_map(|((s, e), _)| self.slice(Range::Normalized(s..e)))
+            .filter_map(|(s, e)| self.slice(Range::Normalized(s..e)))
             .collect())
     }
 
@@ -536,6 +501,55 @@ impl NormalizedString {
         self.transform(std::iter::empty(), self.normalized.chars().count());
         len
     }
+}
+
+/// The pieces [`NormalizedString::split`] cuts `s` into, as byte ranges in order (some may
+/// be empty): the matches of `pattern` handled as `behavior` says. The one place of the rule;
+/// pre-tokenizers that only cut the text call it without a `NormalizedString`.
+pub(crate) fn split_pieces<P: Pattern>(s: &str, pattern: P, behavior: SplitDelimiterBehavior) -> Result<Vec<Offsets>> {
+    let matches = pattern.find_matches(s)?;
+    let pieces = |splits: Vec<(Offsets, bool)>| splits.into_iter().filter(|(_, remove)| !remove).map(|(o, _)| o).collect();
+    Ok(match behavior {
+        SplitDelimiterBehavior::Isolated => matches.into_iter().map(|(o, _)| o).collect(),
+        SplitDelimiterBehavior::Removed => pieces(matches),
+        SplitDelimiterBehavior::Contiguous => {
+            let mut prev_match = false;
+            let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+            for (o, is_match) in matches {
+                match acc.last_mut() {
+                    Some(((_, end), _)) if is_match == prev_match => *end = o.1,
+                    _ => acc.push((o, false)),
+                }
+                prev_match = is_match;
+            }
+            pieces(acc)
+        }
+        SplitDelimiterBehavior::MergedWithPrevious => {
+            let mut prev_match = false;
+            let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+            for (o, is_match) in matches {
+                match acc.last_mut() {
+                    Some(((_, end), _)) if is_match && !prev_match => *end = o.1,
+                    _ => acc.push((o, false)),
+                }
+                prev_match = is_match;
+            }
+            pieces(acc)
+        }
+        SplitDelimiterBehavior::MergedWithNext => {
+            let mut prev_match = false;
+            let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+            for (o, is_match) in matches.into_iter().rev() {
+                match acc.last_mut() {
+                    Some(((start, _), _)) if is_match && !prev_match => *start = o.0,
+                    _ => acc.push((o, false)),
+                }
+                prev_match = is_match;
+            }
+            acc.reverse();
+            pieces(acc)
+        }
+    })
 }
 
 /// The original range covered by a run of alignments: first start to last end.
