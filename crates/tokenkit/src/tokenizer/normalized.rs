@@ -84,21 +84,25 @@ pub struct NormalizedString {
 
 impl From<&str> for NormalizedString {
     fn from(s: &str) -> Self {
-        // Each byte gets its char's range; one write per byte (most text is ASCII).
-        let bytes = s.as_bytes();
-        let mut alignments = vec![(0, 0); bytes.len()];
-        let mut i = 0;
-        while i < bytes.len() {
-            let len = match bytes[i] {
-                0x00..=0x7F => 1,
-                0xC0..=0xDF => 2,
-                0xE0..=0xEF => 3,
-                _ => 4,
-            };
-            let end = (i + len).min(bytes.len());
-            alignments[i..end].fill((i, end));
-            i = end;
-        }
+        // Each byte gets its char's range, in one exact-size pass (no check per push).
+        let (mut start, mut end) = (0, 0);
+        let alignments = s
+            .as_bytes()
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if i >= end {
+                    start = i;
+                    end = i + match b {
+                        0x00..=0x7F => 1,
+                        0xC0..=0xDF => 2,
+                        0xE0..=0xEF => 3,
+                        _ => 4,
+                    };
+                }
+                (start, end)
+            })
+            .collect();
         Self { original: Arc::from(s), original_len: s.len(), normalized: s.to_owned(), alignments, original_shift: 0 }
     }
 }
@@ -434,6 +438,16 @@ impl NormalizedString {
             shift += content_len - (end - start) as isize;
         }
         Ok(())
+    }
+
+    /// Whether the normalized string is aligned with all of its original part (its first byte
+    /// with the original's start, its last with the original's end): then its slice of every
+    /// normalized byte equals it.
+    pub(crate) fn covers_its_original(&self) -> bool {
+        match (self.alignments.first(), self.alignments.last()) {
+            (Some(first), Some(last)) => first.0 == 0 && last.1 == self.original_len,
+            _ => false,
+        }
     }
 
     /// Splits on `pattern`, the delimiter handled as `behavior` says.

@@ -95,15 +95,18 @@ impl NormalizedString {
             return;
         }
         let len = bytes.len() - n + n * content.len();
-        let mut text: Vec<u8> = Vec::with_capacity(len);
-        let mut alignments = Vec::with_capacity(len);
+        let mut text = vec![0u8; len];
+        let mut alignments = vec![(0, 0); len];
+        let mut j = 0;
         for (&b, &a) in bytes.iter().zip(&self.alignments) {
             if b == pattern {
-                text.extend_from_slice(content.as_bytes());
-                alignments.extend(std::iter::repeat_n(a, content.len()));
+                text[j..j + content.len()].copy_from_slice(content.as_bytes());
+                alignments[j..j + content.len()].fill(a);
+                j += content.len();
             } else {
-                text.push(b);
-                alignments.push(a);
+                text[j] = b;
+                alignments[j] = a;
+                j += 1;
             }
         }
         // An ASCII byte is a whole char: replacing it by a string keeps the text UTF-8.
