@@ -30,6 +30,10 @@ Layout produced (all paths relative to the repository root)::
     .fixtures/registry/tekken/tekken_{240718,240911}.json   PyPI mistral-common==1.13.1
     .fixtures/registry/gguf/ggml-vocab-*.gguf{,.inp,.out}  PyPI llama-cpp-python==0.3.36 sdist
                                           (vendor/llama.cpp/models/)
+    .fixtures/registry/gemma/tokenizer.json   derived from registry/gguf/ggml-vocab-gemma-4.gguf
+                                          (no registry ships a Gemma tokenizer.json): Gemma-3's
+                                          tokenizer.json shape (HF's GemmaConverter) over the
+                                          Gemma-4 vocabulary and merges (262,144 tokens)
     .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
                                           missing) a directory ``builtin/`` of small generated
                                           sample texts so the suite still runs on something
@@ -151,6 +155,8 @@ SHA256 = {
     "registry/gguf/ggml-vocab-starcoder.gguf": "fedb892b4e1bd3c1f2fcdae356440b14fb458f4264d586e5c987ed93df4e174d",
     "registry/gguf/ggml-vocab-starcoder.gguf.inp": "be0a11f7071f0c67d3053a2d377d8f35f0dbcb77ff11a60300fb57d36b477cf0",
     "registry/gguf/ggml-vocab-starcoder.gguf.out": "3ef12183c57ad076f9defd8e5eb454f509f5f0865cad35646abb4c4b2d2c5764",
+    # Derived (see gemma_tokenizer_json): the bytes are pinned like a downloaded file's.
+    "registry/gemma/tokenizer.json": "4805bddb82cc1797a8c7ff3d9f7c1efbe248cc74da11610bb3736afa603d6c08",
 }
 
 # llama.cpp's vocab files in the llama-cpp-python sdist: each .gguf with test vectors has its
@@ -236,6 +242,108 @@ TIKTOKEN_NPM = ("npm", "gpt-tokenizer@4.0.0", {
 
 class FetchError(RuntimeError):
     pass
+
+
+# Files made from other fixtures: {destination: (source fixture, function(source path) -> bytes)}.
+def gguf_metadata(path: Path) -> dict:
+    """The key/value metadata of a GGUF file (format v2/v3, little-endian); tensors are not read."""
+    import struct
+    data = path.read_bytes()
+    pos = 0
+
+    def take(fmt: str):
+        nonlocal pos
+        (v,) = struct.unpack_from("<" + fmt, data, pos)
+        pos += struct.calcsize("<" + fmt)
+        return v
+
+    def string() -> str:
+        nonlocal pos
+        n = take("Q")
+        pos += n
+        return data[pos - n:pos].decode("utf-8")
+
+    scalar = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+    def value(t: int):
+        if t == 8:
+            return string()
+        if t == 9:
+            et, n = take("I"), take("Q")
+            return [value(et) for _ in range(n)]
+        return take(scalar[t])
+
+    if data[:4] != b"GGUF":
+        raise FetchError(f"{path}: not a GGUF file")
+    pos = 4
+    take("I")  # version
+    take("Q")  # tensor count
+    return {string(): value(take("I")) for _ in range(take("Q"))}
+
+
+def gemma_tokenizer_json(gguf: Path) -> bytes:
+    """Gemma-3's tokenizer.json shape, as HF's GemmaConverter writes it (normalizer Replace " " by
+    "▁", pre-tokenizer Split on " " merged with the previous piece, BPE with byte fallback and
+    fused unk, decoder Replace/ByteFallback/Fuse, `<bos>` in front), over the vocabulary and merges
+    of llama.cpp's Gemma-4 vocab file. Control tokens are special added tokens and user-defined
+    ones plain added tokens, as in the Hub files."""
+    kv = gguf_metadata(gguf)
+    tokens, types = kv["tokenizer.ggml.tokens"], kv["tokenizer.ggml.token_type"]
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": ty == 3}
+             for i, (t, ty) in enumerate(zip(tokens, types)) if ty in (3, 4)]
+    bos = tokens[kv["tokenizer.ggml.bos_token_id"]]
+    doc = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        "pre_tokenizer": {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
+                          "invert": False},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {bos: {"id": bos, "ids": [kv["tokenizer.ggml.bos_token_id"]], "tokens": [bos]}},
+        },
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": tokens[kv["tokenizer.ggml.unknown_token_id"]],
+            "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": True,
+            "byte_fallback": True, "ignore_merges": False,
+            "vocab": {t: i for i, t in enumerate(tokens)},
+            "merges": [m.split(" ") for m in kv["tokenizer.ggml.merges"]],
+        },
+    }
+    return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+
+
+DERIVED = {
+    "registry/gemma/tokenizer.json": ("registry/gguf/ggml-vocab-gemma-4.gguf", gemma_tokenizer_json),
+}
+
+
+def make_derived(out: Path, rel: str) -> None:
+    """Writes the derived fixture `rel` from its source (checked first), verified by its sha256."""
+    src_rel, make = DERIVED[rel]
+    if ok(out, rel):
+        return
+    if not ok(out, src_rel):
+        raise FetchError(f"{rel} is made from {src_rel}, which is missing or has the wrong sha256")
+    dst = out / rel
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    tmp.write_bytes(make(out / src_rel))
+    got = sha256(tmp)
+    if got != SHA256[rel]:
+        tmp.unlink()
+        raise FetchError(f"sha256 mismatch for the derived {rel}: expected {SHA256[rel]}, got {got}")
+    os.replace(tmp, dst)
+    log(f"  {rel} ok (derived from {src_rel})")
 
 
 def sha256(path: Path) -> str:
@@ -481,6 +589,8 @@ def main() -> int:
                 fetch_package(entry, out, skip=from_shared)
             if not all(ok(out, r) for r in TIKTOKEN_NPM[2].values()):
                 fetch_package(TIKTOKEN_NPM, out)
+            for rel in DERIVED:
+                make_derived(out, rel)
         for entry in REGISTRY + [TIKTOKEN_NPM]:
             for rel in entry[2].values():
                 if rel in from_shared:
@@ -489,6 +599,9 @@ def main() -> int:
                     manifest.setdefault(rel, {"source": entry[1], "sha256": SHA256[rel]})
                 else:
                     manifest[rel] = {"absent": "not fetched (--no-registry)"}
+        for rel, (src_rel, _) in DERIVED.items():
+            manifest[rel] = ({"source": f"derived from {src_rel}", "sha256": SHA256[rel]} if ok(out, rel)
+                             else {"absent": "not made (--no-registry)"})
     except FetchError as e:
         log(f"ERROR: {e}")
         return 1

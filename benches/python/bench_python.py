@@ -6,9 +6,14 @@ it times the batch calls people use and prints MB/s of UTF-8 input, the median o
 and the ratio of tokenkit to each peer:
 
   tokenizer.json fixtures   tokenizers.Tokenizer.encode_batch / encode_batch_fast
-                            vs tokenkit.Tokenizer.encode_batch / encode_batch_fast
+                            vs tokenkit.Tokenizer.encode_batch / encode_batch_fast; in the
+                            1-thread run also `encode` once per line and once per document
+                            (`encode_doc`: 50 lines joined)
   tiktoken encodings        tiktoken.Encoding.encode_ordinary / encode_ordinary_batch
                             vs tokenkit.tiktoken.Encoding (same calls)
+
+The libraries of a cell are timed in interleaved rounds (one call of each per round, after each
+has warmed up), so that a slow moment of the machine hits them alike.
 
 Thread counts are measured in separate child processes (rayon's pool size is fixed when it is
 first used): RAYON_NUM_THREADS=N for both libraries, and tiktoken's batch call gets num_threads=N.
@@ -41,6 +46,9 @@ TOKENIZER_FILES = {
     "xlnet_base_cased": "hub/xlnet_base_cased.json",
     "bert_uncased": "registry/bert_uncased/tokenizer.json",
     "llama3": "registry/llama3/tokenizer.json",
+    # Gemma-3's shape (Replace normalizer, Split on " ", BPE with byte fallback, 262k tokens):
+    # no recognised plan, the general path.
+    "gemma": "registry/gemma/tokenizer.json",
 }
 TIKTOKEN_ENCODINGS = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 CORPORA = {
@@ -63,21 +71,24 @@ def corpus_lines(name: str, max_bytes: int) -> list[str]:
     return lines
 
 
-def median_seconds(fn, repeat: int, warm_up: float) -> float:
-    """Median time of `repeat` calls of `fn`, after calling it for `warm_up` seconds (at least
-    twice), as criterion warms up: a library's first calls after another one ran are slower
-    (caches, thread pool start; tokenkit's first 2-3 calls of a few ms each take up to 2x its
-    steady time), and a short run would measure that instead of the library."""
-    start, calls = time.perf_counter(), 0
-    while calls < 2 or time.perf_counter() - start < warm_up:
-        fn()
-        calls += 1
-    times = []
+def median_seconds(fns: dict, repeat: int, warm_up: float) -> dict:
+    """Median time of `repeat` calls of each function of `fns` (by name), in interleaved rounds
+    (one call of each per round), after calling each for `warm_up` seconds (at least twice), as
+    criterion warms up: a library's first calls after another one ran are slower (caches,
+    thread pool start; tokenkit's first 2-3 calls of a few ms each take up to 2x its steady
+    time), and a short run would measure that instead of the library."""
+    for fn in fns.values():
+        start, calls = time.perf_counter(), 0
+        while calls < 2 or time.perf_counter() - start < warm_up:
+            fn()
+            calls += 1
+    times: dict = {name: [] for name in fns}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def tiktoken_reference(name: str):
@@ -116,6 +127,9 @@ def measure(args) -> list[dict]:
                     "tokenkit": tokenkit.Tokenizer.from_file(str(path))}
             calls = {"encode_batch": lambda t, ls: t.encode_batch(ls),
                      "encode_batch_fast": lambda t, ls: t.encode_batch_fast(ls)}
+            if threads == 1:
+                calls["encode"] = lambda t, ls: [t.encode(s) for s in ls]
+                calls["encode_doc"] = lambda t, ls: [t.encode("".join(ls[i:i + 50])) for i in range(0, len(ls), 50)]
         else:
             libs = {"tiktoken": tiktoken_reference(tname)}
             ours = tokenkit_tiktoken(tname)
@@ -127,8 +141,8 @@ def measure(args) -> list[dict]:
         for cname, lines in corpora.items():
             nbytes = sum(len(s.encode()) for s in lines)
             for call, fn in calls.items():
-                for lib, tok in libs.items():
-                    secs = median_seconds(lambda: fn(tok, lines), args.repeat, args.warm_up)
+                fns = {lib: (lambda tok=tok: fn(tok, lines)) for lib, tok in libs.items()}
+                for lib, secs in median_seconds(fns, args.repeat, args.warm_up).items():
                     rows.append(dict(tokenizer=tname, corpus=cname, call=call, lib=lib, threads=threads,
                                      mb_s=nbytes / secs / 1e6))
     return rows
@@ -140,7 +154,7 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, default=1_000_000, help="UTF-8 bytes per corpus (whole lines)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--warm-up", type=float, default=0.3, help="seconds of calls before timing each cell")
-    ap.add_argument("--tokenizers", nargs="+", default=["gpt2", "bert_base_cased", "llama3", "cl100k_base", "o200k_base"])
+    ap.add_argument("--tokenizers", nargs="+", default=["gpt2", "bert_base_cased", "llama3", "gemma", "cl100k_base", "o200k_base"])
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA))
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()

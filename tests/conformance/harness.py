@@ -79,6 +79,8 @@ FILE_TOKENIZERS = {
     "mistral01": "registry/mistral01/tokenizer.json",
     "qwen3": "registry/qwen3/tokenizer.json",
     "deepseek_v3": "registry/deepseek_v3/tokenizer.json",
+    # Gemma-3's shape over the Gemma-4 vocabulary (derived by scripts/fetch_fixtures.py).
+    "gemma": "registry/gemma/tokenizer.json",
 }
 # name -> (builder, required fixture files); built with the `tokenizers` Python API from the
 # original vocabulary files, then saved as tokenizer.json for both sides.

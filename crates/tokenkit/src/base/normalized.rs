@@ -84,11 +84,25 @@ pub struct NormalizedString {
 
 impl From<&str> for NormalizedString {
     fn from(s: &str) -> Self {
-        let mut alignments = Vec::with_capacity(s.len());
-        for (i, c) in s.char_indices() {
-            let len = c.len_utf8();
-            alignments.extend(std::iter::repeat_n((i, i + len), len));
-        }
+        // Each byte gets its char's range, in one exact-size pass (no check per push).
+        let (mut start, mut end) = (0, 0);
+        let alignments = s
+            .as_bytes()
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                if i >= end {
+                    start = i;
+                    end = i + match b {
+                        0x00..=0x7F => 1,
+                        0xC0..=0xDF => 2,
+                        0xE0..=0xEF => 3,
+                        _ => 4,
+                    };
+                }
+                (start, end)
+            })
+            .collect();
         Self { original: Arc::from(s), original_len: s.len(), normalized: s.to_owned(), alignments, original_shift: 0 }
     }
 }
@@ -426,60 +440,25 @@ impl NormalizedString {
         Ok(())
     }
 
+    /// Whether the normalized string is aligned with all of its original part (its first byte
+    /// with the original's start, its last with the original's end): then its slice of every
+    /// normalized byte equals it.
+    pub(crate) fn covers_its_original(&self) -> bool {
+        match (self.alignments.first(), self.alignments.last()) {
+            (Some(first), Some(last)) => first.0 == 0 && last.1 == self.original_len,
+            _ => false,
+        }
+    }
+
     /// Splits on `pattern`, the delimiter handled as `behavior` says.
     pub fn split<P: Pattern>(
         &self,
         pattern: P,
         behavior: SplitDelimiterBehavior,
     ) -> Result<Vec<NormalizedString>> {
-        let matches = pattern.find_matches(&self.normalized)?;
-        let splits: Vec<(Offsets, bool)> = match behavior {
-            SplitDelimiterBehavior::Isolated => {
-                matches.into_iter().map(|(o, _)| (o, false)).collect()
-            }
-            SplitDelimiterBehavior::Removed => matches,
-            SplitDelimiterBehavior::Contiguous => {
-                let mut prev_match = false;
-                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
-                for (o, is_match) in matches {
-                    match acc.last_mut() {
-                        Some(((_, end), _)) if is_match == prev_match => *end = o.1,
-                        _ => acc.push((o, false)),
-                    }
-                    prev_match = is_match;
-                }
-                acc
-            }
-            SplitDelimiterBehavior::MergedWithPrevious => {
-                let mut prev_match = false;
-                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
-                for (o, is_match) in matches {
-                    match acc.last_mut() {
-                        Some(((_, end), _)) if is_match && !prev_match => *end = o.1,
-                        _ => acc.push((o, false)),
-                    }
-                    prev_match = is_match;
-                }
-                acc
-            }
-            SplitDelimiterBehavior::MergedWithNext => {
-                let mut prev_match = false;
-                let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
-                for (o, is_match) in matches.into_iter().rev() {
-                    match acc.last_mut() {
-                        Some(((start, _), _)) if is_match && !prev_match => *start = o.0,
-                        _ => acc.push((o, false)),
-                    }
-                    prev_match = is_match;
-                }
-                acc.reverse();
-                acc
-            }
-        };
-        Ok(splits
+        Ok(split_pieces(&self.normalized, pattern, behavior)?
             .into_iter()
-            .filter(|(_, remove)| !remove)
-            .filter_map(|((s, e), _)| self.slice(Range::Normalized(s..e)))
+            .filter_map(|(s, e)| self.slice(Range::Normalized(s..e)))
             .collect())
     }
 
@@ -536,6 +515,55 @@ impl NormalizedString {
         self.transform(std::iter::empty(), self.normalized.chars().count());
         len
     }
+}
+
+/// The pieces [`NormalizedString::split`] cuts `s` into, as byte ranges in order (some may
+/// be empty): the matches of `pattern` handled as `behavior` says. The one place of the rule;
+/// pre-tokenizers that only cut the text call it without a `NormalizedString`.
+pub(crate) fn split_pieces<P: Pattern>(s: &str, pattern: P, behavior: SplitDelimiterBehavior) -> Result<Vec<Offsets>> {
+    let matches = pattern.find_matches(s)?;
+    let pieces = |splits: Vec<(Offsets, bool)>| splits.into_iter().filter(|(_, remove)| !remove).map(|(o, _)| o).collect();
+    Ok(match behavior {
+        SplitDelimiterBehavior::Isolated => matches.into_iter().map(|(o, _)| o).collect(),
+        SplitDelimiterBehavior::Removed => pieces(matches),
+        SplitDelimiterBehavior::Contiguous => {
+            let mut prev_match = false;
+            let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+            for (o, is_match) in matches {
+                match acc.last_mut() {
+                    Some(((_, end), _)) if is_match == prev_match => *end = o.1,
+                    _ => acc.push((o, false)),
+                }
+                prev_match = is_match;
+            }
+            pieces(acc)
+        }
+        SplitDelimiterBehavior::MergedWithPrevious => {
+            let mut prev_match = false;
+            let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+            for (o, is_match) in matches {
+                match acc.last_mut() {
+                    Some(((_, end), _)) if is_match && !prev_match => *end = o.1,
+                    _ => acc.push((o, false)),
+                }
+                prev_match = is_match;
+            }
+            pieces(acc)
+        }
+        SplitDelimiterBehavior::MergedWithNext => {
+            let mut prev_match = false;
+            let mut acc: Vec<(Offsets, bool)> = Vec::with_capacity(matches.len());
+            for (o, is_match) in matches.into_iter().rev() {
+                match acc.last_mut() {
+                    Some(((start, _), _)) if is_match && !prev_match => *start = o.0,
+                    _ => acc.push((o, false)),
+                }
+                prev_match = is_match;
+            }
+            acc.reverse();
+            pieces(acc)
+        }
+    })
 }
 
 /// The original range covered by a run of alignments: first start to last end.

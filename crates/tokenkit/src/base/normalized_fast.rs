@@ -58,6 +58,10 @@ impl NormalizedString {
         if pattern.is_empty() {
             return;
         }
+        if let &[b] = pattern.as_bytes() {
+            self.replace_byte(b, content);
+            return;
+        }
         let mut matches = self.normalized.match_indices(pattern).peekable();
         if matches.peek().is_none() {
             return;
@@ -79,6 +83,34 @@ impl NormalizedString {
         text.push_str(&self.normalized[last..]);
         alignments.extend_from_slice(&self.alignments[last..]);
         self.normalized = text;
+        self.alignments = alignments;
+    }
+
+    /// [`replace_literal`](Self::replace_literal) of a one-byte (ASCII) pattern: one pass over
+    /// the bytes, the same text and alignments.
+    fn replace_byte(&mut self, pattern: u8, content: &str) {
+        let bytes = self.normalized.as_bytes();
+        let n = memchr::memchr_iter(pattern, bytes).count();
+        if n == 0 {
+            return;
+        }
+        let len = bytes.len() - n + n * content.len();
+        let mut text = vec![0u8; len];
+        let mut alignments = vec![(0, 0); len];
+        let mut j = 0;
+        for (&b, &a) in bytes.iter().zip(&self.alignments) {
+            if b == pattern {
+                text[j..j + content.len()].copy_from_slice(content.as_bytes());
+                alignments[j..j + content.len()].fill(a);
+                j += content.len();
+            } else {
+                text[j] = b;
+                alignments[j] = a;
+                j += 1;
+            }
+        }
+        // An ASCII byte is a whole char: replacing it by a string keeps the text UTF-8.
+        self.normalized = String::from_utf8(text).unwrap_or_default();
         self.alignments = alignments;
     }
 
@@ -134,6 +166,9 @@ mod tests {
             ("abc", "z", "y"),
             ("aaaa", "aa", "b"),
             ("x''", "''", "\""),
+            ("  a b ", " ", "▁"),
+            ("a\tb", "\t", ""),
+            ("aaa", "a", "bb"),
         ] {
             let mut a = NormalizedString::from(s);
             a.nfd();

@@ -25,7 +25,9 @@ impl Pattern for &str {
         if inside.is_empty() {
             return Ok(vec![((0, 0), false)]);
         }
-        Ok(cover(inside.len(), inside.match_indices(*self).map(|(s, m)| (s, s + m.len()))))
+        // memchr's search: the same leftmost non-overlapping matches as `match_indices`.
+        let n = self.len();
+        Ok(cover(inside.len(), memchr::memmem::find_iter(inside.as_bytes(), self.as_bytes()).map(|s| (s, s + n))))
     }
 }
 

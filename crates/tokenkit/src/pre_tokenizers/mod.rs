@@ -71,20 +71,24 @@ pub enum PreTokenizerWrapper {
 
 impl PreTokenizerWrapper {
     /// For the pre-tokenizers that only cut the text (never change it), the pieces of `s` as
-    /// byte ranges appended to `ranges`, the same pieces `pre_tokenize` makes; `false` (and
-    /// nothing appended) for the others.
-    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> bool {
+    /// byte ranges appended to `ranges` (empty ones are not pieces), the same pieces
+    /// `pre_tokenize` makes; `Ok(false)` (and nothing appended) for the others.
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> Result<bool> {
         match self {
             PreTokenizerWrapper::BertPreTokenizer(_) => BertPreTokenizer::split_ranges(s, ranges),
             PreTokenizerWrapper::WhitespaceSplit(_) => WhitespaceSplit::split_ranges(s, ranges),
-            _ => return false,
+            PreTokenizerWrapper::Split(x) => x.split_ranges(s, ranges)?,
+            _ => return Ok(false),
         }
-        true
+        Ok(true)
     }
 
     /// Whether [`split_ranges`](Self::split_ranges) supports this pre-tokenizer.
     pub fn has_split_ranges(&self) -> bool {
-        matches!(self, PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::WhitespaceSplit(_))
+        matches!(
+            self,
+            PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Split(_)
+        )
     }
 }
 

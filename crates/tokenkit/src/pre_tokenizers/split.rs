@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::normalized::split_pieces;
 use crate::base::pattern::{Invert, Pattern};
 use crate::base::{
     NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior,
@@ -60,6 +61,19 @@ impl Split {
             Matcher::Regex(r) if matches!(self.pattern, SplitPattern::Regex(_)) => Some(r),
             _ => None,
         }
+    }
+
+    /// The pieces of `s` as byte ranges appended to `ranges` (some may be empty): the pieces
+    /// `pre_tokenize` makes of a split whose text is `s` (Split only cuts the text).
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> Result<()> {
+        let pieces = match (&self.matcher, self.invert) {
+            (Matcher::Literal(p), false) => split_pieces(s, p.as_str(), self.behavior)?,
+            (Matcher::Literal(p), true) => split_pieces(s, Invert(p.as_str()), self.behavior)?,
+            (Matcher::Regex(r), false) => split_pieces(s, r, self.behavior)?,
+            (Matcher::Regex(r), true) => split_pieces(s, Invert(r), self.behavior)?,
+        };
+        ranges.extend(pieces);
+        Ok(())
     }
 
     fn split_one<P: Pattern>(

@@ -265,7 +265,14 @@ impl AddedVocabulary {
     }
 
     fn split_with_indices(&self, sentence: NormalizedString, set: &MatchingSet) -> Vec<(NormalizedString, Option<Vec<Token>>)> {
-        self.find_matches(sentence.get(), set)
+        let matches = self.find_matches(sentence.get(), set);
+        // No added token: the whole string, as its slice of everything would be (no copy).
+        if let [(None, (0, e))] = matches.as_slice() {
+            if *e == sentence.len() && sentence.covers_its_original() {
+                return vec![(sentence, None)];
+            }
+        }
+        matches
             .into_iter()
             .filter_map(|(id, (s, e))| {
                 let slice = sentence.slice(Range::Normalized(s..e))?;

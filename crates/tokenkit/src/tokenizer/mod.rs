@@ -386,21 +386,24 @@ impl Tokenizer {
     /// The general path: added tokens, normalizer, pre-tokenizer, model on each piece.
     fn encode_general(&self, s: &str, word_idx: Option<u32>, type_id: u32, offset_type: OffsetType) -> Result<Encoding> {
         let normalized = self.pipeline.added_vocabulary.extract_and_normalize(self.pipeline.normalizer.as_ref(), s)?;
-        if let Some(pt) = self.pipeline.pre_tokenizer.as_ref().filter(|pt| pt.has_split_ranges()) {
-            return self.encode_by_ranges(normalized, pt, word_idx, type_id, offset_type);
+        match &self.pipeline.pre_tokenizer {
+            None => return self.encode_by_ranges(normalized, None, word_idx, type_id, offset_type),
+            Some(pt) if pt.has_split_ranges() => return self.encode_by_ranges(normalized, Some(pt), word_idx, type_id, offset_type),
+            Some(_) => {}
         }
         let mut pre = self.do_pre_tokenize(normalized)?;
         pre.tokenize(|n| self.pipeline.model.tokenize(n.get()))?;
         pre.into_encoding(word_idx, type_id, offset_type)
     }
 
-    /// The model on each piece of a pre-tokenizer that only cuts the text, without making a
-    /// `NormalizedString` per piece: the same tokens, word indices and offsets as the general
-    /// path (offsets go through the alignments of the normalized segment).
+    /// The model on each piece of a pre-tokenizer that only cuts the text (or on each segment
+    /// when there is no pre-tokenizer), without making a `NormalizedString` per piece: the
+    /// same tokens, word indices and offsets as the general path (offsets go through the
+    /// alignments of the normalized segment).
     fn encode_by_ranges(
         &self,
         pre: PreTokenizedString,
-        pre_tokenizer: &PreTokenizerWrapper,
+        pre_tokenizer: Option<&PreTokenizerWrapper>,
         word_idx: Option<u32>,
         type_id: u32,
         offset_type: OffsetType,
@@ -427,7 +430,12 @@ impl Tokenizer {
             }
             let s = n.get();
             ranges.clear();
-            pre_tokenizer.split_ranges(s, &mut ranges);
+            match pre_tokenizer {
+                Some(pt) => {
+                    pt.split_ranges(s, &mut ranges)?;
+                }
+                None => ranges.push((0, s.len())),
+            }
             for &(ws, we) in &ranges {
                 if ws == we {
                     continue;

@@ -75,7 +75,7 @@ impl Tokenizer {
             }
             WordSplitter::Ranges(pt) => {
                 let mut ranges = Vec::new();
-                pt.split_ranges(s, &mut ranges);
+                pt.split_ranges(s, &mut ranges)?;
                 for &(a, b) in &ranges {
                     if a < b {
                         f(&s[a..b]);
