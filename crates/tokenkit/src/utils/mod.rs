@@ -7,4 +7,5 @@ pub(crate) mod char_memo;
 pub mod parallel;
 pub mod pattern;
 pub mod regex;
+pub mod table_cache;
 pub(crate) mod used_slots;
