@@ -248,6 +248,40 @@ impl Encoding {
         explicit_n_vocab: Option<u32>,
     ) -> Result<Self> {
         let ranks: format::Ranks = ranks.into();
+        let desc = Self::describe(name, pat_str, special_tokens, explicit_n_vocab, false);
+        let key = table_cache::Key::new("tiktoken::Encoding(ranks)", &[desc.as_bytes(), &ranks.digest()]);
+        Self::cached(&key, name, pat_str, special_tokens, || {
+            Self::build(name, pat_str, ranks, special_tokens, explicit_n_vocab)
+        })
+    }
+
+    /// The encoding stored under `key` in the [`table_cache`] (as `name`, `pat_str` and
+    /// `special_tokens` make it), else the one `build` makes, then stored.
+    fn cached(
+        key: &table_cache::Key,
+        name: &str,
+        pat_str: &str,
+        special_tokens: &[(String, u32)],
+        build: impl FnOnce() -> Result<Self>,
+    ) -> Result<Self> {
+        if let Some(enc) = table_cache::load(key).and_then(|p| Self::read_table(name, pat_str, special_tokens, &p).ok()) {
+            return Ok(enc);
+        }
+        let enc = build()?;
+        if let Some(payload) = enc.write_table() {
+            table_cache::store(key, &payload);
+        }
+        Ok(enc)
+    }
+
+    /// [`Encoding::new`] without the cache.
+    fn build(
+        name: &str,
+        pat_str: &str,
+        ranks: format::Ranks,
+        special_tokens: &[(String, u32)],
+        explicit_n_vocab: Option<u32>,
+    ) -> Result<Self> {
         // Two special tokens may share an id (o200k_harmony's <|endofprompt|> and
         // <|reserved_200018|>): both encode to it; the first one given is what it decodes
         // to (as in tiktoken) and the one the tokenizer pipeline holds.
@@ -312,13 +346,13 @@ impl Encoding {
         special_tokens.iter().filter(|(_, id)| ids_seen.insert(*id)).cloned().collect()
     }
 
-    /// The cache key of the encoding `spec` makes of the rank file whose sha256 is `digest`.
-    fn table_key(spec: &EncodingSpec, digest: &[u8; 32]) -> table_cache::Key {
-        let mut desc = format!("{}\0{}\0{:?}\0{}", spec.name, spec.pat_str, spec.explicit_n_vocab, spec.nfc);
-        for (content, id) in &spec.special_tokens {
+    /// What an encoding is besides its ranks, for the cache key.
+    fn describe(name: &str, pat_str: &str, special_tokens: &[(String, u32)], n_vocab: Option<u32>, nfc: bool) -> String {
+        let mut desc = format!("{name}\0{pat_str}\0{n_vocab:?}\0{nfc}");
+        for (content, id) in special_tokens {
             desc.push_str(&format!("\0{id}:{content}"));
         }
-        table_cache::Key::new("tiktoken::Encoding", &[desc.as_bytes(), digest])
+        desc
     }
 
     /// Writes the built tables (model, id bytes, ranks) for [`table_cache`]; `None` when the
@@ -337,7 +371,7 @@ impl Encoding {
     }
 
     /// The encoding of `spec` from tables [`Encoding::write_table`] wrote.
-    fn read_table(spec: &EncodingSpec, payload: &[u8]) -> Result<Self> {
+    fn read_table(name: &str, pat_str: &str, special_tokens: &[(String, u32)], payload: &[u8]) -> Result<Self> {
         let mut r = table_cache::Reader::new(payload);
         let bpe = crate::models::bpe::BPE::read_table(&mut r)?;
         let id_bytes = IdBytes::read_table(&mut r)?;
@@ -345,9 +379,9 @@ impl Encoding {
         let has_rank_of = r.bool()?;
         let rank_of = Some(r.u32s()?.into_boxed_slice()).filter(|_| has_rank_of);
         r.finish()?;
-        let tokenizer = format::pipeline(bpe, &spec.pat_str, &Self::first_per_id(&spec.special_tokens))?;
-        let special_map = spec.special_tokens.iter().cloned().collect();
-        Self::assemble(&spec.name, &spec.pat_str, tokenizer, id_bytes, rank_ids, rank_of, special_map)
+        let tokenizer = format::pipeline(bpe, pat_str, &Self::first_per_id(special_tokens))?;
+        let special_map = special_tokens.iter().cloned().collect();
+        Self::assemble(name, pat_str, tokenizer, id_bytes, rank_ids, rank_of, special_map)
     }
 
     /// This encoding with text NFC-normalized before it is encoded (special tokens are matched
@@ -394,20 +428,13 @@ impl Encoding {
             let name = rank_file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             format::check_sha256(rank_file, name, &digest, want)?;
         }
-        let key = Self::table_key(&spec, &digest);
-        let cached = table_cache::load(&key).and_then(|payload| Self::read_table(&spec, &payload).ok());
-        let enc = match cached {
-            Some(enc) => enc,
-            None => {
-                let ranks = format::parse_rank_file(&data, &rank_file.display().to_string())?;
-                let enc = Self::new(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
-                    .map_err(|e| Error::invalid(format!("{}: {e}", rank_file.display())))?;
-                if let Some(payload) = enc.write_table() {
-                    table_cache::store(&key, &payload);
-                }
-                enc
-            }
-        };
+        let desc = Self::describe(&spec.name, &spec.pat_str, &spec.special_tokens, spec.explicit_n_vocab, spec.nfc);
+        let key = table_cache::Key::new("tiktoken::Encoding(rank file)", &[desc.as_bytes(), &digest]);
+        let enc = Self::cached(&key, &spec.name, &spec.pat_str, &spec.special_tokens, || {
+            let ranks = format::parse_rank_file(&data, &rank_file.display().to_string())?;
+            Self::build(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+                .map_err(|e| Error::invalid(format!("{}: {e}", rank_file.display())))
+        })?;
         if spec.nfc {
             enc.with_nfc()
         } else {

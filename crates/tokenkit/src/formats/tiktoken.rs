@@ -392,6 +392,17 @@ impl Ranks {
     pub fn max_rank(&self) -> Option<u32> {
         self.tokens.last().map(|t| t.0)
     }
+
+    /// The sha256 of the table (tokens and ranks), to name the tables built from it.
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update((self.bytes.len() as u64).to_le_bytes());
+        h.update(&self.bytes);
+        let spans: Vec<u8> = self.tokens.iter().flat_map(|&(r, s, e)| [r, s, e]).flat_map(u32::to_le_bytes).collect();
+        h.update(&spans);
+        h.finalize().into()
+    }
 }
 
 /// Tokens by rank, `None` for a hole: rank `r` is the `r`-th item.

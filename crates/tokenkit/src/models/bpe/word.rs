@@ -553,7 +553,7 @@ impl MergeMap {
         let slots: Vec<Slot> = r
             .records::<4>()?
             .into_iter()
-            .map(|[lo, hi, rank, id]| Slot { key: u64::from(hi) << 32 | u64::from(lo), value: (rank, id) })
+            .map(|[lo, hi, rank, id]| Slot { key: (u64::from(hi) << 32) | u64::from(lo), value: (rank, id) })
             .collect();
         let n = slots.len();
         let shift = r.u32()?;
