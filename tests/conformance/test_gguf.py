@@ -77,3 +77,49 @@ def test_unsupported_and_broken_files_are_clear_errors(work_dir):
         r = h.run_cli(["encode", "-t", str(bad), "x"], b"", check=False)
         err = r.stderr.decode()
         assert r.returncode == 1 and "truncated" in err and "internal error" not in err, (cut, err)
+
+
+def with_pre(name: str, pre: str, work_dir):
+    """A copy of ggml-vocab-NAME.gguf whose `tokenizer.ggml.pre` is `pre` (a vocab-only file has
+    no tensor data whose alignment a longer or shorter string could move)."""
+    import struct
+
+    data = vocab(name).read_bytes()
+    key = b"tokenizer.ggml.pre"
+    at = data.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+    assert struct.unpack_from("<I", data, at)[0] == 8, "tokenizer.ggml.pre is not a string"
+    (old_len,) = struct.unpack_from("<Q", data, at + 4)
+    start = at + 12
+    new = data[:at + 4] + struct.pack("<Q", len(pre.encode())) + pre.encode() + data[start + old_len:]
+    out = work_dir / f"ggml-vocab-{name}-as-{pre}.gguf"
+    out.write_bytes(new)
+    return out
+
+
+# llama.cpp's names that share a vocab file's pre-tokenizer (llama-vocab.cpp): the same vectors.
+ALIASES = [("gpt-2", p) for p in ("jais", "trillion", "granite-docling", "roberta-bpe", "exaone4", "modern-bert")] + \
+    [("llama-bpe", p) for p in ("falcon3", "pixtral", "lfm2", "midm-2.0")] + \
+    [("qwen2", p) for p in ("deepseek-r1-qwen", "megrez", "kormo", "grok-2", "hunyuan")] + \
+    [("starcoder", p) for p in ("minerva-7b", "smollm", "codeshell")]
+
+
+@pytest.mark.parametrize("name,pre", ALIASES)
+def test_pre_type_aliases_give_the_vectors(name, pre, work_dir):
+    texts, expected = vectors(name)
+    path = with_pre(name, pre, work_dir)
+    r = h.run_cli(["encode", "-t", str(path), "--jsonl", "--no-special"], h.to_jsonl(texts))
+    got = [row.get("ids", row.get("error")) for row in h.parse_jsonl(r.stdout, len(texts), "encode")]
+    h.compare("gguf", f"{name} as {pre}", "llama.cpp vectors", "--no-special", texts, expected, got)
+
+
+def test_new_pre_types_load_and_unknown_ones_name_themselves(work_dir):
+    """Every type with a regex loads (its regexes compile); one tokenkit does not know is an error
+    naming it."""
+    for pre in ("deepseek-v3", "chameleon", "gpt-4o", "llama4", "kimi-k2", "bailingmoe", "seed-coder", "viking",
+                "bloom", "glm4"):
+        r = h.run_cli(["encode", "-t", str(with_pre("qwen2", pre, work_dir)), "--jsonl", "--no-special"],
+                      h.to_jsonl(["Hello world 12345 你好"]))
+        assert h.parse_jsonl(r.stdout, 1, "encode")[0]["ids"], pre
+    r = h.run_cli(["encode", "-t", str(with_pre("qwen2", "afmoe", work_dir)), "x"], b"", check=False)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and 'tokenizer.ggml.pre "afmoe" is not supported' in err, err

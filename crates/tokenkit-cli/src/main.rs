@@ -646,20 +646,39 @@ fn cli_error(e: tokenkit::Error) -> anyhow::Error {
     }
 }
 
+/// One tiktoken-mode output line, `{"ids": [...]}` or `{"count": n}`, serialized straight from
+/// the ids (a `serde_json::Value` of a large text's ids cost more than encoding it).
+enum TiktokenOut {
+    Ids(Vec<u32>),
+    Count(usize),
+}
+
+impl Serialize for TiktokenOut {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        match self {
+            TiktokenOut::Ids(ids) => m.serialize_entry("ids", ids)?,
+            TiktokenOut::Count(n) => m.serialize_entry("count", n)?,
+        }
+        m.end()
+    }
+}
+
 fn tiktoken_encode(enc: &TiktokenEncoding, args: &TiktokenEncodeArgs, inputs: Inputs<String>, batch_size: usize, mut out: Output) -> Result<()> {
     let allowed = special_set(args.allowed_special.as_deref(), "none");
     let disallowed = special_set(args.disallowed_special.as_deref(), "all");
     for chunk in inputs.chunks(batch_size) {
-        let results: Vec<Result<Value>> = {
+        let results: Vec<Result<TiktokenOut>> = {
             use rayon::prelude::*;
             chunk
                 .par_iter()
                 .map(|(_, text)| {
                     let text = text.as_ref().map_err(|e| anyhow!(report(e)))?;
                     Ok(if args.count {
-                        serde_json::json!({"count": enc.count(text, &allowed, &disallowed).map_err(cli_error)?})
+                        TiktokenOut::Count(enc.count(text, &allowed, &disallowed).map_err(cli_error)?)
                     } else {
-                        serde_json::json!({"ids": enc.encode(text, &allowed, &disallowed).map_err(cli_error)?})
+                        TiktokenOut::Ids(enc.encode(text, &allowed, &disallowed).map_err(cli_error)?)
                     })
                 })
                 .collect()

@@ -17,6 +17,7 @@ use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, id
 use crate::tokenizer::Tokenizer;
 use crate::utils::aho::leftmost_longest;
 use crate::utils::regex::SysRegex;
+use crate::utils::table_cache;
 use crate::{Error, Result};
 
 /// A set of special tokens given to [`Encoding::encode`]: all of them, or some by content.
@@ -114,6 +115,56 @@ impl IdBytes {
         Self { bytes, spans, n_vocab }
     }
 
+    /// Writes the table, for [`table_cache`].
+    fn write_table(&self, w: &mut table_cache::Writer) {
+        w.bytes(&self.bytes);
+        w.len(self.n_vocab);
+        match &self.spans {
+            Spans::Dense { starts, present } => {
+                w.bool(true);
+                w.u32s(starts);
+                w.bytes(&present.iter().map(|&p| u8::from(p)).collect::<Vec<u8>>());
+            }
+            Spans::Sparse(map) => {
+                w.bool(false);
+                let mut entries: Vec<(u32, (u32, u32))> = map.iter().map(|(&id, &span)| (id, span)).collect();
+                entries.sort_unstable();
+                w.len(entries.len());
+                for (id, (start, end)) in entries {
+                    [id, start, end].into_iter().for_each(|v| w.u32(v));
+                }
+            }
+        }
+    }
+
+    /// Reads what [`IdBytes::write_table`] wrote, checking every span against the bytes.
+    fn read_table(r: &mut table_cache::Reader<'_>) -> Result<Self> {
+        let bad = || Error::invalid("table cache: malformed id bytes");
+        let bytes = r.bytes()?.to_vec();
+        let n_vocab = r.len(0)?;
+        let in_bounds = |start: u32, end: u32| start <= end && end as usize <= bytes.len();
+        let spans = if r.bool()? {
+            let starts = r.u32s()?;
+            let present: Vec<bool> = r.bytes()?.iter().map(|&b| b != 0).collect();
+            if starts.len() != n_vocab + 1 || present.len() != n_vocab || !starts.windows(2).all(|w| in_bounds(w[0], w[1])) {
+                return Err(bad());
+            }
+            Spans::Dense { starts, present }
+        } else {
+            let n = r.len(12)?;
+            let mut map = ahash::AHashMap::with_capacity(n);
+            for _ in 0..n {
+                let (id, start, end) = (r.u32()?, r.u32()?, r.u32()?);
+                if !in_bounds(start, end) {
+                    return Err(bad());
+                }
+                map.insert(id, (start, end));
+            }
+            Spans::Sparse(map)
+        };
+        Ok(Self { bytes, spans, n_vocab })
+    }
+
     /// The bytes of `id`, `None` for an id without a token.
     #[inline]
     fn get(&self, id: u32) -> Option<&[u8]> {
@@ -197,16 +248,44 @@ impl Encoding {
         explicit_n_vocab: Option<u32>,
     ) -> Result<Self> {
         let ranks: format::Ranks = ranks.into();
+        let desc = Self::describe(name, pat_str, special_tokens, explicit_n_vocab, false);
+        let key = table_cache::Key::new("tiktoken::Encoding(ranks)", &[desc.as_bytes(), &ranks.digest()]);
+        Self::cached(&key, name, pat_str, special_tokens, || {
+            Self::build(name, pat_str, ranks, special_tokens, explicit_n_vocab)
+        })
+    }
+
+    /// The encoding stored under `key` in the [`table_cache`] (as `name`, `pat_str` and
+    /// `special_tokens` make it), else the one `build` makes, then stored.
+    fn cached(
+        key: &table_cache::Key,
+        name: &str,
+        pat_str: &str,
+        special_tokens: &[(String, u32)],
+        build: impl FnOnce() -> Result<Self>,
+    ) -> Result<Self> {
+        if let Some(enc) = table_cache::load(key).and_then(|p| Self::read_table(name, pat_str, special_tokens, &p).ok()) {
+            return Ok(enc);
+        }
+        let enc = build()?;
+        if let Some(payload) = enc.write_table() {
+            table_cache::store(key, &payload);
+        }
+        Ok(enc)
+    }
+
+    /// [`Encoding::new`] without the cache.
+    fn build(
+        name: &str,
+        pat_str: &str,
+        ranks: format::Ranks,
+        special_tokens: &[(String, u32)],
+        explicit_n_vocab: Option<u32>,
+    ) -> Result<Self> {
         // Two special tokens may share an id (o200k_harmony's <|endofprompt|> and
         // <|reserved_200018|>): both encode to it; the first one given is what it decodes
         // to (as in tiktoken) and the one the tokenizer pipeline holds.
-        let mut first_per_id: Vec<(String, u32)> = Vec::with_capacity(special_tokens.len());
-        let mut ids_seen = ahash::AHashSet::new();
-        for (c, id) in special_tokens {
-            if ids_seen.insert(*id) {
-                first_per_id.push((c.clone(), *id));
-            }
-        }
+        let first_per_id = Self::first_per_id(special_tokens);
         let (tokenizer, rank_of) = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
         let special_map: BTreeMap<String, u32> = special_tokens.iter().cloned().collect();
         // Special tokens first: where a rank has the same id, its bytes are what it decodes to.
@@ -223,6 +302,20 @@ impl Encoding {
                 )));
             }
         }
+        let rank_ids = ranks.iter().map(|(rank, _)| rank).collect();
+        Self::assemble(name, pat_str, tokenizer, id_bytes, rank_ids, rank_of, special_map)
+    }
+
+    /// The encoding from its built parts: the special-token tables and automaton are made here.
+    fn assemble(
+        name: &str,
+        pat_str: &str,
+        tokenizer: Tokenizer,
+        id_bytes: IdBytes,
+        rank_ids: Vec<u32>,
+        rank_of: format::RankOf,
+        special_map: BTreeMap<String, u32>,
+    ) -> Result<Self> {
         let (special_list, special_ids): (Vec<String>, Vec<u32>) =
             special_map.iter().map(|(c, &id)| (c.clone(), id)).unzip();
         let special_matcher = if special_list.is_empty() {
@@ -235,7 +328,7 @@ impl Encoding {
             pat_str: pat_str.to_owned(),
             tokenizer,
             id_bytes,
-            rank_ids: ranks.iter().map(|(rank, _)| rank).collect(),
+            rank_ids,
             rank_of,
             special_tokens: special_map,
             special_list,
@@ -244,6 +337,51 @@ impl Encoding {
             sorted_ranks: std::sync::OnceLock::new(),
             nfc: false,
         })
+    }
+
+    /// The special tokens with the first content of each id (the one it decodes to and the
+    /// pipeline holds), in the order given.
+    fn first_per_id(special_tokens: &[(String, u32)]) -> Vec<(String, u32)> {
+        let mut ids_seen = ahash::AHashSet::new();
+        special_tokens.iter().filter(|(_, id)| ids_seen.insert(*id)).cloned().collect()
+    }
+
+    /// What an encoding is besides its ranks, for the cache key.
+    fn describe(name: &str, pat_str: &str, special_tokens: &[(String, u32)], n_vocab: Option<u32>, nfc: bool) -> String {
+        let mut desc = format!("{name}\0{pat_str}\0{n_vocab:?}\0{nfc}");
+        for (content, id) in special_tokens {
+            desc.push_str(&format!("\0{id}:{content}"));
+        }
+        desc
+    }
+
+    /// Writes the built tables (model, id bytes, ranks) for [`table_cache`]; `None` when the
+    /// model is not one the cache holds.
+    fn write_table(&self) -> Option<Vec<u8>> {
+        let crate::models::ModelWrapper::BPE(bpe) = self.tokenizer.get_model() else { return None };
+        let mut w = table_cache::Writer::default();
+        if !bpe.write_table(&mut w) {
+            return None;
+        }
+        self.id_bytes.write_table(&mut w);
+        w.u32s(&self.rank_ids);
+        w.bool(self.rank_of.is_some());
+        w.u32s(self.rank_of.as_deref().unwrap_or_default());
+        Some(w.buf)
+    }
+
+    /// The encoding of `spec` from tables [`Encoding::write_table`] wrote.
+    fn read_table(name: &str, pat_str: &str, special_tokens: &[(String, u32)], payload: &[u8]) -> Result<Self> {
+        let mut r = table_cache::Reader::new(payload);
+        let bpe = crate::models::bpe::BPE::read_table(&mut r)?;
+        let id_bytes = IdBytes::read_table(&mut r)?;
+        let rank_ids = r.u32s()?;
+        let has_rank_of = r.bool()?;
+        let rank_of = Some(r.u32s()?.into_boxed_slice()).filter(|_| has_rank_of);
+        r.finish()?;
+        let tokenizer = format::pipeline(bpe, pat_str, &Self::first_per_id(special_tokens))?;
+        let special_map = special_tokens.iter().cloned().collect();
+        Self::assemble(name, pat_str, tokenizer, id_bytes, rank_ids, rank_of, special_map)
     }
 
     /// This encoding with text NFC-normalized before it is encoded (special tokens are matched
@@ -269,15 +407,34 @@ impl Encoding {
     /// its rank file found in the data directories ([`format::data_dirs`]).
     pub fn get(name: &str) -> Result<Self> {
         let spec = EncodingSpec::named(name)?;
-        let path = format::find_spec_file(&spec)?;
-        Self::from_spec(spec, &path)
+        let (path, sha256) = format::locate_spec_file(&spec)?;
+        Self::load_spec(spec, &path, sha256)
     }
 
     /// A named encoding read from an explicit rank file.
+    ///
+    /// The built tables come from the [`table_cache`] when an earlier load of the same file and
+    /// spec (by the same library) stored them, and are stored there after a build.
     pub fn from_spec(spec: EncodingSpec, rank_file: &Path) -> Result<Self> {
-        let ranks = format::read_rank_file(rank_file)?;
-        let enc = Self::new(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
-            .map_err(|e| Error::invalid(format!("{}: {e}", rank_file.display())))?;
+        Self::load_spec(spec, rank_file, None)
+    }
+
+    /// [`Encoding::from_spec`], the file's bytes checked against `sha256` when given (one
+    /// read and one hash serve the check and the cache key).
+    fn load_spec(spec: EncodingSpec, rank_file: &Path, sha256: Option<&str>) -> Result<Self> {
+        let data = std::fs::read(rank_file).map_err(|source| Error::Io { path: rank_file.to_owned(), source })?;
+        let digest = format::sha256(&data);
+        if let Some(want) = sha256 {
+            let name = rank_file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            format::check_sha256(rank_file, name, &digest, want)?;
+        }
+        let desc = Self::describe(&spec.name, &spec.pat_str, &spec.special_tokens, spec.explicit_n_vocab, spec.nfc);
+        let key = table_cache::Key::new("tiktoken::Encoding(rank file)", &[desc.as_bytes(), &digest]);
+        let enc = Self::cached(&key, &spec.name, &spec.pat_str, &spec.special_tokens, || {
+            let ranks = format::parse_rank_file(&data, &rank_file.display().to_string())?;
+            Self::build(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+                .map_err(|e| Error::invalid(format!("{}: {e}", rank_file.display())))
+        })?;
         if spec.nfc {
             enc.with_nfc()
         } else {

@@ -279,6 +279,52 @@ macro_rules! vocab_model_methods {
 }
 pub(crate) use vocab_model_methods;
 
+
+impl Vocab {
+    /// Writes the tokens in id order, for [`crate::utils::table_cache`]; `false` (nothing
+    /// written) when two tokens share an id, which the id-ordered form cannot hold.
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) -> bool {
+        if self.shared_ids {
+            return false;
+        }
+        let ordered = self.reverse.ordered();
+        w.u32s(&ordered.iter().map(|&(_, id)| id).collect::<Vec<u32>>());
+        w.u32s(&ordered.iter().map(|&(t, _)| t.len() as u32).collect::<Vec<u32>>());
+        w.bytes(ordered.iter().map(|&(t, _)| t).collect::<String>().as_bytes());
+        true
+    }
+
+    /// Reads what [`Vocab::write_table`] wrote (ids increasing, hence distinct).
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
+        let bad = || crate::Error::invalid("table cache: malformed vocabulary");
+        let (ids, lens) = (r.u32s()?, r.u32s()?);
+        let text = std::str::from_utf8(r.bytes()?).map_err(|_| bad())?;
+        if ids.len() != lens.len() || !ids.windows(2).all(|w| w[0] < w[1]) {
+            return Err(bad());
+        }
+        let mut map = VocabMap::with_capacity_and_hasher(ids.len(), Default::default());
+        let dense = ids.last().is_none_or(|&max| fits_dense_table(max as usize + 1, ids.len()));
+        let mut table: Vec<Option<String>> = if dense { vec![None; ids.last().map_or(0, |&m| m as usize + 1)] } else { Vec::new() };
+        let mut sparse = AHashMap::new();
+        let mut at = 0usize;
+        for (&id, &len) in ids.iter().zip(&lens) {
+            let token = text.get(at..at + len as usize).ok_or_else(bad)?;
+            at += len as usize;
+            map.insert(token.to_owned(), id);
+            if dense {
+                table[id as usize] = Some(token.to_owned());
+            } else {
+                sparse.insert(id, token.to_owned());
+            }
+        }
+        if at != text.len() {
+            return Err(bad());
+        }
+        let reverse = if dense { ReverseVocab::Dense(table) } else { ReverseVocab::Sparse(sparse) };
+        Ok(Self { map, reverse: Arc::new(reverse), shared_ids: false })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -349,7 +349,7 @@ impl GgufTokenizer {
     }
 
     fn bpe_tokenizer(&self) -> Result<Tokenizer> {
-        let regexes = pre_tokenizer_regexes(&self.pre).ok_or_else(|| {
+        let PreType { regexes, ignore_merges, no_bos } = pre_type(&self.pre).ok_or_else(|| {
             Error::invalid(format!(
                 "{}: tokenizer.ggml.pre {:?} is not supported (supported: {})",
                 self.origin,
@@ -357,7 +357,12 @@ impl GgufTokenizer {
                 SUPPORTED_PRE.join(", ")
             ))
         })?;
-        let ignore_merges = matches!(self.pre.as_str(), "llama3" | "llama-v3" | "llama-bpe");
+        if self.merges.is_empty() {
+            return Err(Error::invalid(format!(
+                "{}: a \"gpt2\" tokenizer (pre-tokenizer {:?}) needs tokenizer.ggml.merges",
+                self.origin, self.pre
+            )));
+        }
         let vocab: serde_json::Map<String, serde_json::Value> =
             self.tokens.iter().enumerate().map(|(i, t)| (t.clone(), json!(i))).collect();
         let mut steps: Vec<serde_json::Value> = regexes
@@ -365,7 +370,7 @@ impl GgufTokenizer {
             .map(|r| json!({"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": false}))
             .collect();
         steps.push(json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}));
-        let bos = self.add_bos.unwrap_or(ignore_merges).then_some(self.bos).flatten();
+        let bos = self.add_bos.unwrap_or(ignore_merges).then_some(self.bos).flatten().filter(|_| !no_bos);
         let eos = self.add_eos.unwrap_or(false).then_some(self.eos).flatten();
         let doc = json!({
             "version": "1.0",
@@ -535,24 +540,72 @@ impl GgufTokenizer {
     }
 }
 
-/// The `tokenizer.ggml.pre` types [`pre_tokenizer_regexes`] knows.
+/// The `tokenizer.ggml.pre` types [`pre_tokenizer_regexes`] knows (llama.cpp's names, aliases
+/// included).
 pub const SUPPORTED_PRE: &[&str] = &[
-    "default", "llama3", "llama-v3", "llama-bpe", "dbrx", "smaug-bpe", "deepseek-llm", "deepseek-coder", "falcon",
-    "mpt", "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "gpt-2", "phi-2", "olmo", "qwen2",
-    "stablelm2", "qwen35", "chatglm-bpe", "tekken",
+    "default", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+    "jina-v5-nano", "dbrx", "smaug-bpe", "chatglm-bpe", "glm4", "deepseek-llm", "deepseek-coder", "deepseek-v3",
+    "hunyuan-dense", "falcon", "mpt", "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone",
+    "minerva-7b", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de",
+    "jina-v2-code", "roberta-bpe", "a.x-4.0", "mellum", "modern-bert", "exaone4", "olmo", "jais", "trillion",
+    "granite-docling", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "megrez", "stablelm2", "hunyuan", "grok-2",
+    "qwen35", "poro-chat", "bloom", "gpt3-finnish", "viking", "tekken", "chameleon", "gpt-4o", "llama4", "kanana2",
+    "talkie", "minimax-m2", "kimi-k2", "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder",
 ];
 
 const LLAMA3_REGEX: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// DeepSeek's runs of CJK ideographs, U+0800..U+4E00 and Hangul.
 const CJK_HANGUL_REGEX: &str = "[\u{4E00}-\u{9FA5}\u{800}-\u{4E00}\u{AC00}-\u{D7FF}]+";
 const GPT2_NO_TRAILING_REGEX: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
+const QWEN2_REGEX: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// BLOOM's and Poro's split: runs of anything but whitespace and a few punctuation marks (the
+/// `(`, `|` and `)` in the class are literal, as in the tokenizer.json it comes from).
+const BLOOM_REGEX: &str = " ?[^(\\s|.,!?\u{2026}\u{3002}\u{FF0C}\u{3001}\u{0964}\u{06D4}\u{060C})]+";
+/// Kimi-K2's pattern (`tokenization_kimi.py`'s `pat_str`): o200k's, with Han runs apart and
+/// out of the letter classes (Oniguruma's class intersection `&&`).
+const KIMI_K2_REGEX: &str = concat!(
+    r"[\p{Han}]+",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s*[\r\n]+",
+    r"|\s+(?!\S)",
+    r"|\s+",
+);
+
+/// What a `gpt2` model's `tokenizer.ggml.pre` type means (llama.cpp's `llama-vocab.cpp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreType {
+    /// The split regexes, applied in turn, each to the pieces of the one before (HF's Sequence
+    /// of Isolated splits).
+    pub regexes: Vec<&'static str>,
+    /// Whether a piece that is a token is that token (llama.cpp's `ignore_merges`); also makes
+    /// BOS the default when the file does not say.
+    pub ignore_merges: bool,
+    /// Whether llama.cpp drops the BOS token of the type (`special_bos_id = NULL`: GLM-4).
+    pub no_bos: bool,
+}
+
+/// The [`PreType`] of a `gpt2` model's `tokenizer.ggml.pre`; `None` for a type tokenkit does not
+/// know. The regexes are those of the tokenizer.json each type comes from (llama.cpp's test
+/// vectors are HF tokenizers' ids), where llama.cpp rewrites them for its own regex engine.
+pub fn pre_type(pre: &str) -> Option<PreType> {
+    let regexes = pre_tokenizer_regexes(pre)?;
+    let ignore_merges = matches!(
+        pre,
+        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2" | "jina-v5-nano" | "tekken"
+    );
+    Some(PreType { regexes, ignore_merges, no_bos: matches!(pre, "glm4" | "chatglm-bpe") })
+}
 
 /// llama.cpp's split regexes for a `gpt2` model's pre-tokenizer type (`llama-vocab.cpp`),
 /// applied in turn, each to the pieces of the one before (HF's Sequence of Isolated splits);
 /// `None` for a type tokenkit does not know.
 pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
     Some(match pre {
-        "llama3" | "llama-v3" | "llama-bpe" | "dbrx" | "smaug-bpe" | "chatglm-bpe" => vec![LLAMA3_REGEX],
+        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2" | "jina-v5-nano"
+        | "dbrx" | "smaug-bpe" | "chatglm-bpe" | "glm4" => vec![LLAMA3_REGEX],
         // Non-ASCII chars written as escapes: some are canonical singletons (U+1FD3, U+2126,
         // U+212A) that an editor's normalization would silently change.
         "deepseek-llm" => vec![
@@ -579,20 +632,53 @@ pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
             CJK_HANGUL_REGEX,
             "\\p{N}+",
         ],
+        // DeepSeek-V3's three splits (digits by three, CJK and kana runs, then the rest).
+        "deepseek-v3" | "hunyuan-dense" => vec![
+            r"\p{N}{1,3}",
+            "[\u{4E00}-\u{9FA5}\u{3040}-\u{309F}\u{30A0}-\u{30FF}]+",
+            r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"##,
+        ],
         "deepseek-coder" => vec!["[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", CJK_HANGUL_REGEX, "\\p{N}"],
         "falcon" => vec![r"[\p{P}\$\+<=>\^~\|`]+", GPT2_NO_TRAILING_REGEX, "[0-9][0-9][0-9]"],
-        "starcoder" | "refact" | "command-r" | "smollm" | "codeshell" | "exaone" => vec![r"\p{N}", GPT2_NO_TRAILING_REGEX],
-        "gpt-2" | "phi-2" | "mpt" | "olmo" => vec![GPT2_NO_TRAILING_REGEX],
+        "starcoder" | "refact" | "command-r" | "smollm" | "codeshell" | "exaone" | "minerva-7b" => {
+            vec![r"\p{N}", GPT2_NO_TRAILING_REGEX]
+        }
+        "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat" | "jina-v1-en" | "jina-v2-es" | "jina-v2-de"
+        | "jina-v2-code" | "roberta-bpe" | "a.x-4.0" | "mellum" | "modern-bert" | "exaone4" | "mpt" | "olmo" | "jais"
+        | "trillion" | "granite-docling" => vec![GPT2_NO_TRAILING_REGEX],
         // llama.cpp's default, also for a file without tokenizer.ggml.pre.
         "default" | "" => vec![r"[\p{P}\$\+<=>\^~\|]+", GPT2_NO_TRAILING_REGEX, r"\p{N}+", "[0-9][0-9][0-9]"],
-        "qwen2" | "stablelm2" => vec![
-            r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-        ],
+        "qwen2" | "deepseek-r1-qwen" | "kormo" | "f2llmv2" | "megrez" | "stablelm2" | "hunyuan" | "grok-2" => {
+            vec![QWEN2_REGEX]
+        }
         "qwen35" => vec![
             r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
         ],
+        "poro-chat" | "bloom" | "gpt3-finnish" => vec![BLOOM_REGEX],
+        "viking" => vec![BLOOM_REGEX, r"\p{N}"],
         "tekken" => vec![
             r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+        ],
+        // Chameleon: sentinel and image tokens, tabs/newlines and space pairs, single digits,
+        // single punctuation marks, then GPT-2's split.
+        "chameleon" => vec![
+            "<sentinel:[0-9]+>",
+            "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z",
+            "([\\t\\n]|    |  )",
+            r"\p{N}",
+            r"[\p{P}!-/:-@\[-`{-~]",
+            GPT2_NO_TRAILING_REGEX,
+        ],
+        // GPT-4o's o200k pattern (also Llama 4's and MiniMax-M2's).
+        "gpt-4o" | "llama4" | "kanana2" | "talkie" | "minimax-m2" => vec![crate::pre_tokenizers::lexers::O200K_PATTERN],
+        "kimi-k2" => vec![KIMI_K2_REGEX],
+        // Ling/Bailing: the tokenizer.json pattern, possessive quantifiers included (Oniguruma
+        // reads them; llama.cpp's engine approximates them greedily).
+        "bailingmoe" | "bailingmoe2" | "llada-moe" => vec![
+            r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",
+        ],
+        "seed-coder" => vec![
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+",
         ],
         _ => return None,
     })

@@ -388,6 +388,17 @@ impl Ranks {
     pub fn max_rank(&self) -> Option<u32> {
         self.tokens.last().map(|t| t.0)
     }
+
+    /// The sha256 of the table (tokens and ranks), to name the tables built from it.
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update((self.bytes.len() as u64).to_le_bytes());
+        h.update(&self.bytes);
+        let spans: Vec<u8> = self.tokens.iter().flat_map(|&(r, s, e)| [r, s, e]).flat_map(u32::to_le_bytes).collect();
+        h.update(&spans);
+        h.finalize().into()
+    }
 }
 
 /// Tokens by rank, `None` for a hole: rank `r` is the `r`-th item.
@@ -594,12 +605,23 @@ pub fn find_rank_file(file: &str) -> Result<PathBuf> {
 /// project's set-up puts a package's file (`.fixtures/registry/{llama3,llama4,qwen,whisper}/`).
 /// The file found is checked against the published sha256; the error lists every path looked at.
 pub fn find_spec_file(spec: &EncodingSpec) -> Result<PathBuf> {
+    let (path, sha256) = locate_spec_file(spec)?;
+    if let Some(want) = sha256 {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        verify_rank_file(&path, name, want)?;
+    }
+    Ok(path)
+}
+
+/// Where [`find_spec_file`] finds the rank file of a named encoding, and the sha256 it must
+/// have (not checked here: the caller checks it on the bytes it reads).
+pub(crate) fn locate_spec_file(spec: &EncodingSpec) -> Result<(PathBuf, Option<&'static str>)> {
     let names = spec.data_dir_names();
     let mut candidates: Vec<PathBuf> =
         data_dirs().iter().flat_map(|dir| names.iter().map(move |n| dir.join(n))).collect();
     candidates.extend(spec.fixture_path());
     let what = format!("the rank file of {} ({})", spec.name, names.join(" or "));
-    find_first_checked(&candidates, &what, spec.sha256())
+    Ok((first_file(&candidates, &what)?, spec.sha256()))
 }
 
 /// Whether the rank file of a named encoding is found, has its published hash and parses, so
@@ -617,19 +639,24 @@ fn find_first(candidates: &[PathBuf], what: &str) -> Result<PathBuf> {
 
 /// The first of `candidates` that is a file, checked against `sha256` when given.
 fn find_first_checked(candidates: &[PathBuf], what: &str, sha256: Option<&str>) -> Result<PathBuf> {
-    let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+    let path = first_file(candidates, what)?;
+    if let Some(want) = sha256 {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        verify_rank_file(&path, name, want)?;
+    }
+    Ok(path)
+}
+
+/// The first of `candidates` that is a file; the error lists them.
+fn first_file(candidates: &[PathBuf], what: &str) -> Result<PathBuf> {
+    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
         Error::invalid(format!(
             "{what} not found (looked for {}); set {DATA_DIR_ENV} to the directory holding it, \
              or give the file's path",
             looked.join(", ")
         ))
-    })?;
-    if let Some(want) = sha256 {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        verify_rank_file(path, name, want)?;
-    }
-    Ok(path.clone())
+    })
 }
 
 /// The sha256 of the published rank files, as tiktoken checks them (and of Llama-3's
@@ -653,9 +680,19 @@ const RANK_FILE_SHA256: &[(&str, &str)] = &[
 /// tiktoken does for the files it caches): a corrupt, truncated or different file is an
 /// error naming both hashes, not an encoding with wrong ids.
 fn verify_rank_file(path: &Path, file: &str, want: &str) -> Result<()> {
-    use sha2::{Digest, Sha256};
     let data = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let got: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
+    check_sha256(path, file, &sha256(&data), want)
+}
+
+/// The sha256 of `data`.
+pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(data).into()
+}
+
+/// [`verify_rank_file`] on the `digest` of the bytes read from `path`.
+pub(crate) fn check_sha256(path: &Path, file: &str, digest: &[u8; 32], want: &str) -> Result<()> {
+    let got: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     if got != want {
         return Err(Error::invalid(format!(
             "{}: sha256 is {got}, expected {want} for {file} (a corrupt or different file); \
@@ -774,6 +811,13 @@ pub fn build_tokenizer(ranks: &Ranks, pat_str: &str, specials: &[(String, u32)])
         }
     }
     let (bpe, rank_of) = rank_bpe(ranks, specials)?;
+    Ok((pipeline(bpe, pat_str, specials)?, rank_of))
+}
+
+/// The tokenizer of a tiktoken encoding around its BPE model ([`rank_bpe`], or the same read
+/// back from the table cache): `Split(pattern) + ByteLevel` pre-tokenization, a ByteLevel
+/// decoder and the special tokens (distinct ids) as added special tokens.
+pub(crate) fn pipeline(bpe: BPE, pat_str: &str, specials: &[(String, u32)]) -> Result<Tokenizer> {
     let pre = json!({"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": onig_pattern(pat_str)}, "behavior": "Isolated", "invert": false},
         {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
@@ -787,7 +831,7 @@ pub fn build_tokenizer(ranks: &Ranks, pat_str: &str, specials: &[(String, u32)])
     sorted.sort_by_key(|(_, id)| *id);
     let added: Vec<AddedToken> = sorted.iter().map(|(c, _)| AddedToken::from(c.clone(), true)).collect();
     tok.add_special_tokens(&added)?;
-    Ok((tok, rank_of))
+    Ok(tok)
 }
 
 /// GPT-2's original files as a rank table, the way tiktoken reads them: the 256 bytes first

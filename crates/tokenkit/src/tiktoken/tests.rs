@@ -237,3 +237,27 @@ fn a_long_rank_token_loads_in_linear_time() {
     let (enc, text) = short(300_000);
     assert_eq!(enc.encode_ordinary(&text).unwrap(), vec![u32::from(b'x'); 299_999]);
 }
+
+#[test]
+fn cached_tables_read_back_to_the_same_encoding() {
+    let mut ranks: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    for t in [&b"he"[..], b"ll", b"hell", b"hello", b" w", b" wo", b"rl", b"rld", b" world", b"\xe4\xb8"] {
+        ranks.push(Some(t.to_vec()));
+    }
+    let specials = vec![("<|end|>".to_owned(), 300), ("<|alias|>".to_owned(), 300), ("<|x|>".to_owned(), 301)];
+    let enc = Encoding::build("t", format::R50K_PATTERN, ranks.into(), &specials, None).unwrap();
+    let payload = enc.write_table().expect("a byte-level rank table is cached");
+    let back = Encoding::read_table("t", format::R50K_PATTERN, &specials, &payload).unwrap();
+    let all = SpecialTokens::All;
+    for text in ["hello world", " hello, world<|end|>", "hellhello  worldrld\n", "中文 <|x|><|alias|>", ""] {
+        let ids = enc.encode(text, &all, &SpecialTokens::none()).unwrap();
+        assert_eq!(back.encode(text, &all, &SpecialTokens::none()).unwrap(), ids, "{text:?}");
+        assert_eq!(back.decode(&ids).unwrap(), enc.decode(&ids).unwrap());
+    }
+    assert_eq!((back.n_vocab(), back.special_tokens()), (enc.n_vocab(), enc.special_tokens()));
+    assert_eq!(back.token_byte_values(), enc.token_byte_values());
+    // A cut payload is an error (then the tables are built again), never a panic.
+    for cut in (0..payload.len()).step_by(997) {
+        assert!(Encoding::read_table("t", format::R50K_PATTERN, &specials, &payload[..cut]).is_err(), "{cut}");
+    }
+}

@@ -8,5 +8,6 @@ pub mod parallel;
 pub mod pattern;
 pub mod lexers;
 pub mod regex;
+pub mod table_cache;
 pub mod trie;
 pub(crate) mod used_slots;

@@ -751,3 +751,49 @@ fn merge_loop(
         step((best >> 32) as u32, &ids[..n]);
     }
 }
+
+use crate::utils::table_cache::{Reader, Writer};
+
+impl Backtracker {
+    /// Writes the encoder's tables (not its merges, which the model holds), for
+    /// [`crate::utils::table_cache`].
+    pub(crate) fn write_table(&self, w: &mut Writer) {
+        w.records(self.trie.slots.iter().map(|s| [s.base, s.check, s.token]));
+        w.records(self.info.iter().map(|t| [t.len, t.shorter, t.first, t.last, t.run_start, t.run_len]));
+        w.u32s(&self.unreachable_ids);
+        w.records(self.steps.iter().map(|s| [s.rank, s.first, s.last]));
+        w.u64s(&self.pair_filter.words);
+        w.u32(self.pair_filter.index_bits);
+    }
+
+    /// Reads what [`Backtracker::write_table`] wrote, with `merges` (the model's).
+    pub(crate) fn read_table(r: &mut Reader<'_>, merges: &MergeMap) -> crate::Result<Self> {
+        let bad = || crate::Error::invalid("table cache: malformed backtracker");
+        let slots: Vec<Slot> = r.records::<3>()?.into_iter().map(|[base, check, token]| Slot { base, check, token }).collect();
+        let info: Vec<TokenInfo> = r
+            .records::<6>()?
+            .into_iter()
+            .map(|[len, shorter, first, last, run_start, run_len]| TokenInfo { len, shorter, first, last, run_start, run_len })
+            .collect();
+        let unreachable_ids = r.u32s()?;
+        let steps: Vec<Step> = r.records::<3>()?.into_iter().map(|[rank, first, last]| Step { rank, first, last }).collect();
+        let words = r.u64s()?;
+        let index_bits = r.u32()?;
+        // What the encoder indexes without checking must be in bounds: every base + byte in
+        // the trie (padded by 256 past the last base), every run in the steps.
+        let slots_ok = slots.iter().all(|s| s.base() + 256 <= slots.len());
+        let runs_ok = info.iter().all(|t| (t.run_start as usize).checked_add(t.run_len as usize).is_some_and(|e| e <= steps.len()));
+        if !slots_ok || !runs_ok || words.len() != 1usize.checked_shl(index_bits).unwrap_or(0) {
+            return Err(bad());
+        }
+        Ok(Self {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
+            trie: Trie { slots },
+            info,
+            unreachable_ids,
+            steps,
+            merges: merges.clone(),
+            pair_filter: PairFilter { words, index_bits },
+        })
+    }
+}

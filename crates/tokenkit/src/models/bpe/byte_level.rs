@@ -247,3 +247,26 @@ impl ByteLevelBpe {
         });
     }
 }
+
+impl ByteLevelBpe {
+    /// Writes the encoder's tables, for [`crate::utils::table_cache`].
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) {
+        self.backtracker.write_table(w);
+        w.u32s(&self.byte_ids);
+        w.u32s(&self.byte_pairs);
+        w.u64s(&self.byte_merges);
+        w.u32s(&self.pair_tokens);
+    }
+
+    /// Reads what [`ByteLevelBpe::write_table`] wrote, with the model's `merges`.
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>, merges: &MergeMap) -> crate::Result<Self> {
+        let backtracker = Backtracker::read_table(r, merges)?;
+        let byte_ids: [u32; 256] =
+            r.u32s()?.try_into().map_err(|_| crate::Error::invalid("table cache: malformed byte table"))?;
+        let (byte_pairs, byte_merges, pair_tokens) = (r.u32s()?, r.u64s()?, r.u32s()?);
+        if byte_pairs.len() != 1 << 16 || pair_tokens.len() != (1 << 16) + 256 || byte_merges.is_empty() {
+            return Err(crate::Error::invalid("table cache: malformed byte tables"));
+        }
+        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens })
+    }
+}

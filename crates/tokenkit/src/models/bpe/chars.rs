@@ -115,6 +115,36 @@ pub fn for_each_part<'s>(s: &'s str, c: char, mut f: impl FnMut(&'s str) -> crat
     f(&s[start..])
 }
 
+
+impl CharIds {
+    /// Writes the table, for [`crate::utils::table_cache`].
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) {
+        w.u32s(&self.dense);
+        let mut sparse: Vec<(char, u32)> = self.sparse.iter().map(|(&c, &id)| (c, id)).collect();
+        sparse.sort_unstable();
+        w.len(sparse.len());
+        for (c, id) in sparse {
+            w.u32(c as u32);
+            w.u32(id);
+        }
+    }
+
+    /// Reads what [`CharIds::write_table`] wrote.
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
+        let dense = r.u32s()?;
+        if dense.len() != DENSE {
+            return Err(crate::Error::invalid("table cache: malformed char table"));
+        }
+        let n = r.len(8)?;
+        let mut sparse = AHashMap::with_capacity(n);
+        for _ in 0..n {
+            let c = char::from_u32(r.u32()?).ok_or_else(|| crate::Error::invalid("table cache: malformed char table"))?;
+            sparse.insert(c, r.u32()?);
+        }
+        Ok(Self { dense, sparse })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

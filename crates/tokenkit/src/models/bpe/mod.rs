@@ -831,6 +831,72 @@ impl BPE {
     }
 }
 
+impl BPE {
+    /// Writes the built model, its raw-byte encoder included, for
+    /// [`crate::utils::table_cache`]: `false` (nothing usable written) for a model outside
+    /// what the cache holds, which is a byte-level model as tiktoken rank files make (no
+    /// dropout, unk token, affixes, byte fallback or shared ids).
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) -> bool {
+        let plain = self.dropout.is_none()
+            && self.unk_token.is_none()
+            && !self.affixes
+            && !self.byte_fallback
+            && self.barriers.is_none()
+            && self.prefixed_chars.is_none()
+            && self.seed.is_none();
+        let Some(byte_level) = self.byte_level().filter(|_| plain) else { return false };
+        if !self.vocab.write_table(w) {
+            return false;
+        }
+        self.chars.write_table(w);
+        self.merges.write_table(w);
+        w.u32(self.cut.map_or(u32::MAX, u32::from));
+        w.bool(self.scan_exact);
+        w.bool(self.fuse_unk);
+        w.bool(self.ignore_merges);
+        w.bool(self.cache.is_some());
+        byte_level.write_table(w);
+        true
+    }
+
+    /// Reads what [`BPE::write_table`] wrote.
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> Result<Self> {
+        let vocab = Vocab::read_table(r)?;
+        let chars = CharIds::read_table(r)?;
+        let merges = MergeMap::read_table(r)?;
+        let cut = match r.u32()? {
+            u32::MAX => None,
+            c => Some(char::from_u32(c).ok_or_else(|| Error::invalid("table cache: malformed cut char"))?),
+        };
+        let (scan_exact, fuse_unk, ignore_merges, cached) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
+        let byte_level = ByteLevelBpe::read_table(r, &merges)?;
+        Ok(BPE {
+            vocab,
+            chars,
+            prefixed_chars: None,
+            cut,
+            barriers: None,
+            scan_exact,
+            affixes: false,
+            backtracker: OnceLock::new(),
+            byte_level: OnceLock::from(Some(Arc::new(byte_level))),
+            merges,
+            dropout: None,
+            unk_token: None,
+            unk_id: None,
+            continuing_subword_prefix: None,
+            end_of_word_suffix: None,
+            fuse_unk,
+            byte_fallback: false,
+            byte_ids: None,
+            ignore_merges,
+            cache: cached.then(|| Cache::new(DEFAULT_CACHE_CAPACITY)),
+            seed: None,
+            rng: None,
+        })
+    }
+}
+
 deserialize_via_fields!(BPE);
 
 #[cfg(test)]

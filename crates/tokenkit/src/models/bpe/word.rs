@@ -535,6 +535,38 @@ impl Word {
     }
 }
 
+
+impl MergeMap {
+    /// Writes the table as it is (slots included), for [`crate::utils::table_cache`].
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) {
+        w.records(self.slots.iter().map(|s| [s.key as u32, (s.key >> 32) as u32, s.value.0, s.value.1]));
+        w.u32(self.shift);
+        w.len(self.len);
+        w.bool(self.max_pair.is_some());
+        let (r, id) = self.max_pair.unwrap_or_default();
+        w.u32(r);
+        w.u32(id);
+    }
+
+    /// Reads what [`MergeMap::write_table`] wrote.
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
+        let slots: Vec<Slot> = r
+            .records::<4>()?
+            .into_iter()
+            .map(|[lo, hi, rank, id]| Slot { key: (u64::from(hi) << 32) | u64::from(lo), value: (rank, id) })
+            .collect();
+        let n = slots.len();
+        let shift = r.u32()?;
+        let len = r.len(0)?;
+        let has_max = r.bool()?;
+        let max = (r.u32()?, r.u32()?);
+        if !n.is_power_of_two() || 64 - n.trailing_zeros() != shift || len > n {
+            return Err(crate::Error::invalid("table cache: malformed merge table"));
+        }
+        Ok(Self { slots, shift, len, max_pair: has_max.then_some(max) })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,85 @@
+"""The cache of built tables (`TOKENKIT_CACHE_DIR`): a tiktoken encoding loaded from the cache
+gives tiktoken's ids, exactly as one built from the rank file; an entry that is corrupt or
+truncated is not read (the tables are built again and the entry rewritten); a different
+encoding gets its own entry; `TOKENKIT_CACHE=0` writes nothing."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tokenkit")
+tiktoken = pytest.importorskip("tiktoken")
+
+FIXTURES = Path(__file__).resolve().parents[2] / ".fixtures"
+CHILD = """
+import json, sys
+from tokenkit._tokenkit import TiktokenCore
+enc = TiktokenCore.from_file(sys.argv[1], sys.argv[2])
+print(json.dumps([enc.encode_ordinary(t) for t in json.loads(sys.stdin.read())]))
+"""
+
+
+def need(rel: str) -> Path:
+    p = FIXTURES / rel
+    if not p.is_file():
+        pytest.skip(f"{p} absent (run scripts/fetch_fixtures.py)")
+    return p
+
+
+def texts() -> list[str]:
+    out = []
+    for rel in ("corpora/en/pride_and_prejudice.txt", "corpora/code/cpython-3.11-stdlib.py.txt"):
+        lines = need(rel).read_text(encoding="utf-8").splitlines(keepends=True)
+        out += lines[:1500]
+    out += ["", " ", "Grüße, 世界 🦙 <|endoftext|>", "x" * 5000, "\u00e9" * 300]
+    return out
+
+
+def reference(name: str, rank_file: Path, inputs: list[str]) -> list[list[int]]:
+    import tiktoken.load
+    import tiktoken_ext.openai_public as op
+
+    op.load_tiktoken_bpe = lambda *_a, **_k: tiktoken.load.load_tiktoken_bpe(str(rank_file))
+    enc = tiktoken.Encoding(**getattr(op, name)())
+    return [enc.encode_ordinary(t) for t in inputs]
+
+
+def load_and_encode(rank_file: Path, name: str, inputs: list[str], env: dict) -> list[list[int]]:
+    r = subprocess.run([sys.executable, "-c", CHILD, str(rank_file), name], input=json.dumps(inputs),
+                       capture_output=True, text=True, env={**os.environ, **env}, check=True)
+    return json.loads(r.stdout)
+
+
+def test_cached_tables_give_tiktoken_ids_and_bad_entries_are_rebuilt(tmp_path):
+    rank_file = need("tiktoken/cl100k_base.tiktoken")
+    inputs = texts()
+    expected = reference("cl100k_base", rank_file, inputs)
+    cache = tmp_path / "cache"
+    on = {"TOKENKIT_CACHE_DIR": str(cache)}
+
+    assert load_and_encode(rank_file, "cl100k_base", inputs, {**on, "TOKENKIT_CACHE": "0"}) == expected
+    assert not cache.exists(), "TOKENKIT_CACHE=0 wrote an entry"
+
+    # Miss: built, stored. Hit: read, not rewritten.
+    assert load_and_encode(rank_file, "cl100k_base", inputs, on) == expected
+    (entry,) = cache.iterdir()
+    stamp = entry.stat().st_mtime_ns
+    assert load_and_encode(rank_file, "cl100k_base", inputs, on) == expected
+    assert entry.stat().st_mtime_ns == stamp, "a valid entry was rebuilt"
+
+    # A flipped byte and a truncated entry are not read: built again and rewritten.
+    good = entry.read_bytes()
+    for bad in (good[: len(good) // 2] + bytes([good[len(good) // 2] ^ 0x40]) + good[len(good) // 2 + 1:],
+                good[: len(good) - 7], good[:100]):
+        entry.write_bytes(bad)
+        assert load_and_encode(rank_file, "cl100k_base", inputs, on) == expected
+        assert entry.read_bytes() == good, "a bad entry was not rewritten"
+    print(f"cl100k_base: {len(inputs)}/{len(inputs)} texts identical to tiktoken, cold, cached and after 3 bad entries")
+
+    # Another encoding of the same kind gets its own entry, and its own ids.
+    p50k = need("tiktoken/p50k_base.tiktoken")
+    assert load_and_encode(p50k, "p50k_base", inputs[:300], on) == reference("p50k_base", p50k, inputs[:300])
+    assert len(list(cache.iterdir())) == 2
