@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::models::vocab::hash_bytes;
+use crate::utils::hash_bytes;
 use crate::{Error, Result};
 
 /// The environment variable naming the cache directory.
