@@ -7,6 +7,7 @@
 //! whitespace removal decided on normalized output) cannot be expressed as HF stages.
 
 pub mod bpe;
+pub mod charsmaps;
 pub mod convert;
 pub mod decoder;
 pub mod model;

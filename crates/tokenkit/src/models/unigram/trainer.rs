@@ -22,6 +22,7 @@
 //! its trainer; the trained model has `byte_fallback: false`, as HF's.
 
 mod lattice;
+pub mod piece_rules;
 mod suffix;
 #[cfg(test)]
 mod tests;
@@ -67,6 +68,9 @@ pub struct UnigramTrainer {
     pub max_piece_length: usize,
     /// Number of seed pieces taken from the suffix array.
     pub seed_size: usize,
+    /// SentencePiece's rules for the seed pieces (none for HF's trainer); not part of HF's JSON.
+    #[serde(skip)]
+    pub piece_rules: Option<piece_rules::PieceRules>,
 }
 
 impl Default for UnigramTrainer {
@@ -83,6 +87,7 @@ impl Default for UnigramTrainer {
             unk_token: None,
             max_piece_length: 16,
             seed_size: 1_000_000,
+            piece_rules: None,
         }
     }
 }
@@ -227,6 +232,12 @@ impl UnigramTrainer {
         let mut seeds: Vec<Piece> = chars.into_iter().map(|(n, c)| (c.to_string(), n as f64)).collect();
         for s in &substrings {
             let piece: String = slice(s).iter().filter_map(|&c| char::from_u32(c)).collect();
+            if let Some(rules) = &self.piece_rules {
+                let chars: Vec<char> = piece.chars().collect();
+                if !rules.is_valid(&chars) {
+                    continue;
+                }
+            }
             seeds.push((piece, s.0 as f64));
             if seeds.len() >= self.seed_size {
                 break;
