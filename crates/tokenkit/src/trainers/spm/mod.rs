@@ -118,8 +118,9 @@ fn split_into_words(s: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// Reads the sentences of `files`: each line without its `\n`, in order.
-fn read_lines(files: &[String]) -> impl Iterator<Item = Result<String>> + '_ {
+/// Reads the sentences of `files`: each line without its `\n`, in order (sentencepiece's
+/// reader); a line that is not UTF-8 is an error naming the file and line.
+pub fn read_lines(files: &[String]) -> impl Iterator<Item = Result<String>> + '_ {
     files.iter().flat_map(|path| {
         let opened = std::fs::File::open(path).map_err(|source| Error::Io { path: path.into(), source });
         let (reader, first_err) = match opened {
