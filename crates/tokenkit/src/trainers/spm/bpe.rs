@@ -272,7 +272,7 @@ pub fn train(words: &[(String, u64)], required: &[(char, u64)], n_merges: usize,
     let mut pieces: Vec<(String, f32)> = Vec::with_capacity(n_merges + required.len());
     let mut dup: AHashSet<String> = AHashSet::new();
     while pieces.len() < n_merges {
-        if pieces.len() % UPDATE_EVERY == 0 {
+        if pieces.len().is_multiple_of(UPDATE_EVERY) {
             t.update_active();
         }
         let Some(best) = t.best() else { break };

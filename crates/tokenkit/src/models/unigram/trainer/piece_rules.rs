@@ -46,7 +46,7 @@ impl PieceRules {
                 return false;
             }
             if c == WS {
-                if (self.split_by_whitespace && pos > 0) || (!self.split_by_whitespace && pos > 0 && pos == last) {
+                if pos > 0 && (self.split_by_whitespace || pos == last) {
                     return false;
                 }
                 continue;
