@@ -150,16 +150,21 @@ pub fn read_lines(files: &[String]) -> impl Iterator<Item = Result<String>> + '_
     })
 }
 
+/// sentencepiece's input filter: empty sentences, those longer than `max_sentence_length` bytes
+/// and those holding `▅` are skipped.
+fn keep_sentence(spec: &SpmTrainerSpec, s: &str) -> bool {
+    !s.is_empty() && s.len() <= spec.max_sentence_length as usize && !s.contains(UNK_CHAR)
+}
+
 /// sentencepiece's input filter and `input_sentence_size` selection.
 fn select_sentences<I: Iterator<Item = Result<String>>>(spec: &SpmTrainerSpec, sentences: I) -> Result<Vec<String>> {
-    let max = spec.max_sentence_length as usize;
     let wanted = spec.input_sentence_size as usize;
     let mut kept = Vec::new();
     let mut total = 0usize;
     let mut rng = rand::rngs::StdRng::seed_from_u64(12345678);
     for s in sentences {
         let s = s?;
-        if s.is_empty() || s.len() > max || s.contains(UNK_CHAR) {
+        if !keep_sentence(spec, &s) {
             continue;
         }
         total += 1;
@@ -203,7 +208,7 @@ pub fn train_files(spec: &SpmTrainerSpec) -> Result<ModelProto> {
 
 /// Trains a model on `sentences` (one sentence each) with `spec`; returns the `ModelProto`
 /// sentencepiece would write, and what was read.
-pub fn train<I: Iterator<Item = Result<String>>>(spec: &SpmTrainerSpec, sentences: I) -> Result<(ModelProto, SpmTrainReport)> {
+pub fn train<I: Iterator<Item = Result<String>> + Send>(spec: &SpmTrainerSpec, sentences: I) -> Result<(ModelProto, SpmTrainReport)> {
     spec.verify()?;
     let meta = meta_pieces(spec)?;
     let threads = (spec.num_threads.max(1) as usize).min(std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -211,14 +216,19 @@ pub fn train<I: Iterator<Item = Result<String>>>(spec: &SpmTrainerSpec, sentence
         .num_threads(threads)
         .build()
         .map_err(|e| Error::invalid(format!("sentencepiece trainer: cannot start {threads} threads: {e}")))?;
+    if spec.input_sentence_size == 0 {
+        // Streamed: the sentences are counted as they are read, never all held.
+        let keep = |s: &Result<String>| s.as_ref().map_or(true, |s| keep_sentence(spec, s));
+        return pool.install(|| train_selected(spec, &meta, sentences.filter(keep)));
+    }
     let selected = select_sentences(spec, sentences)?;
-    pool.install(|| train_selected(spec, &meta, selected))
+    pool.install(|| train_selected(spec, &meta, selected.into_iter().map(Ok)))
 }
 
-fn train_selected(
+fn train_selected<I: Iterator<Item = Result<String>>>(
     spec: &SpmTrainerSpec,
     meta: &std::collections::BTreeMap<i32, (String, PieceType)>,
-    selected: Vec<String>,
+    selected: I,
 ) -> Result<(ModelProto, SpmTrainReport)> {
     let charsmap = charsmaps::charsmap(&spec.normalization_rule_name)?;
     let precompiled = if charsmap.is_empty() { None } else { Some(Precompiled::from_bytes(charsmap.clone())?) };
@@ -241,8 +251,7 @@ fn train_selected(
         }
         Ok(())
     };
-    let n_sentences = selected.len() as u64;
-    let (counts, _) = count_words(selected.into_iter().map(Ok), &split, &NoProgress)?;
+    let (counts, n_sentences) = count_words(selected, &split, &NoProgress)?;
     if counts.is_empty() {
         return Err(Error::invalid("sentencepiece trainer: the input has no sentences (all empty, too long or skipped)"));
     }
