@@ -22,6 +22,7 @@ mod ids;
 mod numpy;
 mod pool;
 mod sentencepiece;
+mod spm_train;
 mod text;
 mod tiktoken;
 mod tokenizer;
@@ -48,6 +49,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tiktoken::PyTiktokenCore>()?;
     m.add_class::<sentencepiece::PySentencePieceCore>()?;
     m.add_function(wrap_pyfunction!(sentencepiece::sentencepiece_set_random_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(spm_train::train_sentencepiece, m)?)?;
     m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;
     m.add_function(wrap_pyfunction!(component::byte_level_alphabet, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::parse_rank_file, m)?)?;

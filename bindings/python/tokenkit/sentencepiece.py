@@ -432,3 +432,52 @@ def _add_snake_case(cls) -> None:
 
 
 _add_snake_case(SentencePieceProcessor)
+
+
+# ---- SentencePieceTrainer -------------------------------------------------------------------
+
+from ._tokenkit import train_sentencepiece as _train_sentencepiece  # noqa: E402
+
+
+def _option_text(value: Any) -> str:
+    """An option value in spm_train's text form (sentencepiece's own conversion)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, set)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+class SentencePieceTrainer:
+    """``sentencepiece.SentencePieceTrainer``: trains a model with sentencepiece's options and
+    writes ``model_prefix.model`` and ``.vocab`` (or gives the model to ``model_writer``)."""
+
+    @staticmethod
+    def Train(arg: Optional[str] = None, logstream: Any = None, **kwargs: Any) -> None:
+        options: List[tuple] = []
+        if arg is not None:
+            if not isinstance(arg, str):
+                raise TypeError("SentencePieceTrainer.train: the first argument must be a string of --name=value flags")
+            for flag in arg.split():
+                if not flag.startswith("-"):
+                    raise ValueError(f"SentencePieceTrainer.train: expected --name=value, got {flag!r}")
+                name, _, value = flag.lstrip("-").partition("=")
+                options.append((name, value))
+        sentences = None
+        writer = None
+        for name, value in kwargs.items():
+            if name == "sentence_iterator":
+                sentences = [s.decode("utf-8") if isinstance(s, bytes) else str(s) for s in value]
+            elif name == "model_writer":
+                writer = value
+            else:
+                options.append((name, _option_text(value)))
+        if sentences is not None and any(k == "input" for k, _ in options):
+            raise ValueError("SentencePieceTrainer.train: give either input or sentence_iterator, not both")
+        if writer is not None and any(k == "model_prefix" and v for k, v in options):
+            raise ValueError("SentencePieceTrainer.train: give either model_prefix or model_writer, not both")
+        model = _train_sentencepiece(options, sentences, writer is None)
+        if writer is not None:
+            writer.write(model)
+
+    train = Train

@@ -26,6 +26,19 @@ pub enum ModelKind {
     Wordlevel,
     /// Unigram language model.
     Unigram,
+    /// Single characters (SentencePiece only).
+    Char,
+    /// Whitespace-delimited words (SentencePiece only).
+    Word,
+}
+
+/// The kind of file `tokenkit train` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// HF tokenizer.json.
+    Hf,
+    /// SentencePiece `PREFIX.model` and `PREFIX.vocab`, trained as `spm_train` trains.
+    Sentencepiece,
 }
 
 impl ModelKind {
@@ -36,6 +49,8 @@ impl ModelKind {
             ModelKind::Wordpiece => "WordPiece",
             ModelKind::Wordlevel => "WordLevel",
             ModelKind::Unigram => "Unigram",
+            ModelKind::Char => "char",
+            ModelKind::Word => "word",
         }
     }
 }
@@ -128,9 +143,18 @@ pub struct TrainArgs {
     /// of the recipe's own.
     #[arg(long, value_name = "FILE", requires = "recipe", value_parser = crate::chat::chat_template_file)]
     chat_template: Option<String>,
-    /// The model.
+    /// The model (char and word: with --format sentencepiece only).
     #[arg(short, long, value_enum, default_value_t = ModelKind::Bpe)]
     model: ModelKind,
+    /// What to write: HF tokenizer.json, or a SentencePiece model (`-o PREFIX` writes
+    /// PREFIX.model and PREFIX.vocab; sentencepiece's trainer options go with --spm).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Hf)]
+    format: OutputFormat,
+    /// With --format sentencepiece: a sentencepiece trainer option as NAME=VALUE, with
+    /// spm_train's names (character_coverage=1.0, normalization_rule_name=identity,
+    /// byte_fallback=true, user_defined_symbols=a,b, ...); repeat the option for more.
+    #[arg(long, value_name = "NAME=VALUE")]
+    spm: Vec<String>,
     /// Vocabulary size, special tokens included (default: HF's, 30000; Unigram 8000).
     #[arg(short, long)]
     vocab_size: Option<usize>,
@@ -435,6 +459,7 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
         bpe.initial_alphabet = ByteLevel::alphabet();
     }
     let (model, trainer): (ModelWrapper, TrainerWrapper) = match args.model {
+        ModelKind::Char | ModelKind::Word => bail!("-m {} trains SentencePiece models only", args.model.name()),
         ModelKind::Bpe => {
             let model = BPE::builder().unk_token(args.unk_token.clone()).build().map_err(|e| anyhow!(e))?;
             (model.into(), bpe.into())
@@ -552,6 +577,13 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     // SAFETY: sets a plain integer option; any value is valid for mimalloc.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let t0 = Instant::now();
+    if args.format == OutputFormat::Sentencepiece {
+        return run_sentencepiece(&args, t0);
+    }
+    crate::reject(&[("--spm", !args.spm.is_empty())], "to tokenizer.json training", " (only with --format sentencepiece)")?;
+    if matches!(args.model, ModelKind::Char | ModelKind::Word) {
+        bail!("-m {} trains SentencePiece models only (add --format sentencepiece)", args.model.name());
+    }
     apply_recipe(&mut args);
     check_options(&args)?;
     let (mut tok, trainer) = build(&args)?;
@@ -626,6 +658,91 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
             args.preset.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned()),
             args.model.name()
         );
+    }
+    Ok(())
+}
+
+/// `tokenkit train --format sentencepiece`: sentencepiece's trainer on the input files, writing
+/// `PREFIX.model` and `PREFIX.vocab`.
+fn run_sentencepiece(args: &TrainArgs, t0: Instant) -> Result<()> {
+    use tokenkit::trainers::spm::{self, SpmTrainerSpec};
+    crate::reject(
+        &[
+            ("--recipe", args.recipe.is_some()),
+            ("--chat-template", args.chat_template.is_some()),
+            ("--min-frequency", args.min_frequency.is_some()),
+            ("--special-tokens", !args.special_tokens.is_empty()),
+            ("--normalizer", args.normalizer != NormalizerKind::None),
+            ("--post-processor", args.post_processor.is_some()),
+            ("--template", args.template.is_some()),
+            ("--jsonl-field", args.jsonl_field.is_some()),
+            ("--strict", args.strict),
+            ("--limit-alphabet", args.limit_alphabet.is_some()),
+            ("--continuing-subword-prefix", args.continuing_subword_prefix.is_some()),
+            ("--end-of-word-suffix", args.end_of_word_suffix.is_some()),
+            ("--max-token-length", args.max_token_length.is_some()),
+            ("--unk-token", args.unk_token.is_some()),
+            ("--print-trainer", args.print_trainer),
+            ("--pretty", args.pretty),
+        ],
+        "to SentencePiece training",
+        " (use --spm NAME=VALUE with sentencepiece's trainer options: normalization_rule_name, unk_piece, \
+         control_symbols, user_defined_symbols, ...)",
+    )?;
+    let mut spec = SpmTrainerSpec::default();
+    let model_type = match args.model {
+        ModelKind::Bpe => "bpe",
+        ModelKind::Unigram => "unigram",
+        ModelKind::Char => "char",
+        ModelKind::Word => "word",
+        ModelKind::Wordpiece | ModelKind::Wordlevel => {
+            bail!("--format sentencepiece trains -m unigram, bpe, char or word models, not {}", args.model.name())
+        }
+    };
+    let mut options: Vec<(String, String)> = vec![("model_type".into(), model_type.into())];
+    let files: Vec<String> = args.files.iter().map(|f| f.to_string_lossy().into_owned()).collect();
+    options.push(("input".into(), files.join(",")));
+    options.push(("model_prefix".into(), args.output.to_string_lossy().into_owned()));
+    let optional = [
+        ("vocab_size", args.vocab_size.map(|v| v.to_string())),
+        ("shrinking_factor", args.shrinking_factor.map(|v| v.to_string())),
+        ("num_sub_iterations", args.n_sub_iterations.map(|v| v.to_string())),
+        ("max_sentencepiece_length", args.max_piece_length.map(|v| v.to_string())),
+    ];
+    options.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v))));
+    for o in &args.spm {
+        let (k, v) = o.split_once('=').ok_or_else(|| anyhow!("--spm {o:?}: expected NAME=VALUE"))?;
+        if k == "input" || k == "model_prefix" {
+            bail!("--spm {k}: give the input files as arguments and the prefix with -o");
+        }
+        options.push((k.trim_start_matches('-').to_owned(), v.to_owned()));
+    }
+    for (k, v) in &options {
+        spec.set(k, v).map_err(|e| anyhow!(e))?;
+    }
+    // Files are only a comma-separated list in sentencepiece's text form: keep the real paths.
+    spec.input = files;
+    if spec.input.iter().any(|f| f.contains(',')) {
+        bail!("input file names must not contain ',' (sentencepiece's list separator)");
+    }
+    let model_path = std::path::PathBuf::from(format!("{}.model", args.output.display()));
+    tokenkit::utils::atomic_file::check_writable(&model_path).map_err(|e| anyhow!(e))?;
+    let (proto, report) =
+        spm::train(&spec, spm::read_lines(&spec.input)).map_err(|e| anyhow!(e))?;
+    spm::save(&proto, &args.output).map_err(|e| anyhow!(e))?;
+    let peak = peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+    if !args.quiet {
+        eprintln!(
+            "tokenkit: trained a SentencePiece {model_type} model on {} sentences ({} distinct words, alphabet {}): \
+             {} pieces -> {}.model, {}.vocab",
+            report.sentences,
+            report.distinct_words,
+            report.alphabet,
+            proto.pieces.len(),
+            args.output.display(),
+            args.output.display()
+        );
+        eprintln!("tokenkit: time {:.2} s, peak memory {peak}", t0.elapsed().as_secs_f64());
     }
     Ok(())
 }

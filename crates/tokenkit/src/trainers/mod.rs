@@ -21,6 +21,7 @@
 mod input;
 #[cfg(feature = "progress")]
 mod progress_bars;
+pub mod spm;
 mod train;
 
 use serde::{Deserialize, Serialize};

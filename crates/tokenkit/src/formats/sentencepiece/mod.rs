@@ -6,6 +6,7 @@
 //! [`SentencePieceDecoder`]: sentencepiece's normalization (leftmost-longest charsmap,
 //! whitespace removal decided on normalized output) cannot be expressed as HF stages.
 
+pub mod charsmaps;
 pub mod convert;
 // The runtime model, normalizer and decoder are components; their old paths stay valid.
 pub use crate::decoders::sentencepiece as decoder;

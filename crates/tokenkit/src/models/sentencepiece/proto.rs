@@ -1,5 +1,6 @@
-//! The parts of SentencePiece's `ModelProto` (sentencepiece_model.proto) that tokenkit reads,
-//! as hand-written prost messages; every other field is skipped by prost when decoding.
+//! The parts of SentencePiece's `ModelProto` (sentencepiece_model.proto) that tokenkit reads
+//! and writes (the trainer writes them with `prost::Message::encode_to_vec`), as hand-written
+//! prost messages; every other field is skipped by prost when decoding.
 
 /// A whole `.model` file.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -131,6 +132,39 @@ pub struct TrainerSpec {
     /// Id of the padding piece (default -1: none).
     #[prost(int32, optional, tag = "43")]
     pub pad_id: Option<i32>,
+    /// Input format (`text`).
+    #[prost(string, optional, tag = "7")]
+    pub input_format: Option<String>,
+    /// Sentences kept for the self test (0: none).
+    #[prost(int32, optional, tag = "6")]
+    pub self_test_sample_size: Option<i32>,
+    /// Sampled sentences are chosen at random rather than the first ones.
+    #[prost(bool, optional, tag = "19")]
+    pub shuffle_input_sentence: Option<bool>,
+    /// Unigram: number of seed pieces.
+    #[prost(int32, optional, tag = "14")]
+    pub seed_sentencepiece_size: Option<i32>,
+    /// Threads used for training.
+    #[prost(int32, optional, tag = "16")]
+    pub num_threads: Option<i32>,
+    /// Longer input sentences, in bytes, are skipped.
+    #[prost(int32, optional, tag = "18")]
+    pub max_sentence_length: Option<i32>,
+    /// Pieces made only of whitespace are allowed.
+    #[prost(bool, optional, tag = "26")]
+    pub allow_whitespace_only_pieces: Option<bool>,
+    /// The `.vocab` file has scores.
+    #[prost(bool, optional, tag = "32")]
+    pub vocabulary_output_piece_score: Option<bool>,
+    /// The vocabulary must have exactly `vocab_size` pieces.
+    #[prost(bool, optional, tag = "33")]
+    pub hard_vocab_limit: Option<bool>,
+    /// Word/char models: keep every piece.
+    #[prost(bool, optional, tag = "34")]
+    pub use_all_vocab: Option<bool>,
+    /// Sets a larger suffix array type (no effect in tokenkit).
+    #[prost(bool, optional, tag = "49")]
+    pub train_extremely_large_corpus: Option<bool>,
     /// Text an unknown piece decodes to (default `" ⁇ "`).
     #[prost(string, optional, tag = "44")]
     pub unk_surface: Option<String>,

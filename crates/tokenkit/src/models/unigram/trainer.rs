@@ -22,6 +22,7 @@
 //! its trainer; the trained model has `byte_fallback: false`, as HF's.
 
 mod lattice;
+pub mod piece_rules;
 mod suffix;
 #[cfg(test)]
 mod tests;
@@ -67,6 +68,11 @@ pub struct UnigramTrainer {
     pub max_piece_length: usize,
     /// Number of seed pieces taken from the suffix array.
     pub seed_size: usize,
+    /// SentencePiece's rules for the seed pieces (none for HF's trainer): only valid pieces are
+    /// seeds, and a seed scores its occurrences weighted by word counts (HF's trainer counts
+    /// each distinct word once). Not part of HF's JSON.
+    #[serde(skip)]
+    pub piece_rules: Option<piece_rules::PieceRules>,
 }
 
 impl Default for UnigramTrainer {
@@ -83,6 +89,7 @@ impl Default for UnigramTrainer {
             unk_token: None,
             max_piece_length: 16,
             seed_size: 1_000_000,
+            piece_rules: None,
         }
     }
 }
@@ -201,25 +208,40 @@ impl UnigramTrainer {
         let total: usize = words.iter().map(|(w, _)| w.len() + 1).sum();
         let mut text: Vec<u32> = Vec::with_capacity(total);
         let mut char_counts: AHashMap<char, u64> = AHashMap::new();
+        // With SentencePiece's rules, a substring scores its occurrences in the corpus (each
+        // word weighted by its count, as sentencepiece's suffix array over all sentences has
+        // it): a word seen more than once is put in twice, the copy weighing nothing, so that
+        // its substrings are repeats.
+        let spm = self.piece_rules.is_some();
+        let mut weights: Vec<u64> = Vec::new();
         for &(w, n) in words {
-            for c in w.chars() {
-                text.push(c as u32);
-                if c != '\0' {
-                    *char_counts.entry(c).or_insert(0) += n;
+            let copies = if spm && n > 1 { 2 } else { 1 };
+            for copy in 0..copies {
+                for c in w.chars() {
+                    text.push(c as u32);
+                    if spm {
+                        weights.push(if copy == 0 { n } else { 0 });
+                    }
+                    if c != '\0' && copy == 0 {
+                        *char_counts.entry(c).or_insert(0) += n;
+                    }
+                }
+                text.push(0);
+                if spm {
+                    weights.push(0);
                 }
             }
-            text.push(0);
         }
         let mut chars: Vec<(u64, char)> = char_counts.into_iter().map(|(c, n)| (n, c)).collect();
         chars.sort_unstable_by(|a, b| b.cmp(a));
 
         let mut substrings: Vec<(u64, u32, u32)> = Vec::new();
-        suffix::for_each_repeat(&text, |r| {
+        suffix::for_each_weighted_repeat(&text, spm.then_some(weights.as_slice()), |r| {
             let (start, len) = (r.offset as usize, r.len as usize);
             if len <= 1 || len > self.max_piece_length || text[start..start + len].contains(&0) {
                 return;
             }
-            substrings.push((u64::from(r.freq) * len as u64, r.offset, r.len));
+            substrings.push((r.weight * len as u64, r.offset, r.len));
         })?;
         let slice = |&(_, off, len): &(u64, u32, u32)| &text[off as usize..(off + len) as usize];
         substrings.par_sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| slice(b).cmp(slice(a))));
@@ -227,6 +249,12 @@ impl UnigramTrainer {
         let mut seeds: Vec<Piece> = chars.into_iter().map(|(n, c)| (c.to_string(), n as f64)).collect();
         for s in &substrings {
             let piece: String = slice(s).iter().filter_map(|&c| char::from_u32(c)).collect();
+            if let Some(rules) = &self.piece_rules {
+                let chars: Vec<char> = piece.chars().collect();
+                if !rules.is_valid(&chars) {
+                    continue;
+                }
+            }
             seeds.push((piece, s.0 as f64));
             if seeds.len() >= self.seed_size {
                 break;
