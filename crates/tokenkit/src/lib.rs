@@ -6,6 +6,7 @@
 //! Offsets inside Rust are bytes of the original input unless a function says otherwise.
 
 pub mod chat_template;
+pub mod data;
 pub mod decoders;
 pub mod error;
 pub mod formats;
