@@ -234,7 +234,11 @@ pub fn tokenize_files(encoder: &DocEncoder, opts: &TokenizeOptions, on_progress:
     let resumed: Option<Journal> = std::fs::read(&journal_file)
         .ok()
         .and_then(|b| serde_json::from_slice::<Journal>(&b).ok())
-        .filter(|j| j.version == 1 && j.job == job && j.splits.len() == splits);
+        .filter(|j| j.version == 1 && j.job == job && j.splits.len() == splits)
+        .filter(|j| {
+            j.finishing.is_some()
+                || j.splits.iter().enumerate().all(|(k, s)| SplitWriter::can_resume(prefix, k == 1, opts.format, s))
+        });
     let mut journal = match resumed {
         Some(j) => j,
         None => Journal {
@@ -278,7 +282,7 @@ pub fn tokenize_files(encoder: &DocEncoder, opts: &TokenizeOptions, on_progress:
             })
             .collect::<Result<Vec<_>>>()?;
         // A fresh start: no journal of an earlier, different job may stay behind.
-        write_atomic(&journal_file, &serde_json::to_vec(&journal).map_err(|e| Error::invalid(e.to_string()))?)?;
+        write_journal(&journal_file, &journal)?;
         run_chunks(encoder, opts, files, separator.as_ref().map(|s| s.1), &mut journal, &mut writers, on_progress)?;
         let mut renames = Vec::new();
         let mut shas = Vec::new();
@@ -306,6 +310,16 @@ pub fn tokenize_files(encoder: &DocEncoder, opts: &TokenizeOptions, on_progress:
     }
     let _ = std::fs::remove_file(&journal_file);
     Ok(summarize(&journal, &finishing.shas))
+}
+
+/// Replaces the journal: a temporary file renamed over it, so a killed process leaves the old
+/// journal or the new one. Not synced (see [`SplitWriter::sync`]); the journal that lists the
+/// final renames is written with [`write_atomic`], which is.
+fn write_journal(path: &Path, journal: &Journal) -> Result<()> {
+    let temp = output::beside(path, "tmp");
+    let bytes = serde_json::to_vec(journal).map_err(|e| Error::invalid(e.to_string()))?;
+    std::fs::write(&temp, bytes).map_err(|source| Error::Io { path: temp.clone(), source })?;
+    std::fs::rename(&temp, path).map_err(|source| Error::Io { path: path.to_owned(), source })
 }
 
 /// The metadata file's text.
@@ -427,7 +441,7 @@ fn run_chunks(
                 }
                 journal.splits = writers.iter().map(|w| w.state.clone()).collect();
                 written_w.0.store(journal.splits.iter().map(|s| s.documents).sum(), Ordering::Relaxed);
-                write_atomic(&journal_file, &serde_json::to_vec(&*journal).map_err(|e| Error::invalid(e.to_string()))?)?;
+                write_journal(&journal_file, journal)?;
             }
             Ok(())
         });

@@ -257,13 +257,15 @@ impl SplitWriter {
         Ok(())
     }
 
-    /// Puts what was pushed on disk (flushed and synced; a Parquet part written), so that the
-    /// journal can record [`SplitWriter::state`].
+    /// Hands what was pushed to the operating system (buffers flushed; a Parquet part written),
+    /// so that the journal can record [`SplitWriter::state`]. No `fsync` here: a killed process
+    /// loses nothing the system has, and syncing every chunk costs seconds on a busy disk. A
+    /// power cut can leave files shorter than the journal says; [`SplitWriter::can_resume`]
+    /// sees it and the job starts over. Complete files are synced before they are renamed.
     pub fn sync(&mut self) -> Result<()> {
         for (w, path) in [(&mut self.data, &self.finals[0]), (&mut self.sizes, &self.finals[0])] {
             if let Some(w) = w {
                 w.flush().map_err(io(path))?;
-                w.get_ref().sync_data().map_err(io(path))?;
             }
         }
         if self.format == OutputFormat::Parquet && !self.pending.is_empty() {
@@ -273,11 +275,24 @@ impl SplitWriter {
             let file = File::create(&path).map_err(io(&path))?;
             let mut w = ArrowWriter::try_new(file, batch.schema(), Some(parquet_props())).map_err(pq(&path))?;
             w.write(&batch).map_err(pq(&path))?;
-            let file = w.into_inner().map_err(pq(&path))?;
-            file.sync_data().map_err(io(&path))?;
+            w.close().map_err(pq(&path))?;
             self.state.parts += 1;
         }
         Ok(())
+    }
+
+    /// Whether the temporary files of a split are at least as long as `state` says (they
+    /// are, unless the machine stopped before the system wrote them out).
+    pub fn can_resume(prefix: &Path, val: bool, format: OutputFormat, state: &SplitState) -> bool {
+        let finals = split_paths(prefix, val, format);
+        let len = |p: PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
+        match format {
+            OutputFormat::Bin => len(beside(&finals[0], "partial")) >= state.data_len,
+            OutputFormat::Megatron => {
+                len(beside(&finals[0], "partial")) >= state.data_len && len(beside(&finals[0], "sizes")) >= state.documents * 4
+            }
+            OutputFormat::Parquet => (0..state.parts).all(|n| beside(&finals[0], "parts").join(format!("{n:08}.parquet")).is_file()),
+        }
     }
 
     fn schema(&self) -> Arc<Schema> {
@@ -322,7 +337,10 @@ impl SplitWriter {
             }
             OutputFormat::Parquet => self.merge_parts(&main)?,
         }
-        drop(self.data.take());
+        if let Some(data) = self.data.take() {
+            let f = data.into_inner().map_err(|e| Error::Io { path: main.clone(), source: e.into_error() })?;
+            f.sync_all().map_err(io(&main))?;
+        }
         Ok((renames, sha256_file(&main)?))
     }
 
