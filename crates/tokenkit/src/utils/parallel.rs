@@ -24,6 +24,28 @@ pub type InterruptCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 /// stop feels immediate, rarely enough to cost nothing (the check may take a lock).
 const CHECK_INTERVAL: Duration = Duration::from_millis(20);
 
+/// The calling thread reads the clock (to see whether [`CHECK_INTERVAL`] has passed) before
+/// one item in this many, and a stop then waits for at most this many items more. Reading it
+/// before every item cost 0.38% of a GPT-2 `encode_batch` of 17,154 pieces of prose of 41
+/// bytes on average (callgrind, 2 threads: 332.0M instructions with a check, 330.8M
+/// without), more on shorter items.
+const ITEMS_PER_CLOCK_READ: u32 = 8;
+
+/// The calling thread's schedule of interrupt checks in a batch.
+struct Clock {
+    /// When the check runs next.
+    next: Instant,
+    /// Items before the clock is read again.
+    countdown: u32,
+}
+
+impl Clock {
+    /// A schedule whose first item reads the clock (and runs the check at once).
+    fn new() -> Self {
+        Clock { next: Instant::now(), countdown: 0 }
+    }
+}
+
 thread_local! {
     static INTERRUPT_CHECK: RefCell<Option<InterruptCheck>> = const { RefCell::new(None) };
 }
@@ -40,8 +62,9 @@ impl From<Interrupted> for crate::Error {
 
 /// Runs `f` with `check` watching the batches this thread runs in it (`encode_batch`,
 /// `decode_batch`, tiktoken's batches): the thread calls `check` about every 20 ms between
-/// items, and once it returns `true` no thread starts another item and the batch fails with
-/// [`Interrupted`]. Items already started finish, so the batch stops within one item's time.
+/// items (it reads the clock before one item in [`ITEMS_PER_CLOCK_READ`]), and once it
+/// returns `true` no thread starts another item and the batch fails with [`Interrupted`].
+/// Items already started finish, so the batch stops within a few items' time.
 pub fn with_interrupt_check<R>(check: InterruptCheck, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<InterruptCheck>);
     impl Drop for Restore {
@@ -65,16 +88,21 @@ impl Stop {
         Stop { check: INTERRUPT_CHECK.with(|c| c.borrow().clone()), stopped: AtomicBool::new(false) }
     }
 
-    /// Whether to stop before the next item; `next_check` is the caller's clock (`None` on
-    /// the other threads, which only read the flag).
-    fn now(&self, next_check: Option<&mut Instant>) -> bool {
+    /// Whether to stop before the next item; `clock` is the calling thread's schedule (`None`
+    /// on the other threads, which only read the flag).
+    fn now(&self, clock: Option<&mut Clock>) -> bool {
         if self.stopped.load(Ordering::Relaxed) {
             return true;
         }
-        if let (Some(check), Some(next)) = (&self.check, next_check) {
+        if let (Some(check), Some(clock)) = (&self.check, clock) {
+            if clock.countdown > 0 {
+                clock.countdown -= 1;
+                return false;
+            }
+            clock.countdown = ITEMS_PER_CLOCK_READ - 1;
             let now = Instant::now();
-            if now >= *next {
-                *next = now + CHECK_INTERVAL;
+            if now >= clock.next {
+                clock.next = now + CHECK_INTERVAL;
                 if check() {
                     self.stopped.store(true, Ordering::Relaxed);
                     return true;
@@ -112,7 +140,7 @@ pub fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
     let threads = rayon::current_num_threads();
     let stop = Stop::new();
     if threads <= 1 || items.len() <= 1 {
-        return map_all(items, &f, &stop, Some(&mut Instant::now()));
+        return map_all(items, &f, &stop, Some(&mut Clock::new()));
     }
     let n = items.len();
     let weights: Vec<usize> = items.iter().map(|i| weight(i).max(1)).collect();
@@ -136,7 +164,7 @@ pub fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
     order.sort_by_key(|&k| std::cmp::Reverse(chunk_weights[k]));
     let next = AtomicUsize::new(0);
     let first_failed = AtomicUsize::new(usize::MAX);
-    let work = |mut next_check: Option<Instant>| {
+    let work = |mut next_check: Option<Clock>| {
         while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
             let mut chunk = chunks[k].lock().unwrap_or_else(PoisonError::into_inner);
             let results = if k > first_failed.load(Ordering::Relaxed) || stop.now(next_check.as_mut()) {
@@ -154,7 +182,7 @@ pub fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
         for _ in 1..threads.min(chunks.len()) {
             scope.spawn(|_| work(None));
         }
-        work(Some(Instant::now()));
+        work(Some(Clock::new()));
     });
     if stop.stopped.load(Ordering::Relaxed) {
         return Err(Interrupted.into());
@@ -172,7 +200,7 @@ pub fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
 /// `f` on every item in turn, into a vector made at its final size (which
 /// `collect::<Result<Vec<_>, _>>()` cannot know, so it grows); [`Interrupted`] when `stop`
 /// says so before an item.
-fn map_all<I, O, E: From<Interrupted>>(items: Vec<I>, f: &impl Fn(I) -> Result<O, E>, stop: &Stop, mut next_check: Option<&mut Instant>) -> Result<Vec<O>, E> {
+fn map_all<I, O, E: From<Interrupted>>(items: Vec<I>, f: &impl Fn(I) -> Result<O, E>, stop: &Stop, mut next_check: Option<&mut Clock>) -> Result<Vec<O>, E> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         if stop.now(next_check.as_deref_mut()) {

@@ -79,6 +79,9 @@ const MIXES: &[(&str, &str)] = &[
     ("mix-space-punct", " !?.,;"),
     ("mix-contractions", "'sStTdDlLmMrReEvV\u{17f}a"),
     ("mix-punct-newline-slash", "!?/\n\r"),
+    // Runs of punctuation broken up at random by a space, a letter or a digit: many short
+    // pieces of symbols, each its own BPE.
+    ("mix-punct-broken", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ a1"),
     ("mix-marks", "a\u{301}\u{300}A\u{5d0}\u{93f}"),
     ("mix-cjk-latin-digits", "\u{65e5}\u{672c}\u{30a2}a1 \u{3002}"),
     (
@@ -162,7 +165,7 @@ pub(crate) fn assert_linear<T: ?Sized>(what: &str, small: &T, large: &T, mut wor
 
 /// The calling thread's CPU time in seconds (`CLOCK_THREAD_CPUTIME_ID`).
 #[cfg(test)]
-fn thread_cpu_seconds() -> f64 {
+pub(crate) fn thread_cpu_seconds() -> f64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `t` is a valid timespec for the call to write.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };

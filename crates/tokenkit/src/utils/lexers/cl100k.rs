@@ -8,7 +8,7 @@
 //! [`DigitRun`] selects which reading to reproduce.
 
 use super::classes::{
-    ascii_class, ascii_run, ascii_run_at_most, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N,
+    ascii_class, ascii_run, ascii_run_at_most, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N, WS,
 };
 
 /// How many digits one match takes.
@@ -107,8 +107,8 @@ impl Iterator for Cl100kLexer<'_> {
 impl Cl100kLexer<'_> {
     /// The end of the match at `start` when ASCII alone decides it (the common case), else
     /// `None`: letters (after an optional prefix), digits, punctuation (after an optional
-    /// space). A run that a non-ASCII char ends could go on, and contractions and whitespace
-    /// have more cases, so those are left to [`Self::general_match`].
+    /// space), whitespace. A run that a non-ASCII char ends could go on, and contractions have
+    /// more cases, so those are left to [`Self::general_match`].
     #[inline]
     fn ascii_match(&self, start: usize) -> Option<usize> {
         let t = self.text;
@@ -139,7 +139,21 @@ impl Cl100kLexer<'_> {
             let e = ascii_run::<Other>(t, first)?;
             return Some(t[e..].iter().position(|&b| b != b'\r' && b != b'\n').map_or(t.len(), |n| e + n));
         }
-        None
+        // Whitespace that no letter or other char follows (or CR, LF, which take no prefix):
+        // only the whitespace branches are left.
+        (k0 & WS != 0).then(|| self.whitespace(start))
+    }
+
+    /// `\s*[\r\n]+|\s+(?!\S)|\s+` at `start`; with tiktoken's `\s++$` first, a whitespace run
+    /// that reaches the end of the text is one piece.
+    #[inline]
+    fn whitespace(&self, start: usize) -> usize {
+        let (e, run_end) = whitespace_match(self.text, start);
+        if self.ws_run_to_end && run_end == self.text.len() {
+            run_end
+        } else {
+            e
+        }
     }
 
     /// The end of the match at `start`, following the pattern's branches in order.
@@ -190,13 +204,8 @@ impl Cl100kLexer<'_> {
                     break 'm self.run(e, |c, _| is_crlf(c));
                 }
             }
-            // Whitespace from here on; \s++$ (tiktoken's cl100k) takes a run reaching the end.
-            let (e, run_end) = whitespace_match(t, start);
-            if self.ws_run_to_end && run_end == t.len() {
-                run_end
-            } else {
-                e
-            }
+            // Whitespace from here on.
+            self.whitespace(start)
         }
     }
 }
