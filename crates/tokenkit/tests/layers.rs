@@ -432,7 +432,7 @@ fn imports_go_down_the_layers() {
     }
     let mut same: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (from, to) in edges.keys() {
-        if rank.get(from).is_some() && rank.get(from) == rank.get(to) {
+        if rank.contains_key(from) && rank.get(from) == rank.get(to) {
             same.entry(from.as_str()).or_default().push(to.as_str());
         }
     }

@@ -8,7 +8,6 @@ use crate::Result;
 /// Turns each `replacement` char back into a space; in the first token, where the
 /// pre-tokenizer may have prepended it, every replacement char is dropped instead (unless
 /// `prepend_scheme` is `never`).
-
 impl Decoder for Metaspace {
     fn decode_chain(&self, mut tokens: Vec<String>) -> Result<Vec<String>> {
         for (i, token) in tokens.iter_mut().enumerate() {
