@@ -223,7 +223,8 @@ impl SentencePiece {
                     matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
                 }));
                 let user_defined = kinds.iter().map(|k| *k == PieceType::UserDefined).collect();
-                Algorithm::Unigram(SpViterbi::new(trie, viterbi_scores, unk_id, min - UNK_PENALTY, user_defined))
+                let viterbi = SpViterbi::new(trie, viterbi_scores, unk_id, min - UNK_PENALTY, user_defined);
+                Algorithm::Unigram(viterbi.with_word_cache(words_independent(&norm_spec, &trainer, &mergeable)))
             }
             ModelType::Bpe => {
                 let any_unused = kinds.contains(&PieceType::Unused);
@@ -231,12 +232,8 @@ impl SentencePiece {
             }
             other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
         };
-        // Words are independent for BPE when no piece has a `▁` after a non-`▁` char.
-        let words_independent = model_type == ModelType::Bpe
-            && norm_spec.escape_whitespaces()
-            && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
-            && mergeable.keys().all(|p| !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL));
-        let bpe_words = words_independent.then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
+        let bpe_words = (model_type == ModelType::Bpe && words_independent(&norm_spec, &trainer, &mergeable))
+            .then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
         Ok(Self {
             inner: Arc::new(Inner {
                 proto,
@@ -316,7 +313,7 @@ impl SentencePiece {
     /// Segments normalized text into `(start, end, id)` byte ranges.
     fn segment(&self, text: &str, out: &mut Vec<Segment>) {
         match &self.inner.algorithm {
-            Algorithm::Unigram(v) => v.encode(text.as_bytes(), out),
+            Algorithm::Unigram(v) => v.encode_words(text, out),
             Algorithm::Bpe(_) => super::bpe::encode(self, text, out),
         }
     }
@@ -553,6 +550,15 @@ impl SentencePiece {
         })
     }
 
+}
+
+/// Whether words (each starting at a `▁` after a non-`▁` char) segment independently: spaces
+/// are escaped as prefixes and no piece has a `▁` after a non-`▁` char, so no piece spans such
+/// a `▁`.
+fn words_independent(norm_spec: &super::proto::NormalizerSpec, trainer: &super::proto::TrainerSpec, mergeable: &VocabMap) -> bool {
+    norm_spec.escape_whitespaces()
+        && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
+        && mergeable.keys().all(|p| !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL))
 }
 
 /// The byte of a `<0xNN>` piece.

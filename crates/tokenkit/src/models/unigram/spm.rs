@@ -3,12 +3,20 @@
 //! that tie on paper, e.g. `- --` against `-- -`), on ties the first candidate found is kept,
 //! and path sums are rebased to 0 when they leave `±1e5` (which changes the rounding, and with
 //! scores near `±f32::MAX` which segmentation wins).
+//!
+//! When no piece has a `▁` after another char, every `▁` that follows another char is a
+//! boundary of every segmentation, so the text is segmented word by word; a word's segmentation
+//! is remembered (computed from a path sum of 0) with how close its closest decision was, and
+//! reused wherever the rounding at the actual path sum cannot turn that decision (see
+//! [`SpViterbi::encode_words`]).
 
 use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
 use crate::utils::trie::{Cursor, Trie};
 use crate::normalizers::sentencepiece::{utf8_len, SPACE_SYMBOL};
+use crate::models::bpe::chars::for_each_part;
+use crate::models::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY};
 
 /// "Not set".
 const NONE: u32 = u32::MAX;
@@ -20,8 +28,48 @@ struct Node {
     id: u32,
 }
 
+/// The Viterbi table and, for a word being cached, the runner-up score at each end.
+type Scratch = (Vec<Node>, Vec<f32>);
+
 thread_local! {
-    static BEST: RefCell<Vec<Node>> = const { RefCell::new(Vec::new()) };
+    static BEST: RefCell<Scratch> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// A segment: `(start, end, id)`, byte offsets.
+type Segment = (u32, u32, u32);
+
+/// A word's segmentation from a path sum of 0 before it (offsets from the word's start), and
+/// the smallest gap between the best and the second best path to any end inside it (`inf` when
+/// no end had two candidates).
+#[derive(Debug)]
+struct CachedWord {
+    segments: Box<[Segment]>,
+    margin: f32,
+}
+
+/// Words this long (bytes) or longer are not cached: they seldom repeat.
+const MAX_CACHED_WORD: usize = 64;
+
+/// The word cache of a vocabulary whose words are independent (`None` otherwise). A clone
+/// starts empty; equality ignores it.
+struct WordCache(Option<Cache<CachedWord>>);
+
+impl Clone for WordCache {
+    fn clone(&self) -> Self {
+        Self(self.0.as_ref().map(Cache::fresh))
+    }
+}
+
+impl PartialEq for WordCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for WordCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "WordCache(on)" } else { "WordCache(off)" })
+    }
 }
 
 /// What the Viterbi needs to know about a SentencePiece vocabulary.
@@ -50,6 +98,8 @@ pub struct SpViterbi {
     /// The same for each ASCII char (most chars of most texts): `ascii[b]` is the trie
     /// walked along byte `b`.
     ascii: Box<[Walked; 128]>,
+    /// Segmentations of words, when words are independent (see [`Self::with_word_cache`]).
+    words: WordCache,
 }
 
 /// The trie walked along a char from the root: the cursor after it and what
@@ -78,7 +128,33 @@ impl SpViterbi {
         };
         let space = walk(SPACE_SYMBOL.as_bytes());
         let ascii = Box::new(std::array::from_fn(|b| walk(&[b as u8])));
-        Self { trie, scores, unk_id, unk_score, user_defined, finite, max_magnitude, space, ascii }
+        let words = WordCache(None);
+        Self { trie, scores, unk_id, unk_score, user_defined, finite, max_magnitude, space, ascii, words }
+    }
+
+    /// Lets [`Self::encode_words`] segment word by word, with a cache: only for a vocabulary
+    /// where no piece has a `▁` after another char (then no piece spans a `▁` that follows
+    /// another char, and those are boundaries of every segmentation).
+    pub fn with_word_cache(mut self, words_independent: bool) -> Self {
+        self.words = WordCache(words_independent.then(|| Cache::new(DEFAULT_CACHE_CAPACITY)));
+        self
+    }
+
+    /// Runs `f` on this thread's scratch tables (fresh ones when they are in use).
+    fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+        BEST.with(|cell| {
+            let mut guard = cell.try_borrow_mut();
+            let mut local = Scratch::default();
+            let scratch = match guard.as_deref_mut() {
+                Ok(s) => s,
+                Err(_) => &mut local,
+            };
+            let r = f(scratch);
+            if scratch.0.len() > (1 << 20) {
+                *scratch = Scratch::default();
+            }
+            r
+        })
     }
 
     /// The best segmentation of the UTF-8 `text`, as `(start, end, id)` byte ranges in order,
@@ -88,48 +164,132 @@ impl SpViterbi {
         if text.is_empty() {
             return;
         }
-        BEST.with(|cell| {
-            let mut guard = cell.try_borrow_mut();
-            let mut local = Vec::new();
-            let best = match guard.as_deref_mut() {
-                Ok(b) => b,
-                Err(_) => &mut local,
-            };
-            if !(self.finite && self.fill::<true>(text, best)) {
-                self.fill::<false>(text, best);
-            }
-            let path: &[Node] = best;
-            let mut end = text.len();
-            while let Some(node) = path.get(end).filter(|_| end > 0) {
-                out.push((node.start, end as u32, node.id));
-                end = node.start as usize;
-            }
-            out.reverse();
-            if best.len() > (1 << 20) {
-                *best = Vec::new();
-            }
+        Self::with_scratch(|(best, _)| {
+            self.segment_from(text, 0.0, 0, best, out);
         });
     }
 
-    /// `best[end]`: the best path to byte `end` of `text`, by its last piece. As in
-    /// sentencepiece, a candidate replaces the path found so far when there is none yet or
-    /// when its score is higher (the first found wins ties).
+    /// [`Self::encode`] of `text`, word by word with the word cache when the vocabulary has
+    /// one (the same segmentation, see the module doc).
+    ///
+    /// sentencepiece adds the scores of a path in `f32` from the start of the text, so the
+    /// sums at a word depend on the text before it, and their rounding can decide between two
+    /// paths through the word that are almost as good. A word is therefore segmented once from
+    /// a sum of 0, recording the smallest gap between the best and the second best candidate at
+    /// any end inside it; at a sum `q`, each sum differs from its counterpart by at most
+    /// `(n + 1) * (|q| + 2 * n * max_magnitude) * 2^-24` after `n` bytes, so when the gap is more
+    /// than twice that (and no sum can reach the rebase threshold inside the word) every
+    /// decision falls the same way and the cached segmentation is sentencepiece's. Otherwise,
+    /// and for long words, the word is segmented from its actual sum.
+    pub fn encode_words(&self, text: &str, out: &mut Vec<(u32, u32, u32)>) {
+        let Some(cache) = self.words.0.as_ref().filter(|_| self.finite) else {
+            return self.encode(text.as_bytes(), out);
+        };
+        out.clear();
+        Self::with_scratch(|scratch| {
+            let (mut sum, mut start) = (0.0f32, 0);
+            // The callback cannot fail.
+            let _ = for_each_part(text, '\u{2581}', |word| {
+                sum = self.encode_word(cache, word.as_bytes(), start, sum, scratch, out);
+                start += word.len();
+                Ok(())
+            });
+        });
+    }
+
+    /// Appends the segments of `word` (at byte `base` of the text, the path sum before it
+    /// `sum`) and returns the path sum after it.
+    fn encode_word(&self, cache: &Cache<CachedWord>, word: &[u8], base: usize, sum: f32, scratch: &mut Scratch, out: &mut Vec<Segment>) -> f32 {
+        // At the word's start, sentencepiece rebases a sum beyond the threshold to 0 (no path
+        // reaches beyond the start yet: it is a boundary).
+        let at_start = if sum.abs() > RESET { 0.0 } else { sum };
+        let n = word.len() as f32;
+        if word.len() < MAX_CACHED_WORD && at_start.is_finite() && n * self.max_magnitude < RESET / 4.0 {
+            let key = Hashed::new(word);
+            match cache.with_hashed(&key, |w| self.reuse(w, at_start, word.len(), base, out)) {
+                Some(Some(after)) => return after,
+                Some(None) => {}
+                None => {
+                    let (best, second) = scratch;
+                    if self.fill::<true, true>(word, 0.0, best, second) {
+                        let margin = (1..=word.len())
+                            .filter(|&k| best[k].start != NONE)
+                            .map(|k| best[k].score - second[k])
+                            .fold(f32::INFINITY, f32::min);
+                        let mut segments = Vec::new();
+                        backtrack(best, word.len(), 0, &mut segments);
+                        let w = CachedWord { segments: segments.into_boxed_slice(), margin };
+                        let reused = self.reuse(&w, at_start, word.len(), base, out);
+                        cache.insert_hashed(&key, w);
+                        if let Some(after) = reused {
+                            return after;
+                        }
+                    }
+                }
+            }
+        }
+        self.segment_from(word, sum, base, &mut scratch.0, out)
+    }
+
+    /// Appends `w`'s segments (offset by `base`) if they are the best path of its word of
+    /// `len` bytes from a path sum of `sum` (see [`Self::encode_words`]), and returns the sum
+    /// after them, added as sentencepiece adds it; `None` when the word is too close to a tie
+    /// at this sum.
+    fn reuse(&self, w: &CachedWord, sum: f32, len: usize, base: usize, out: &mut Vec<Segment>) -> Option<f32> {
+        let (n, q, m) = (len as f64, sum.abs() as f64, self.max_magnitude as f64);
+        let error = (n + 1.0) * (q + 2.0 * n * m) * f64::powi(2.0, -24);
+        if !(w.margin as f64 > 2.0 * error) || q + n * m * 1.001 > RESET as f64 {
+            return None;
+        }
+        let base = base as u32;
+        let mut after = sum;
+        for &(s, e, id) in w.segments.iter() {
+            out.push((s + base, e + base, id));
+            after += if id == self.unk_id { self.unk_score } else { self.scores[id as usize] };
+        }
+        Some(after)
+    }
+
+    /// sentencepiece's Viterbi over `text` (at byte `base` of the whole text) from a path sum
+    /// of `sum`: appends the best path's segments and returns its sum.
+    fn segment_from(&self, text: &[u8], sum: f32, base: usize, best: &mut Vec<Node>, out: &mut Vec<Segment>) -> f32 {
+        if !(self.finite && self.fill::<true, false>(text, sum, best, &mut Vec::new())) {
+            self.fill::<false, false>(text, sum, best, &mut Vec::new());
+        }
+        backtrack(best, text.len(), base, out);
+        best[text.len()].score
+    }
+
+    /// `best[end]`: the best path to byte `end` of `text`, by its last piece, the path sum
+    /// before `text` being `sum`. As in sentencepiece, a candidate replaces the path found so
+    /// far when there is none yet or when its score is higher (the first found wins ties). With
+    /// `MARGIN` (and `FAST`), `second[end]` is the best score of the other candidates.
     ///
     /// Paths not found yet score `-inf`, which any candidate but NaN beats: with finite scores,
     /// a candidate is finite unless the sum it extends is NaN (sums beyond `±RESET` are rebased
     /// first), and a sum becomes NaN only in a rebase, as `inf - inf` once sums overflowed
     /// near `±f32::MAX`. So the `FAST` loop compares scores alone and gives up (returns
     /// `false`) when a rebase makes a NaN; the general loop follows sentencepiece through NaNs.
-    fn fill<const FAST: bool>(&self, text: &[u8], best: &mut Vec<Node>) -> bool {
+    fn fill<const FAST: bool, const MARGIN: bool>(&self, text: &[u8], sum: f32, best: &mut Vec<Node>, second: &mut Vec<f32>) -> bool {
         let size = text.len();
         best.clear();
         best.resize(size + 1, Node { score: f32::NEG_INFINITY, start: NONE, id: NONE });
         let best = &mut best[..=size];
-        best[0].score = 0.0;
-        let improve = |best: &mut [Node], end: usize, cand: f32, start: usize, id: u32| {
+        best[0].score = sum;
+        if MARGIN {
+            second.clear();
+            second.resize(size + 1, f32::NEG_INFINITY);
+        }
+        let second = &mut second[..];
+        let mut improve = |best: &mut [Node], end: usize, cand: f32, start: usize, id: u32| {
             let target = &mut best[end];
             if cand > target.score || (!FAST && target.start == NONE) {
+                if MARGIN {
+                    second[end] = target.score;
+                }
                 *target = Node { score: cand, start: start as u32, id };
+            } else if MARGIN && cand > second[end] {
+                second[end] = cand;
             }
         };
         let root = self.trie.cursor();
@@ -209,6 +369,18 @@ impl SpViterbi {
     }
 }
 
+/// Appends the path that `best` (filled over `len` bytes) ends with, in order, offset by `base`.
+fn backtrack(best: &[Node], len: usize, base: usize, out: &mut Vec<Segment>) {
+    let before = out.len();
+    let base = base as u32;
+    let mut end = len;
+    while let Some(node) = best.get(end).filter(|_| end > 0) {
+        out.push((node.start + base, end as u32 + base, node.id));
+        end = node.start as usize;
+    }
+    out[before..].reverse();
+}
+
 /// sentencepiece's rebase at a start whose path sum left `±RESET`: subtracts that sum
 /// (`nodes[0]`'s score) from the paths found beyond it, and the sum becomes 0. Paths not found
 /// yet are changed too, which only the fast loop looks at: `false` when one becomes NaN there.
@@ -262,7 +434,7 @@ mod tests {
     /// The segmentation `fill::<FAST>` gives, `None` when the fast loop gave up.
     fn path<const FAST: bool>(v: &SpViterbi, text: &[u8]) -> Option<Vec<(u32, u32)>> {
         let mut best = Vec::new();
-        if !v.fill::<FAST>(text, &mut best) {
+        if !v.fill::<FAST, false>(text, 0.0, &mut best, &mut Vec::new()) {
             return None;
         }
         let mut out = Vec::new();
@@ -319,5 +491,48 @@ mod tests {
         assert!(compared > 3000 && gave_up > 0, "{compared} compared, {gave_up} given up");
         let inf = SpViterbi::new(Trie::with_scores([("a", 0, f32::INFINITY)]), vec![f32::INFINITY], 1, -10.0, vec![false]);
         assert!(!inf.finite);
+    }
+
+    /// Word by word with the cache gives the whole-text segmentation, on words that recur at
+    /// different path sums, with half-integer scores (sums that tie on paper, so the cache must
+    /// decline them) and with sums large enough to be rebased.
+    #[test]
+    fn word_cache_same_as_whole_text() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let chars = ["a", "b", "é", "中", "x"];
+        let (mut compared, mut texts) = (0, 0);
+        for round in 0..60 {
+            let mut pieces: Vec<String> = ["a", "b", "é", "▁"].iter().map(|c| c.to_string()).collect();
+            for _ in 0..40 {
+                let n = rng.gen_range(2..5);
+                let w: String = (0..n).map(|_| chars[rng.gen_range(0..4)]).collect();
+                pieces.push(if rng.gen_bool(0.4) { format!("▁{w}") } else { w });
+            }
+            pieces.sort();
+            pieces.dedup();
+            let scores: Vec<f32> = pieces
+                .iter()
+                .map(|_| match round % 3 {
+                    0 => -(rng.gen_range(1..20) as f32) / 2.0,
+                    1 => -rng.gen_range(1.0..20.0f32),
+                    _ => -rng.gen_range(1.0..3000.0f32),
+                })
+                .collect();
+            let trie = Trie::with_scores(pieces.iter().zip(&scores).enumerate().map(|(id, (p, &s))| (p.as_str(), id as u32, s)));
+            let n = pieces.len();
+            let min = scores.iter().copied().fold(f32::MAX, f32::min);
+            let v = SpViterbi::new(trie, scores, n as u32, min - 10.0, vec![false; n]).with_word_cache(true);
+            let words: Vec<String> = (0..30).map(|_| (0..rng.gen_range(1..6)).map(|_| chars[rng.gen_range(0..5)]).collect()).collect();
+            for _ in 0..20 {
+                let text: String = (0..rng.gen_range(1..300)).map(|_| format!("▁{}", words[rng.gen_range(0..words.len())])).collect();
+                let (mut whole, mut by_words) = (Vec::new(), Vec::new());
+                v.encode(text.as_bytes(), &mut whole);
+                v.encode_words(&text, &mut by_words);
+                assert_eq!(by_words, whole, "round {round}: {text:?}");
+                compared += whole.len();
+                texts += 1;
+            }
+        }
+        assert!(texts == 1200 && compared > 100_000, "{texts} texts, {compared} segments");
     }
 }
