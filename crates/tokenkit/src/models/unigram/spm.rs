@@ -238,7 +238,9 @@ impl SpViterbi {
     fn reuse(&self, w: &CachedWord, sum: f32, len: usize, base: usize, out: &mut Vec<Segment>) -> Option<f32> {
         let (n, q, m) = (len as f64, sum.abs() as f64, self.max_magnitude as f64);
         let error = (n + 1.0) * (q + 2.0 * n * m) * f64::powi(2.0, -24);
-        if !(w.margin as f64 > 2.0 * error) || q + n * m * 1.001 > RESET as f64 {
+        // A NaN margin is not a safe one.
+        let clear_of_ties = w.margin as f64 > 2.0 * error;
+        if !clear_of_ties || q + n * m * 1.001 > RESET as f64 {
             return None;
         }
         let base = base as u32;
