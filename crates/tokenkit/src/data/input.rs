@@ -60,7 +60,7 @@ pub fn expand_inputs(inputs: &[String]) -> Result<Vec<PathBuf>> {
     for input in inputs {
         let path = Path::new(input);
         if !path.exists() && input.contains(['*', '?', '[']) {
-            let paths = glob::glob_with(input, glob::MatchOptions { require_literal_leading_dot: true, ..Default::default() }).map_err(|e| Error::invalid(format!("{input}: not a valid glob ({e})")))?;
+            let paths = glob::glob(input).map_err(|e| Error::invalid(format!("{input}: not a valid glob ({e})")))?;
             let mut matched = Vec::new();
             for p in paths {
                 let p = p.map_err(|e| Error::Io { path: e.path().to_owned(), source: std::io::Error::other(e.to_string()) })?;
