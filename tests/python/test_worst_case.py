@@ -1,6 +1,6 @@
 """Worst-case inputs against the reference libraries (issue 17): tokenkit gives tiktoken's and
 tokenizers' ids on a long run of every char class of every fast lexer's pattern and on random
-mixes (the texts of crates/tokenkit/src/pre_tokenizers/lexers/adversarial.rs, read from that
+mixes (the texts of crates/tokenkit/src/utils/lexers/adversarial.rs, read from that
 file so that the Rust tests, the `linear` benchmark and this test share one list); long
 added tokens, sparse special-token ids and a backtracking Split regex load or fail cleanly.
 Timing is the benchmark's job (`cargo bench -p tokenkit-bench --bench linear`), not this one's.
@@ -33,7 +33,7 @@ def _unescape(s: str) -> str:
 def adversarial_texts(size: int) -> list[tuple[str, str]]:
     """The runs and mixes of adversarial.rs (runs repeated to `size` bytes, mixes drawn at
     random with a fixed seed; Python's draws differ from Rust's, the alphabets do not)."""
-    src = (ROOT / "crates/tokenkit/src/pre_tokenizers/lexers/adversarial.rs").read_text(encoding="utf-8")
+    src = (ROOT / "crates/tokenkit/src/utils/lexers/adversarial.rs").read_text(encoding="utf-8")
     tuples = re.findall(r'\("([a-z0-9-]+)",\s*"((?:[^"\\]|\\.)*)"\)', src)
     rng = random.Random(17)
     out = []
