@@ -28,8 +28,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use tokenkit::formats::tiktoken::EncodingSpec;
-use tokenkit::utils::lexers::adversarial_texts;
 use tokenkit::tiktoken::Encoding;
+use tokenkit::utils::lexers::adversarial_texts;
 use tokenkit_bench::{corpora_dir, fixtures_dir};
 
 /// A peer needing more than this for a text at the probe size is not timed on it.
@@ -130,13 +130,17 @@ fn linear_measured(ours: &Ours, text: &str) -> usize {
 
 fn prose(bytes: usize) -> String {
     let text = std::fs::read_to_string(corpora_dir().join("en/pride_and_prejudice.txt")).unwrap_or_else(|_| "The quick brown fox. ".into());
-    let mut s: String = text.chars().cycle().take_while({
-        let mut n = 0;
-        move |c| {
-            n += c.len_utf8();
-            n <= bytes
-        }
-    }).collect();
+    let mut s: String = text
+        .chars()
+        .cycle()
+        .take_while({
+            let mut n = 0;
+            move |c| {
+                n += c.len_utf8();
+                n <= bytes
+            }
+        })
+        .collect();
     s.shrink_to_fit();
     s
 }
@@ -182,19 +186,18 @@ fn main() {
             same += usize::from(identical);
             let (a, b) = match &counts {
                 Some(c) => (c[2 * i] / s.len() as f64, c[2 * i + 1] / l.len() as f64),
-                None => (
-                    fastest(5, || ours.encode(s).len()) * 1e9 / s.len() as f64,
-                    fastest(3, || ours.encode(l).len()) * 1e9 / l.len() as f64,
-                ),
+                None => {
+                    (fastest(5, || ours.encode(s).len()) * 1e9 / s.len() as f64, fastest(3, || ours.encode(l).len()) * 1e9 / l.len() as f64)
+                }
             };
             if i == 0 {
                 prose_large = b;
             }
             // The peer, at the small size, when the probe shows it keeps up.
             let probe_secs = fastest(1, || peer.encode(probe).len());
-            let peer_small = (!callgrind && probe_secs * (small as f64 / PROBE_BYTES as f64) < 20.0 * PEER_BUDGET_SECS
-                && probe_secs < PEER_BUDGET_SECS)
-                .then(|| fastest(3, || peer.encode(s).len()) * 1e9 / s.len() as f64);
+            let peer_small =
+                (!callgrind && probe_secs * (small as f64 / PROBE_BYTES as f64) < 20.0 * PEER_BUDGET_SECS && probe_secs < PEER_BUDGET_SECS)
+                    .then(|| fastest(3, || peer.encode(s).len()) * 1e9 / s.len() as f64);
             let peer_col = peer_small.map_or(if callgrind { "-".into() } else { "superlinear, not timed".into() }, |p| format!("{p:.1}"));
             let vs_peer = peer_small.map_or("-".into(), |p| format!("{:.2}x", a / p));
             println!(

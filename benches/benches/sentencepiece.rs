@@ -69,9 +69,7 @@ struct SpRun {
 
 /// Times sentencepiece in Python on `docs`, ids and pieces.
 fn sentencepiece_python(model: &PathBuf, docs: &[String]) -> Option<SpRun> {
-    let python = std::env::var("TOKENKIT_BENCH_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join(".venv/bin/python"));
+    let python = std::env::var("TOKENKIT_BENCH_PYTHON").map(PathBuf::from).unwrap_or_else(|_| repo_root().join(".venv/bin/python"));
     let mut input = tempfile_path("docs.json");
     std::fs::File::create(&input).ok()?.write_all(serde_json::to_string(docs).ok()?.as_bytes()).ok()?;
     let script = format!(
@@ -123,8 +121,7 @@ fn main() {
             continue;
         };
         let json = tokenkit::formats::sentencepiece::convert::to_tokenizer_json(&model);
-        let hf: tokenizers::Tokenizer =
-            serde_json::from_value(json).expect("HF tokenizers loads the converted tokenizer.json");
+        let hf: tokenizers::Tokenizer = serde_json::from_value(json).expect("HF tokenizers loads the converted tokenizer.json");
         for (cname, crel) in CORPORA {
             let Ok(docs) = documents(&corpora.join(crel), max_bytes, 4096) else { continue };
             let bytes: usize = docs.iter().map(String::len).sum();
@@ -132,11 +129,7 @@ fn main() {
             let Some(sp) = sentencepiece_python(&mpath, &docs) else { continue };
             let ours: Vec<Vec<u32>> = docs.iter().map(|d| model.encode_ids(d).expect("tokenkit encodes")).collect();
             let same = ours.iter().zip(&sp.ids).filter(|(a, b)| a == b).count();
-            let same_pieces = docs
-                .iter()
-                .zip(&sp.pieces)
-                .filter(|(d, b)| model.encode_pieces(d).expect("tokenkit encodes") == **b)
-                .count();
+            let same_pieces = docs.iter().zip(&sp.pieces).filter(|(d, b)| model.encode_pieces(d).expect("tokenkit encodes") == **b).count();
             let hf_same = docs
                 .iter()
                 .zip(&sp.ids)

@@ -78,8 +78,8 @@ fn main() {
             continue;
         }
         let spec = EncodingSpec::named(name).unwrap();
-        let ours = Encoding::from_spec(spec.clone(), &fixtures_dir().join("tiktoken").join(&spec.file))
-            .expect("tokenkit loads the rank file");
+        let ours =
+            Encoding::from_spec(spec.clone(), &fixtures_dir().join("tiktoken").join(&spec.file)).expect("tokenkit loads the rank file");
         let p = peers(name, &ours, &tmp);
         for (cname, cpath) in CORPORA {
             let Ok(docs) = documents(&corpora_dir().join(cpath), max_bytes, 4096) else { continue };
@@ -88,9 +88,7 @@ fn main() {
                 .iter()
                 .filter(|d| {
                     let a = ours.encode_ordinary(d).unwrap();
-                    a == p.tiktoken_rs.encode_ordinary(d)
-                        && a == p.bpe.encode(d)
-                        && a == p.hf.encode(d.as_str(), false).unwrap().get_ids()
+                    a == p.tiktoken_rs.encode_ordinary(d) && a == p.bpe.encode(d) && a == p.hf.encode(d.as_str(), false).unwrap().get_ids()
                 })
                 .count();
             notes.push(format!("{name}/{cname}: {same}/{} documents identical in all four", docs.len()));
@@ -98,9 +96,7 @@ fn main() {
             let mut g = c.benchmark_group(&group);
             g.throughput(Throughput::Bytes(bytes as u64));
             g.bench_function("tokenkit", |b| b.iter(|| docs.iter().for_each(|d| drop(black_box(ours.encode_ordinary(d))))));
-            g.bench_function("tiktoken-rs", |b| {
-                b.iter(|| docs.iter().for_each(|d| drop(black_box(p.tiktoken_rs.encode_ordinary(d)))))
-            });
+            g.bench_function("tiktoken-rs", |b| b.iter(|| docs.iter().for_each(|d| drop(black_box(p.tiktoken_rs.encode_ordinary(d))))));
             g.bench_function("bpe-openai", |b| b.iter(|| docs.iter().for_each(|d| drop(black_box(p.bpe.encode(d))))));
             g.bench_function("tokenizers", |b| {
                 b.iter(|| docs.iter().for_each(|d| drop(black_box(p.hf.encode(d.as_str(), false).unwrap()))))

@@ -18,11 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let repeat: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(3);
     let max_bytes: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
     let docs = match input.strip_prefix("worst:") {
-        Some(kind) => tokenkit_bench::worst_cases(1 << 20)
-            .into_iter()
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, t)| t)
-            .collect(),
+        Some(kind) => tokenkit_bench::worst_cases(1 << 20).into_iter().filter(|(k, _)| *k == kind).map(|(_, t)| t).collect(),
         None => tokenkit_bench::documents(std::path::Path::new(input), max_bytes, 4096)?,
     };
     let encode: Box<dyn Fn(&str) -> usize> = match lib.as_str() {

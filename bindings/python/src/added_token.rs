@@ -101,7 +101,7 @@ impl PyAddedToken {
 
     fn __repr__(&self) -> String {
         format!(
-            "AddedToken({:?}, rstrip={}, lstrip={}, single_word={}, normalized={}, special={})",
+            "AddedToken(\"{}\", rstrip={}, lstrip={}, single_word={}, normalized={}, special={})",
             self.content,
             py_bool(self.rstrip),
             py_bool(self.lstrip),

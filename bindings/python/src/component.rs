@@ -114,10 +114,7 @@ impl PyComponent {
             guard(|| {
                 let mut s = PreTokenizedString::from(sequence);
                 p.pre_tokenize(&mut s)?;
-                Ok(s.get_splits(OffsetReferential::Original, OffsetType::Char)
-                    .into_iter()
-                    .map(|(s, o, _)| (s.to_owned(), o))
-                    .collect())
+                Ok(s.get_splits(OffsetReferential::Original, OffsetType::Char).into_iter().map(|(s, o, _)| (s.to_owned(), o)).collect())
             })
         })
     }

@@ -22,10 +22,5 @@ pub fn sentencepiece_to_json(py: Python<'_>, path: std::path::PathBuf) -> PyResu
 #[pyfunction]
 pub fn sentencepiece_pieces(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Vec<(String, f32, i32)>> {
     let model = py.allow_threads(|| guard(|| tokenkit::formats::sentencepiece::read_model(&path)))?;
-    Ok(model
-        .proto()
-        .pieces
-        .iter()
-        .map(|p| (p.piece.clone().unwrap_or_default(), p.score.unwrap_or(0.0), p.kind() as i32))
-        .collect())
+    Ok(model.proto().pieces.iter().map(|p| (p.piece.clone().unwrap_or_default(), p.score.unwrap_or(0.0), p.kind() as i32)).collect())
 }

@@ -70,9 +70,7 @@ impl PyDecodeStream {
                 let text = tok.decode(&self.ids, skip)?;
                 if text.len() > prefix.len() && !text.ends_with('\u{FFFD}') {
                     if !text.starts_with(prefix) {
-                        return Err(tokenkit::Error::invalid(
-                            "decode stream: the decoded text no longer starts with the previous prefix",
-                        ));
+                        return Err(tokenkit::Error::invalid("decode stream: the decoded text no longer starts with the previous prefix"));
                     }
                     let new_text = text[prefix.len()..].to_owned();
                     let new_prefix_index = self.ids.len() - self.prefix_index;

@@ -233,12 +233,7 @@ impl PyEncoding {
     }
     #[getter]
     fn overflowing<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .enc()
-            .get_overflowing()
-            .iter()
-            .map(|o| Py::new(py, PyEncoding::from(o.clone())))
-            .collect::<PyResult<Vec<_>>>()?;
+        let items = self.enc().get_overflowing().iter().map(|o| Py::new(py, PyEncoding::from(o.clone()))).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
 

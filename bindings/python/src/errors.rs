@@ -58,9 +58,7 @@ pub fn py_list<'py, T: IntoPyObject<'py>>(py: Python<'py>, items: impl ExactSize
     let n = items.len();
     match catch(|| PyList::new(py, items)) {
         Ok(list) => list,
-        Err(msg) if msg == PYTHON_CALL_FAILED => {
-            Err(PyMemoryError::new_err(format!("out of memory building a Python list of {n} items")))
-        }
+        Err(msg) if msg == PYTHON_CALL_FAILED => Err(PyMemoryError::new_err(format!("out of memory building a Python list of {n} items"))),
         Err(msg) => Err(panic_err(msg)),
     }
 }

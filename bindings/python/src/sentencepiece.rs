@@ -125,7 +125,15 @@ impl PySentencePieceCore {
         self.model.id_to_token(id).unwrap_or_default()
     }
 
-    fn options(&self, out: &str, add_bos: bool, add_eos: bool, reverse: bool, emit_unk_piece: bool, sampling: Option<(i64, f32)>) -> PyResult<Options> {
+    fn options(
+        &self,
+        out: &str,
+        add_bos: bool,
+        add_eos: bool,
+        reverse: bool,
+        emit_unk_piece: bool,
+        sampling: Option<(i64, f32)>,
+    ) -> PyResult<Options> {
         let out = match out {
             "ids" => Out::Ids,
             "pieces" => Out::Pieces,
@@ -160,7 +168,9 @@ impl PySentencePieceCore {
     fn encode_pieces(&self, text: &str, o: &Options, seed: u64) -> tokenkit::Result<Vec<Cow<'_, str>>> {
         let mut pieces = match o.sampling {
             None => self.model.encode_pieces(text)?,
-            Some((nbest_size, alpha)) => self.model.sample_encode(text, nbest_size, alpha, seed)?.into_iter().map(|t| Cow::Owned(t.value)).collect(),
+            Some((nbest_size, alpha)) => {
+                self.model.sample_encode(text, nbest_size, alpha, seed)?.into_iter().map(|t| Cow::Owned(t.value)).collect()
+            }
         };
         self.emit_unk(&mut pieces, o);
         Ok(self.rewrite(pieces, o, |id| Cow::Borrowed(self.piece(id))))
@@ -204,7 +214,13 @@ impl PySentencePieceCore {
     }
 
     /// `f(text, seed)` on every text of a batch, each text with its own seed.
-    fn encode_batch<T: Send>(&self, py: Python<'_>, texts: &[Cow<'_, str>], threads: i64, f: impl Fn(&str, u64) -> tokenkit::Result<T> + Send + Sync) -> PyResult<Vec<T>> {
+    fn encode_batch<T: Send>(
+        &self,
+        py: Python<'_>,
+        texts: &[Cow<'_, str>],
+        threads: i64,
+        f: impl Fn(&str, u64) -> tokenkit::Result<T> + Send + Sync,
+    ) -> PyResult<Vec<T>> {
         let base = NEXT_SEED.fetch_add(texts.len() as u64, Ordering::SeqCst);
         let items = texts.iter().enumerate().collect();
         run_batch(py, items, threads, |(_, t)| t.len(), |(i, t)| f(t, base.wrapping_add(i as u64)))

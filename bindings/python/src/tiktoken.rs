@@ -56,8 +56,15 @@ fn utf8_all<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<std::borrow::C
 
 impl PyTiktokenCore {
     /// The ids of `text` with tiktoken's special-token policy, as a vector.
-    fn encode_ids(&self, py: Python<'_>, text: &str, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+    fn encode_ids(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<u32>> {
+        let (allowed, disallowed) =
+            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let enc = self.enc.clone();
         run_one(py, || enc.encode(text, &allowed, &disallowed))
     }
@@ -69,7 +76,14 @@ impl PyTiktokenCore {
     /// special_tokens=, explicit_n_vocab=)`.
     #[new]
     #[pyo3(signature = (name, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab = None))]
-    fn new(py: Python<'_>, name: &str, pat_str: &str, mergeable_ranks: HashMap<Vec<u8>, u32>, special_tokens: HashMap<String, u32>, explicit_n_vocab: Option<u32>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        name: &str,
+        pat_str: &str,
+        mergeable_ranks: HashMap<Vec<u8>, u32>,
+        special_tokens: HashMap<String, u32>,
+        explicit_n_vocab: Option<u32>,
+    ) -> PyResult<Self> {
         let ranks = tokenkit::formats::tiktoken::Ranks::from_pairs(mergeable_ranks).map_err(tk_err)?;
         let mut specials: Vec<(String, u32)> = special_tokens.into_iter().collect();
         specials.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
@@ -126,19 +140,38 @@ impl PyTiktokenCore {
     }
 
     /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
-    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'_, PyString>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         ids::list(py, &self.encode_ids(py, &text::utf8(text)?, allowed_special, disallowed_special)?)
     }
 
     /// `encode` as a 1-D `numpy.uint32` array.
-    fn encode_to_numpy(&self, py: Python<'_>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    fn encode_to_numpy(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<PyObject> {
         let ids = self.encode_ids(py, &text::utf8(text)?, allowed_special, disallowed_special)?;
         numpy::u32_array(py, &ids, &[ids.len()])
     }
 
     /// The number of tokens `encode` would give, without building the ids.
-    fn count(&self, py: Python<'_>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let (allowed, disallowed) =
+            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let (enc, text) = (self.enc.clone(), text::utf8(text)?);
         run_one(py, || enc.count(&text, &allowed, &disallowed))
     }
@@ -154,8 +187,15 @@ impl PyTiktokenCore {
     }
 
     /// `encode` of each text, in parallel.
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (allowed, disallowed) =
+            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
         let rows = run(py, || {
             let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
@@ -166,8 +206,15 @@ impl PyTiktokenCore {
 
     /// tiktoken's `encode_with_unstable`: the stable ids and the possible completions
     /// (sorted lists of ids).
-    fn encode_with_unstable(&self, py: Python<'_>, text: &Bound<'_, PyString>, allowed_special: &Bound<'_, PyAny>, disallowed_special: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
-        let (allowed, disallowed) = (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+    fn encode_with_unstable(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
+        let (allowed, disallowed) =
+            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let (enc, text) = (self.enc.clone(), text::utf8(text)?);
         run_one(py, || enc.encode_with_unstable(&text, &allowed, &disallowed))
     }
@@ -186,9 +233,7 @@ impl PyTiktokenCore {
 
     /// The id of the token with these bytes (KeyError when there is none).
     fn encode_single_token(&self, py: Python<'_>, token: &[u8]) -> PyResult<u32> {
-        catch(|| self.enc.encode_single_token(token))
-            .map_err(panic_err)?
-            .map_err(|_| PyKeyError::new_err(PyBytes::new(py, token).unbind()))
+        catch(|| self.enc.encode_single_token(token)).map_err(panic_err)?.map_err(|_| PyKeyError::new_err(PyBytes::new(py, token).unbind()))
     }
 
     /// The concatenated bytes of the tokens (KeyError for an id with no token).
@@ -217,9 +262,8 @@ impl PyTiktokenCore {
 
     /// The bytes of one token (KeyError for an id with no token).
     fn decode_single_token_bytes<'py>(&self, py: Python<'py>, token: u32) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = catch(|| self.enc.decode_single_token_bytes(token))
-            .map_err(panic_err)?
-            .map_err(|_| PyKeyError::new_err(token.to_string()))?;
+        let bytes =
+            catch(|| self.enc.decode_single_token_bytes(token)).map_err(panic_err)?.map_err(|_| PyKeyError::new_err(token.to_string()))?;
         Ok(PyBytes::new(py, bytes))
     }
 
@@ -238,9 +282,7 @@ impl PyTiktokenCore {
 /// `{token bytes: rank}`, as `tiktoken.load.load_tiktoken_bpe`; errors name `origin` and the line.
 #[pyfunction]
 pub fn parse_rank_file<'py>(py: Python<'py>, data: &[u8], origin: &str) -> PyResult<Bound<'py, PyDict>> {
-    let ranks = py
-        .allow_threads(|| tokenkit::formats::tiktoken::parse_rank_file(data, origin))
-        .map_err(|e| value_err(e.to_string()))?;
+    let ranks = py.allow_threads(|| tokenkit::formats::tiktoken::parse_rank_file(data, origin)).map_err(|e| value_err(e.to_string()))?;
     let out = PyDict::new(py);
     for (rank, token) in ranks.iter() {
         out.set_item(PyBytes::new(py, token), rank)?;
@@ -254,9 +296,7 @@ pub fn parse_rank_file<'py>(py: Python<'py>, data: &[u8], origin: &str) -> PyRes
 #[pyo3(signature = (available_only = false))]
 pub fn tiktoken_encoding_names(py: Python<'_>, available_only: bool) -> Vec<&'static str> {
     let names = tokenkit::formats::tiktoken::ENCODING_NAMES;
-    py.allow_threads(|| {
-        names.iter().copied().filter(|n| !available_only || tokenkit::formats::tiktoken::is_available(n)).collect()
-    })
+    py.allow_threads(|| names.iter().copied().filter(|n| !available_only || tokenkit::formats::tiktoken::is_available(n)).collect())
 }
 
 /// The directories searched for rank files, in order (`$TOKENKIT_TIKTOKEN_DIR`, the user

@@ -9,18 +9,18 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use tokenkit::models::ModelWrapper;
 use tokenkit::{
-    AddedToken, EncodeInput, Encoding, InputSequence, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection,
-    TruncationParams, TruncationStrategy,
+    AddedToken, EncodeInput, Encoding, InputSequence, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection, TruncationParams,
+    TruncationStrategy,
 };
 
 use crate::added_token::PyAddedToken;
 use crate::component::{json_of, parse_json, to_python};
 use crate::encoding::{padding_direction, truncation_direction, PyEncoding};
-use crate::numpy;
-use crate::train;
 use crate::errors::{guard, tk_err, value_err};
+use crate::numpy;
 use crate::pool::{run_interruptible, run_released as run};
 use crate::text;
+use crate::train;
 
 /// A tokenizer: the pipeline (normalizer → pre-tokenizer → model → post-processor, and the
 /// decoder), the added vocabulary, padding and truncation.
@@ -61,10 +61,7 @@ fn pretokenized_sequence(o: &Bound<'_, PyAny>) -> PyResult<InputSequence<'static
             return Ok(InputSequence::PreTokenized(words.into_iter().map(Cow::Owned).collect()));
         }
     }
-    Err(PyTypeError::new_err(format!(
-        "PreTokenizedInputSequence must be Union[List[str], Tuple[str]], got {}",
-        type_name(o)
-    )))
+    Err(PyTypeError::new_err(format!("PreTokenizedInputSequence must be Union[List[str], Tuple[str]], got {}", type_name(o))))
 }
 
 fn sequence<'a>(o: &'a Bound<'_, PyAny>, is_pretokenized: bool) -> PyResult<InputSequence<'a>> {
@@ -176,7 +173,8 @@ impl PyTokenizer {
     /// Parses tokenizer.json content given as bytes.
     #[staticmethod]
     fn from_buffer(py: Python<'_>, buffer: &Bound<'_, PyBytes>) -> PyResult<Self> {
-        let s = std::str::from_utf8(buffer.as_bytes()).map_err(|e| PyException::new_err(format!("tokenizer.json is not valid UTF-8: {e}")))?;
+        let s =
+            std::str::from_utf8(buffer.as_bytes()).map_err(|e| PyException::new_err(format!("tokenizer.json is not valid UTF-8: {e}")))?;
         Self::from_str(py, s)
     }
 
@@ -231,7 +229,13 @@ impl PyTokenizer {
 
     /// Encodes one sequence (or a pair). Offsets are character offsets.
     #[pyo3(signature = (sequence, pair = None, is_pretokenized = false, add_special_tokens = true))]
-    fn encode(slf: &Bound<'_, Self>, sequence: &Bound<'_, PyAny>, pair: Option<&Bound<'_, PyAny>>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<PyEncoding> {
+    fn encode(
+        slf: &Bound<'_, Self>,
+        sequence: &Bound<'_, PyAny>,
+        pair: Option<&Bound<'_, PyAny>>,
+        is_pretokenized: bool,
+        add_special_tokens: bool,
+    ) -> PyResult<PyEncoding> {
         let a = self::sequence(sequence, is_pretokenized)?;
         let input = match pair {
             Some(p) if !p.is_none() => EncodeInput::Dual(a, self::sequence(p, is_pretokenized)?),
@@ -243,7 +247,12 @@ impl PyTokenizer {
 
     /// Encodes many inputs in parallel (GIL released). Offsets are character offsets.
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
-    fn encode_batch<'py>(slf: &Bound<'py, Self>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch<'py>(
+        slf: &Bound<'py, Self>,
+        input: &Bound<'py, PyAny>,
+        is_pretokenized: bool,
+        add_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let items = batch_items(input)?;
         let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
@@ -253,7 +262,12 @@ impl PyTokenizer {
 
     /// Like `encode_batch`, but offsets are UTF-8 byte offsets (as HF's `encode_batch_fast`).
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
-    fn encode_batch_fast<'py>(slf: &Bound<'py, Self>, input: &Bound<'py, PyAny>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<Bound<'py, PyList>> {
+    fn encode_batch_fast<'py>(
+        slf: &Bound<'py, Self>,
+        input: &Bound<'py, PyAny>,
+        is_pretokenized: bool,
+        add_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let items = batch_items(input)?;
         let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
@@ -263,7 +277,13 @@ impl PyTokenizer {
 
     /// Encodes one sequence (or a pair) and returns its ids as a 1-D `numpy.uint32` array.
     #[pyo3(signature = (sequence, pair = None, is_pretokenized = false, add_special_tokens = true))]
-    fn encode_to_numpy(slf: &Bound<'_, Self>, sequence: &Bound<'_, PyAny>, pair: Option<&Bound<'_, PyAny>>, is_pretokenized: bool, add_special_tokens: bool) -> PyResult<PyObject> {
+    fn encode_to_numpy(
+        slf: &Bound<'_, Self>,
+        sequence: &Bound<'_, PyAny>,
+        pair: Option<&Bound<'_, PyAny>>,
+        is_pretokenized: bool,
+        add_special_tokens: bool,
+    ) -> PyResult<PyObject> {
         let enc = Self::encode(slf, sequence, pair, is_pretokenized, add_special_tokens)?;
         let ids = enc.enc().get_ids();
         numpy::u32_array(slf.py(), ids, &[ids.len()])
@@ -275,7 +295,13 @@ impl PyTokenizer {
     /// With padding enabled the rows are padded as `encode_batch` pads them; otherwise short rows
     /// are filled with `pad_id` (default 0) and a 0 in the attention mask.
     #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true, pad_id = None))]
-    fn encode_batch_to_numpy(slf: &Bound<'_, Self>, input: &Bound<'_, PyAny>, is_pretokenized: bool, add_special_tokens: bool, pad_id: Option<u32>) -> PyResult<(PyObject, PyObject)> {
+    fn encode_batch_to_numpy(
+        slf: &Bound<'_, Self>,
+        input: &Bound<'_, PyAny>,
+        is_pretokenized: bool,
+        add_special_tokens: bool,
+        pad_id: Option<u32>,
+    ) -> PyResult<(PyObject, PyObject)> {
         let items = batch_items(input)?;
         let inputs = batch_inputs(&items, is_pretokenized)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
@@ -306,7 +332,12 @@ impl PyTokenizer {
     /// Trains the model on the strings of `iterator` (strings or batches of strings; read as
     /// they come, so it may be larger than memory). `length` is accepted for compatibility.
     #[pyo3(signature = (iterator, trainer = None, length = None))]
-    fn train_from_iterator(slf: &Bound<'_, Self>, iterator: &Bound<'_, PyAny>, trainer: Option<&Bound<'_, PyAny>>, length: Option<usize>) -> PyResult<()> {
+    fn train_from_iterator(
+        slf: &Bound<'_, Self>,
+        iterator: &Bound<'_, PyAny>,
+        trainer: Option<&Bound<'_, PyAny>>,
+        length: Option<usize>,
+    ) -> PyResult<()> {
         let _ = length;
         let mut tok = (*slf.borrow().tok).clone();
         let trainer = train::trainer_from_python(trainer, tok.get_model())?;
@@ -345,7 +376,12 @@ impl PyTokenizer {
 
     /// Truncation, post-processing and padding of an encoding (and its pair), as `encode` does.
     #[pyo3(signature = (encoding, pair = None, add_special_tokens = true))]
-    fn post_process(slf: &Bound<'_, Self>, encoding: PyRef<PyEncoding>, pair: Option<PyRef<PyEncoding>>, add_special_tokens: bool) -> PyResult<PyEncoding> {
+    fn post_process(
+        slf: &Bound<'_, Self>,
+        encoding: PyRef<PyEncoding>,
+        pair: Option<PyRef<PyEncoding>>,
+        add_special_tokens: bool,
+    ) -> PyResult<PyEncoding> {
         let (e, p) = (encoding.enc().clone(), pair.map(|p| p.enc().clone()));
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
         run(py, move || tok.post_process(e, p, add_special_tokens)).map(Into::into)
@@ -380,12 +416,7 @@ impl PyTokenizer {
 
     /// id → AddedToken of the added vocabulary.
     fn get_added_tokens_decoder(&self) -> HashMap<u32, PyAddedToken> {
-        self.tok
-            .get_added_vocabulary()
-            .get_added_tokens_decoder()
-            .iter()
-            .map(|(id, t)| (*id, PyAddedToken::from_token(t)))
-            .collect()
+        self.tok.get_added_vocabulary().get_added_tokens_decoder().iter().map(|(id, t)| (*id, PyAddedToken::from_token(t))).collect()
     }
 
     /// Adds tokens (str or AddedToken); returns how many were new.
@@ -420,7 +451,15 @@ impl PyTokenizer {
 
     /// Pads every encoding (to the longest of a batch, or to `length`).
     #[pyo3(signature = (direction = "right", pad_id = 0, pad_type_id = 0, pad_token = "[PAD]", length = None, pad_to_multiple_of = None))]
-    fn enable_padding(&mut self, direction: &str, pad_id: u32, pad_type_id: u32, pad_token: &str, length: Option<usize>, pad_to_multiple_of: Option<usize>) -> PyResult<()> {
+    fn enable_padding(
+        &mut self,
+        direction: &str,
+        pad_id: u32,
+        pad_type_id: u32,
+        pad_token: &str,
+        length: Option<usize>,
+        pad_to_multiple_of: Option<usize>,
+    ) -> PyResult<()> {
         let params = PaddingParams {
             strategy: length.map_or(PaddingStrategy::BatchLongest, PaddingStrategy::Fixed),
             direction: padding_direction(direction)?,
@@ -467,9 +506,7 @@ impl PyTokenizer {
             "only_first" => TruncationStrategy::OnlyFirst,
             "only_second" => TruncationStrategy::OnlySecond,
             other => {
-                return Err(value_err(format!(
-                    "Unknown `strategy`: `{other}`. Use one of `longest_first`, `only_first`, or `only_second`"
-                )))
+                return Err(value_err(format!("Unknown `strategy`: `{other}`. Use one of `longest_first`, `only_first`, or `only_second`")))
             }
         };
         let direction = truncation_direction(direction)?;

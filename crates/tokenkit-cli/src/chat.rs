@@ -117,9 +117,7 @@ fn request_from_object(mut obj: Map<String, Value>) -> Result<Request> {
 /// Resolves `--template`: a readable file is a template text, anything else a template name.
 fn template_arg(t: Option<String>) -> Result<Option<String>> {
     match t {
-        Some(t) if std::path::Path::new(&t).is_file() => {
-            Ok(Some(std::fs::read_to_string(&t).with_context(|| format!("reading {t}"))?))
-        }
+        Some(t) if std::path::Path::new(&t).is_file() => Ok(Some(std::fs::read_to_string(&t).with_context(|| format!("reading {t}"))?)),
         other => Ok(other),
     }
 }

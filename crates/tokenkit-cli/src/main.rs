@@ -12,8 +12,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
-use tokenkit::formats::Format;
 use tokenkit::formats::tiktoken::EncodingSpec;
+use tokenkit::formats::Format;
 use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
@@ -353,9 +353,7 @@ impl Source {
 
 /// `TOKEN=ID` (the last `=` separates them, so a token may hold one).
 fn parse_special(s: &str) -> Result<(String, u32)> {
-    let (token, id) = s.rsplit_once('=').filter(|(t, _)| !t.is_empty()).ok_or_else(|| {
-        anyhow!("--special {s:?}: expected TOKEN=ID")
-    })?;
+    let (token, id) = s.rsplit_once('=').filter(|(t, _)| !t.is_empty()).ok_or_else(|| anyhow!("--special {s:?}: expected TOKEN=ID"))?;
     let id = id.parse().map_err(|_| anyhow!("--special {s:?}: the id {id:?} is not a non-negative integer"))?;
     Ok((token.to_owned(), id))
 }
@@ -546,9 +544,8 @@ fn read_inputs<T: From<String>>(jsonl: bool, texts: Vec<String>, parse: impl Fn(
     if texts.is_empty() {
         let mut bytes = Vec::new();
         std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
-        let s = String::from_utf8(bytes).map_err(|e| {
-            anyhow!("standard input is not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())
-        })?;
+        let s = String::from_utf8(bytes)
+            .map_err(|e| anyhow!("standard input is not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()))?;
         return Ok(vec![(Origin::Stdin, Ok(T::from(s)))]);
     }
     Ok(texts.into_iter().enumerate().map(|(i, t)| (Origin::Argument(i + 1), Ok(T::from(t)))).collect())
@@ -665,7 +662,13 @@ impl Serialize for TiktokenOut {
     }
 }
 
-fn tiktoken_encode(enc: &TiktokenEncoding, args: &TiktokenEncodeArgs, inputs: Inputs<String>, batch_size: usize, mut out: Output) -> Result<()> {
+fn tiktoken_encode(
+    enc: &TiktokenEncoding,
+    args: &TiktokenEncodeArgs,
+    inputs: Inputs<String>,
+    batch_size: usize,
+    mut out: Output,
+) -> Result<()> {
     let allowed = special_set(args.allowed_special.as_deref(), "none");
     let disallowed = special_set(args.disallowed_special.as_deref(), "all");
     for chunk in inputs.chunks(batch_size) {
@@ -756,8 +759,7 @@ fn encoding_out(e: &Encoding, full: bool, nested: bool) -> EncodingOut<'_> {
         special_tokens_mask: full.then(|| e.get_special_tokens_mask()),
         word_ids: full.then(|| e.get_word_ids()),
         sequence_ids: full.then(|| e.get_sequence_ids()),
-        overflowing: (full && !nested)
-            .then(|| e.get_overflowing().iter().map(|o| encoding_out(o, full, true)).collect()),
+        overflowing: (full && !nested).then(|| e.get_overflowing().iter().map(|o| encoding_out(o, full, true)).collect()),
     }
 }
 
@@ -815,7 +817,14 @@ fn borrowed<'a>(input: &'a EncodeInput<'_>) -> EncodeInput<'a> {
     }
 }
 
-fn encode(tok: &Tokenizer, inputs: Inputs<EncodeInput<'static>>, add_special: bool, full: bool, batch_size: usize, mut out: Output) -> Result<()> {
+fn encode(
+    tok: &Tokenizer,
+    inputs: Inputs<EncodeInput<'static>>,
+    add_special: bool,
+    full: bool,
+    batch_size: usize,
+    mut out: Output,
+) -> Result<()> {
     for chunk in inputs.chunks(batch_size) {
         let good = || chunk.iter().filter_map(|(_, i)| i.as_ref().ok()).map(borrowed).collect::<Vec<_>>();
         // A batch fails as a whole: encode its inputs one by one to find which, then the

@@ -1,7 +1,6 @@
 //! `tokenkit encode` options for SentencePiece Unigram models: n-best segmentations and
 //! subword-regularisation sampling (sentencepiece's `nbest_encode` and `sample_encode`).
 
-
 use anyhow::{bail, Result};
 use serde::Serialize;
 use tokenkit::models::sentencepiece::proto::ModelType;

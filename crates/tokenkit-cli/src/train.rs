@@ -11,7 +11,7 @@ use tokenkit::pre_tokenizers::byte_level::ByteLevel;
 use tokenkit::processors::template::{Piece, Template, TemplateProcessing};
 use tokenkit::processors::{BertProcessing, PostProcessorWrapper, RobertaProcessing};
 use tokenkit::trainers::{
-    BpeTrainer, Progress, TrainReport, TrainInput, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
+    BpeTrainer, Progress, TrainInput, TrainReport, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
 };
 use tokenkit::{AddedToken, Tokenizer};
 
@@ -321,19 +321,16 @@ fn decoder_json(args: &TrainArgs) -> serde_json::Value {
 /// Whether the trained tokenizer decodes subwords back into words (see [`decoder_json`]).
 fn decodes_words(args: &TrainArgs) -> bool {
     let (prefix, suffix) = markers(args);
-    !matches!(args.preset, Preset::Bert | Preset::Whitespace)
-        || args.model == ModelKind::Wordlevel
-        || prefix.is_some()
-        || suffix.is_some()
+    !matches!(args.preset, Preset::Bert | Preset::Whitespace) || args.model == ModelKind::Wordlevel || prefix.is_some() || suffix.is_some()
 }
 
 /// The post-processor for the trained tokenizer `tok` (its special tokens' ids are known
 /// once trained); `None` for none.
 fn post_processor(args: &TrainArgs, tok: &Tokenizer) -> Result<Option<PostProcessorWrapper>> {
     let id = |token: &str| {
-        tok.token_to_id(token).map(|id| (token.to_owned(), id)).ok_or_else(|| {
-            anyhow!("the post-processor needs the special token {token:?}: add it to --special-tokens")
-        })
+        tok.token_to_id(token)
+            .map(|id| (token.to_owned(), id))
+            .ok_or_else(|| anyhow!("the post-processor needs the special token {token:?}: add it to --special-tokens"))
     };
     if let Some(single) = &args.template {
         let names = template_tokens(args)?;
@@ -344,12 +341,13 @@ fn post_processor(args: &TrainArgs, tok: &Tokenizer) -> Result<Option<PostProces
         }
         return Ok(Some(b.build()?.into()));
     }
-    let kind = args.post_processor.unwrap_or(if args.preset == Preset::Gpt2 { PostProcessorKind::ByteLevel } else { PostProcessorKind::None });
+    let kind =
+        args.post_processor.unwrap_or(if args.preset == Preset::Gpt2 { PostProcessorKind::ByteLevel } else { PostProcessorKind::None });
     Ok(match kind {
         PostProcessorKind::Bert => Some(BertProcessing::new(id("[SEP]")?, id("[CLS]")?).into()),
-        PostProcessorKind::Roberta => Some(
-            RobertaProcessing { sep: id("</s>")?, cls: id("<s>")?, trim_offsets: true, add_prefix_space: false }.into(),
-        ),
+        PostProcessorKind::Roberta => {
+            Some(RobertaProcessing { sep: id("</s>")?, cls: id("<s>")?, trim_offsets: true, add_prefix_space: false }.into())
+        }
         PostProcessorKind::ByteLevel => {
             let bl = json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true});
             Some(serde_json::from_value(bl)?)
@@ -423,9 +421,7 @@ fn check_options(args: &TrainArgs) -> Result<()> {
 }
 
 fn normalizer_json(kind: NormalizerKind) -> serde_json::Value {
-    let bert = |lowercase: bool| {
-        json!({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": lowercase})
-    };
+    let bert = |lowercase: bool| json!({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": lowercase});
     match kind {
         NormalizerKind::None => serde_json::Value::Null,
         NormalizerKind::BertUncased => bert(true),
@@ -556,8 +552,9 @@ fn check_output(args: &TrainArgs) -> Result<()> {
 /// Writes the tokenizer (with a recipe, its whole directory); returns the tokenizer.json path.
 fn save_outputs(args: &TrainArgs, tok: &Tokenizer) -> Result<PathBuf> {
     match args.recipe {
-        Some(Recipe::Minimind) => tokenkit::formats::pretrained::write_minimind_dir(&args.output, tok, args.chat_template.as_deref())
-            .map_err(|e| anyhow!(e)),
+        Some(Recipe::Minimind) => {
+            tokenkit::formats::pretrained::write_minimind_dir(&args.output, tok, args.chat_template.as_deref()).map_err(|e| anyhow!(e))
+        }
         None => {
             tok.save(&args.output, args.pretty).map_err(|e| anyhow!(e))?;
             Ok(args.output.clone())
@@ -615,7 +612,11 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     let saved = save_outputs(&args, &tok)?;
     let stats = &report.input;
     if stats.skipped > 0 {
-        eprintln!("tokenkit: skipped {} JSONL line(s) without a string field `{}`:", stats.skipped, args.jsonl_field.as_deref().unwrap_or(""));
+        eprintln!(
+            "tokenkit: skipped {} JSONL line(s) without a string field `{}`:",
+            stats.skipped,
+            args.jsonl_field.as_deref().unwrap_or("")
+        );
         for e in &stats.skip_examples {
             eprintln!("  {e}");
         }
@@ -727,8 +728,7 @@ fn run_sentencepiece(args: &TrainArgs, t0: Instant) -> Result<()> {
     }
     let model_path = std::path::PathBuf::from(format!("{}.model", args.output.display()));
     tokenkit::utils::atomic_file::check_writable(&model_path).map_err(|e| anyhow!(e))?;
-    let (proto, report) =
-        spm::train(&spec, spm::read_lines(&spec.input)).map_err(|e| anyhow!(e))?;
+    let (proto, report) = spm::train(&spec, spm::read_lines(&spec.input)).map_err(|e| anyhow!(e))?;
     spm::save(&proto, &args.output).map_err(|e| anyhow!(e))?;
     let peak = peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
     if !args.quiet {

@@ -25,9 +25,7 @@ fn run_model(model: &impl Model, pieces: &[String], repeat: usize) -> tokenkit::
         for p in pieces {
             for t in model.tokenize(p)? {
                 n += 1;
-                sum = sum
-                    .wrapping_mul(31)
-                    .wrapping_add(u64::from(t.id) ^ ((t.offsets.0 as u64) << 20) ^ t.value.len() as u64);
+                sum = sum.wrapping_mul(31).wrapping_add(u64::from(t.id) ^ ((t.offsets.0 as u64) << 20) ^ t.value.len() as u64);
             }
         }
     }
@@ -57,12 +55,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let secs = start.elapsed().as_secs_f64();
     let mb = (docs.iter().map(String::len).sum::<usize>() * repeat) as f64 / 1e6;
     let cpu = cpu_ns().zip(cpu_start).map(|(b, a)| format!(" ({:.1} MB/s of CPU time)", mb / ((b - a) as f64 / 1e9)));
-    println!(
-        "{} pieces, {} tokens, checksum {sum:016x}, model {:.1} MB/s{}",
-        pieces.len(),
-        n / repeat,
-        mb / secs,
-        cpu.unwrap_or_default()
-    );
+    println!("{} pieces, {} tokens, checksum {sum:016x}, model {:.1} MB/s{}", pieces.len(), n / repeat, mb / secs, cpu.unwrap_or_default());
     Ok(())
 }

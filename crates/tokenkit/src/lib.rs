@@ -42,11 +42,11 @@ pub mod utils;
 #[cfg(test)]
 mod test_fixtures;
 
-pub use error::{Error, Result};
 pub use base::{
     AddedToken, Decoder, Encoding, Model, NormalizedString, Normalizer, OffsetType, Offsets, PaddingDirection, PostProcessor,
     PreTokenizedString, PreTokenizer, Token, TruncationDirection,
 };
+pub use error::{Error, Result};
 pub use tokenizer::{
     DecodeStream, EncodeInput, InputSequence, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams, TruncationStrategy,
 };

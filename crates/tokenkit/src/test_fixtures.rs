@@ -22,9 +22,8 @@ fn manifest() -> &'static BTreeMap<String, bool> {
     static MANIFEST: OnceLock<BTreeMap<String, bool>> = OnceLock::new();
     MANIFEST.get_or_init(|| {
         let path = dir().join("MANIFEST.json");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("{}: {e}; run scripts/fetch_fixtures.py (scripts/setup.sh does) before the tests", path.display())
-        });
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run scripts/fetch_fixtures.py (scripts/setup.sh does) before the tests", path.display()));
         let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let map = json.as_object().unwrap_or_else(|| panic!("{}: not a JSON object", path.display()));
         map.iter().map(|(k, v)| (k.clone(), v.get("absent").is_none())).collect()
@@ -40,9 +39,8 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// when the manifest records it as absent on this machine. Panics when the manifest does not know
 /// `rel`, or lists it as present and it is not there.
 pub fn get(rel: &str) -> Option<PathBuf> {
-    let present = *manifest()
-        .get(rel)
-        .unwrap_or_else(|| panic!("fixture {rel} is not in .fixtures/MANIFEST.json (scripts/fetch_fixtures.py)"));
+    let present =
+        *manifest().get(rel).unwrap_or_else(|| panic!("fixture {rel} is not in .fixtures/MANIFEST.json (scripts/fetch_fixtures.py)"));
     let path = dir().join(rel);
     if present {
         assert!(path.exists(), "{}: listed as present in .fixtures/MANIFEST.json but missing", path.display());

@@ -250,9 +250,7 @@ impl Encoding {
         let ranks: format::Ranks = ranks.into();
         let desc = Self::describe(name, pat_str, special_tokens, explicit_n_vocab, false);
         let key = table_cache::Key::new("tiktoken::Encoding(ranks)", &[desc.as_bytes(), &ranks.digest()]);
-        Self::cached(&key, name, pat_str, special_tokens, || {
-            Self::build(name, pat_str, ranks, special_tokens, explicit_n_vocab)
-        })
+        Self::cached(&key, name, pat_str, special_tokens, || Self::build(name, pat_str, ranks, special_tokens, explicit_n_vocab))
     }
 
     /// The encoding stored under `key` in the [`table_cache`] (as `name`, `pat_str` and
@@ -289,8 +287,7 @@ impl Encoding {
         let (tokenizer, rank_of) = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
         let special_map: BTreeMap<String, u32> = special_tokens.iter().cloned().collect();
         // Special tokens first: where a rank has the same id, its bytes are what it decodes to.
-        let tokens: Vec<(u32, &[u8])> =
-            first_per_id.iter().map(|(c, id)| (*id, c.as_bytes())).chain(ranks.iter()).collect();
+        let tokens: Vec<(u32, &[u8])> = first_per_id.iter().map(|(c, id)| (*id, c.as_bytes())).chain(ranks.iter()).collect();
         let id_bytes = IdBytes::new(&tokens);
         if let Some(n) = explicit_n_vocab {
             if n as usize != id_bytes.n_vocab || ranks.len() + special_map.len() != n as usize {
@@ -316,8 +313,7 @@ impl Encoding {
         rank_of: format::RankOf,
         special_map: BTreeMap<String, u32>,
     ) -> Result<Self> {
-        let (special_list, special_ids): (Vec<String>, Vec<u32>) =
-            special_map.iter().map(|(c, &id)| (c.clone(), id)).unzip();
+        let (special_list, special_ids): (Vec<String>, Vec<u32>) = special_map.iter().map(|(c, &id)| (c.clone(), id)).unzip();
         let special_matcher = if special_list.is_empty() {
             None
         } else {
@@ -560,8 +556,8 @@ impl Encoding {
     /// The parts of the pipeline the encoding runs (its NFC, if any, is applied by the
     /// callers to the whole text: [`Encoding::normalized`]).
     fn plan(&self) -> Result<(&crate::models::bpe::BPE, &ByteLevelBpe, &SysRegex)> {
-        let (bpe, raw, regex, _nfc) = ids_plan(&self.tokenizer)
-            .ok_or_else(|| Error::invalid("tiktoken encoding without a byte-level BPE pipeline"))?;
+        let (bpe, raw, regex, _nfc) =
+            ids_plan(&self.tokenizer).ok_or_else(|| Error::invalid("tiktoken encoding without a byte-level BPE pipeline"))?;
         Ok((bpe, raw, regex))
     }
 
@@ -707,12 +703,7 @@ impl Encoding {
     }
 
     /// [`Encoding::encode`] on each text, in parallel; the first error stops the batch.
-    pub fn encode_batch(
-        &self,
-        texts: &[&str],
-        allowed: &SpecialTokens,
-        disallowed: &SpecialTokens,
-    ) -> Result<Vec<Vec<u32>>> {
+    pub fn encode_batch(&self, texts: &[&str], allowed: &SpecialTokens, disallowed: &SpecialTokens) -> Result<Vec<Vec<u32>>> {
         crate::utils::parallel::try_map(texts, |t| t.len(), |t| self.encode(t, allowed, disallowed))
     }
 
@@ -763,10 +754,7 @@ impl Encoding {
     /// (tiktoken's `errors="strict"`).
     pub fn decode_strict(&self, ids: &[u32]) -> Result<String> {
         String::from_utf8(self.decode_bytes(ids)?).map_err(|e| {
-            Error::invalid(format!(
-                "'utf-8' codec can't decode the tokens: invalid byte at offset {}",
-                e.utf8_error().valid_up_to()
-            ))
+            Error::invalid(format!("'utf-8' codec can't decode the tokens: invalid byte at offset {}", e.utf8_error().valid_up_to()))
         })
     }
 

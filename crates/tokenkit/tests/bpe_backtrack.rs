@@ -29,8 +29,7 @@ fn byte_level(text: &str) -> String {
 
 /// Texts to encode as single words: corpus chunks of varied sizes, then random strings.
 fn texts() -> Vec<String> {
-    let per_file: usize =
-        std::env::var("TOKENKIT_BACKTRACK_BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(24 * 1024);
+    let per_file: usize = std::env::var("TOKENKIT_BACKTRACK_BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(24 * 1024);
     let mut rng = StdRng::seed_from_u64(42);
     let mut out = Vec::new();
     for f in corpus_files() {

@@ -319,15 +319,12 @@ fn imports(src: &Source, test: &[(usize, usize)], modules: &BTreeSet<String>, ro
 
 #[test]
 fn imports_go_down_the_layers() {
-    let dir = std::env::var_os("TOKENKIT_LAYERS_SRC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let dir =
+        std::env::var_os("TOKENKIT_LAYERS_SRC").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let mut files = Vec::new();
     read_sources(&dir, &[], &mut files);
-    let sources: Vec<Source> = files
-        .into_iter()
-        .map(|(file, module)| Source { code: strip(&std::fs::read_to_string(&file).unwrap()), file, module })
-        .collect();
+    let sources: Vec<Source> =
+        files.into_iter().map(|(file, module)| Source { code: strip(&std::fs::read_to_string(&file).unwrap()), file, module }).collect();
     let lib = sources.iter().find(|s| s.module.is_empty()).expect("lib.rs");
     let lib_text = std::fs::read_to_string(&lib.file).unwrap();
     let modules: BTreeSet<String> = String::from_utf8_lossy(&lib.code)
@@ -371,18 +368,18 @@ fn imports_go_down_the_layers() {
     let mut by_rank: Vec<&String> = modules.iter().collect();
     by_rank.sort_by_key(|m| (rank.get(*m).copied().unwrap_or(usize::MAX), (*m).clone()));
     for m in &by_rank {
-        let out: Vec<String> = edges
-            .iter()
-            .filter(|((from, _), _)| from == *m)
-            .map(|((_, to), v)| format!("{to} ({})", v.len()))
-            .collect();
+        let out: Vec<String> = edges.iter().filter(|((from, _), _)| from == *m).map(|((_, to), v)| format!("{to} ({})", v.len())).collect();
         let layer = rank.get(*m).map_or("?".to_owned(), |r| r.to_string());
         let out: Vec<String> = out
             .into_iter()
             .map(|e| {
                 let to = e.split(' ').next().unwrap_or_default();
                 let up = rank.get(to).zip(rank.get(*m)).is_some_and(|(b, a)| b > a);
-                if up { format!("{e} UP") } else { e }
+                if up {
+                    format!("{e} UP")
+                } else {
+                    e
+                }
             })
             .collect();
         println!("  [{layer}] {m} -> {}", out.join(", "));
@@ -407,12 +404,7 @@ fn imports_go_down_the_layers() {
         }
     }
     // Within a layer: no cycle (depth-first search over the same-layer edges).
-    fn cycle(
-        node: &str,
-        next: &BTreeMap<&str, Vec<&str>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
+    fn cycle(node: &str, next: &BTreeMap<&str, Vec<&str>>, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
         if let Some(p) = path.iter().position(|n| n == node) {
             let mut c = path[p..].to_vec();
             c.push(node.to_owned());

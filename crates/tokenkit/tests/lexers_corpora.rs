@@ -10,7 +10,8 @@ use tokenkit::utils::regex::SysRegex;
 
 const GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-const CL100K_ONIG: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const CL100K_ONIG: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 fn corpora() -> Vec<PathBuf> {
     let dir = std::env::var_os("TOKENKIT_CORPORA")
@@ -33,7 +34,13 @@ fn compare(name: &str, pattern: &str, lex: impl Fn(&str) -> Vec<(usize, usize)>)
             let at = theirs.get(i).or(ours.get(i)).map_or(0, |m| m.0);
             let lo = text.floor_char_boundary(at.saturating_sub(20));
             let hi = text.floor_char_boundary((at + 40).min(text.len()));
-            panic!("{name}: {} differs at match {i}: ours {:?} onig {:?} near {:?}", f.display(), ours.get(i), theirs.get(i), &text[lo..hi]);
+            panic!(
+                "{name}: {} differs at match {i}: ours {:?} onig {:?} near {:?}",
+                f.display(),
+                ours.get(i),
+                theirs.get(i),
+                &text[lo..hi]
+            );
         }
         total += ours.len();
     }
@@ -78,8 +85,20 @@ const MIXED: &str = "Hi 12345 日本語のテキストabc\u{200D}, x  \n\tdon'T 
 fn qwen3_and_deepseek_v3_encode_like_hf() {
     // HF 0.23.3: Tokenizer.from_file(...).encode(MIXED, add_special_tokens=False).ids
     let cases: [(&str, &[u32]); 2] = [
-        ("deepseek_v3", &[23166, 223, 6895, 1883, 223, 88768, 1576, 17383, 20367, 24552, 32372, 46088, 14, 1527, 2143, 200, 20385, 67322, 21820, 23, 53769, 225]),
-        ("qwen3", &[13048, 220, 16, 17, 18, 19, 20, 75402, 21894, 102819, 15767, 56833, 61803, 70534, 13683, 378, 235, 11, 856, 2303, 2698, 263, 17323, 12984, 20, 90316]),
+        (
+            "deepseek_v3",
+            &[
+                23166, 223, 6895, 1883, 223, 88768, 1576, 17383, 20367, 24552, 32372, 46088, 14, 1527, 2143, 200, 20385, 67322, 21820, 23,
+                53769, 225,
+            ],
+        ),
+        (
+            "qwen3",
+            &[
+                13048, 220, 16, 17, 18, 19, 20, 75402, 21894, 102819, 15767, 56833, 61803, 70534, 13683, 378, 235, 11, 856, 2303, 2698,
+                263, 17323, 12984, 20, 90316,
+            ],
+        ),
     ];
     for (name, want) in cases {
         let Some(json) = registry_json(name) else { continue };

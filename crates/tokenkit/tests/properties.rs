@@ -25,8 +25,7 @@ fn tiktoken() -> &'static Encoding {
                 ranks.push(Some(t.as_bytes().to_vec()));
             }
             let n = ranks.len() as u32;
-            Encoding::new("test", tokenkit::formats::tiktoken::CL100K_PATTERN, ranks, &[("<|endoftext|>".into(), n)], None)
-                .unwrap()
+            Encoding::new("test", tokenkit::formats::tiktoken::CL100K_PATTERN, ranks, &[("<|endoftext|>".into(), n)], None).unwrap()
         }
     })
 }

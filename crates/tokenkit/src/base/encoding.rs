@@ -363,11 +363,7 @@ impl Encoding {
     /// The token containing position `pos` of sequence `sequence_id`.
     pub fn char_to_token(&self, pos: usize, sequence_id: usize) -> Option<usize> {
         let r = self.sequence_range(sequence_id);
-        self.offsets
-            .get(r.clone())?
-            .iter()
-            .position(|&(s, e)| pos >= s && pos < e)
-            .map(|i| i + r.start)
+        self.offsets.get(r.clone())?.iter().position(|&(s, e)| pos >= s && pos < e).map(|i| i + r.start)
     }
 
     /// The word containing position `pos` of sequence `sequence_id`.
@@ -503,7 +499,14 @@ impl Encoding {
 
     /// Pads to `target_length` tokens (the overflowing parts too). An error, not an abort, when
     /// the padded encoding does not fit in memory.
-    pub fn pad(&mut self, target_length: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) -> crate::Result<()> {
+    pub fn pad(
+        &mut self,
+        target_length: usize,
+        pad_id: u32,
+        pad_type_id: u32,
+        pad_token: &str,
+        direction: PaddingDirection,
+    ) -> crate::Result<()> {
         for o in &mut self.overflowing {
             o.pad(target_length, pad_id, pad_type_id, pad_token, direction)?;
         }
@@ -554,7 +557,14 @@ impl Encoding {
     }
 
     /// Pads many encodings in parallel.
-    pub(crate) fn pad_all(encodings: &mut [Encoding], target: usize, pad_id: u32, pad_type_id: u32, pad_token: &str, direction: PaddingDirection) -> crate::Result<()> {
+    pub(crate) fn pad_all(
+        encodings: &mut [Encoding],
+        target: usize,
+        pad_id: u32,
+        pad_type_id: u32,
+        pad_token: &str,
+        direction: PaddingDirection,
+    ) -> crate::Result<()> {
         encodings.par_iter_mut().try_for_each(|e| e.pad(target, pad_id, pad_type_id, pad_token, direction))
     }
 }

@@ -96,7 +96,12 @@ pub trait PostProcessor {
 /// What [`PostProcessor::process`] does unless a processor has a quicker way to the same
 /// result: each sequence gets its index as sequence and type id, the processor turns them
 /// into parts ([`PostProcessor::process_encodings`]) and the parts are concatenated.
-pub fn process_by_parts<P: PostProcessor + ?Sized>(p: &P, encoding: Encoding, pair: Option<Encoding>, add_special_tokens: bool) -> Result<Encoding> {
+pub fn process_by_parts<P: PostProcessor + ?Sized>(
+    p: &P,
+    encoding: Encoding,
+    pair: Option<Encoding>,
+    add_special_tokens: bool,
+) -> Result<Encoding> {
     let mut encodings = match pair {
         Some(p) => vec![encoding, p],
         None => vec![encoding],

@@ -157,10 +157,7 @@ impl NormalizedString {
     }
 
     /// Converts a byte range from one referential to the other. `None` when out of range.
-    pub fn convert_offsets<T: RangeBounds<usize> + Clone>(
-        &self,
-        range: Range<T>,
-    ) -> Option<std::ops::Range<usize>> {
+    pub fn convert_offsets<T: RangeBounds<usize> + Clone>(&self, range: Range<T>) -> Option<std::ops::Range<usize>> {
         let (target, from_original) = match range {
             Range::Original(_) => (range.into_full_range(self.len_original()), true),
             Range::Normalized(_) => (range.into_full_range(self.len()), false),
@@ -230,9 +227,7 @@ impl NormalizedString {
             }
             Range::Normalized(_) => {
                 let r = range.into_full_range(self.normalized.len());
-                if !(self.normalized.is_char_boundary(r.start)
-                    && self.normalized.is_char_boundary(r.end))
-                {
+                if !(self.normalized.is_char_boundary(r.start) && self.normalized.is_char_boundary(r.end)) {
                     return None;
                 }
                 (r.clone(), self.convert_offsets(Range::Normalized(r))?)
@@ -243,12 +238,7 @@ impl NormalizedString {
             original: Arc::clone(&self.original),
             original_len: original_range.len(),
             normalized: self.normalized.get(normalized_range.clone()).unwrap_or_default().to_owned(),
-            alignments: self
-                .alignments
-                .get(normalized_range)?
-                .iter()
-                .map(|&(s, e)| (s - shift, e - shift))
-                .collect(),
+            alignments: self.alignments.get(normalized_range)?.iter().map(|&(s, e)| (s - shift, e - shift)).collect(),
             original_shift: self.original_shift + original_range.start,
         })
     }
@@ -286,11 +276,7 @@ impl NormalizedString {
             } else {
                 // Replacing the char at `offset`; past the end (nothing left to replace) keep
                 // the last alignment rather than panicking.
-                self.alignments
-                    .get(offset)
-                    .or_else(|| self.alignments.get(offset.wrapping_sub(1)))
-                    .copied()
-                    .unwrap_or((0, 0))
+                self.alignments.get(offset).or_else(|| self.alignments.get(offset.wrapping_sub(1))).copied().unwrap_or((0, 0))
             };
             if change <= 0 {
                 offset += replaced.next().map_or(0, char::len_utf8);
@@ -368,11 +354,7 @@ impl NormalizedString {
         if let Some(next) = self.normalized.chars().next() {
             // The first new char takes the place of `next`, which is then re-inserted: every
             // new char shares the alignment of the old first char.
-            let transformations = s
-                .chars()
-                .enumerate()
-                .map(|(i, c)| (c, if i == 0 { 0 } else { 1 }))
-                .chain(std::iter::once((next, 1)));
+            let transformations = s.chars().enumerate().map(|(i, c)| (c, if i == 0 { 0 } else { 1 })).chain(std::iter::once((next, 1)));
             self.transform_range(Range::Normalized(0..next.len_utf8()), transformations, 0);
         }
         self
@@ -451,11 +433,7 @@ impl NormalizedString {
     }
 
     /// Splits on `pattern`, the delimiter handled as `behavior` says.
-    pub fn split<P: Pattern>(
-        &self,
-        pattern: P,
-        behavior: SplitDelimiterBehavior,
-    ) -> Result<Vec<NormalizedString>> {
+    pub fn split<P: Pattern>(&self, pattern: P, behavior: SplitDelimiterBehavior) -> Result<Vec<NormalizedString>> {
         Ok(split_pieces(&self.normalized, pattern, behavior)?
             .into_iter()
             .filter_map(|(s, e)| self.slice(Range::Normalized(s..e)))
@@ -478,16 +456,8 @@ impl NormalizedString {
     }
 
     fn lrstrip(&mut self, left: bool, right: bool) -> &mut Self {
-        let leading = if left {
-            self.normalized.chars().take_while(|c| c.is_whitespace()).count()
-        } else {
-            0
-        };
-        let trailing = if right {
-            self.normalized.chars().rev().take_while(|c| c.is_whitespace()).count()
-        } else {
-            0
-        };
+        let leading = if left { self.normalized.chars().take_while(|c| c.is_whitespace()).count() } else { 0 };
+        let trailing = if right { self.normalized.chars().rev().take_while(|c| c.is_whitespace()).count() } else { 0 };
         if leading > 0 || trailing > 0 {
             let count = self.normalized.chars().count();
             let transforms: Vec<(char, isize)> = self
@@ -666,9 +636,7 @@ mod tests {
     #[test]
     fn split_behaviors() {
         let n = NormalizedString::from("the-final--countdown");
-        let parts = |b| -> Vec<String> {
-            n.split('-', b).unwrap().iter().map(|s| s.get().to_owned()).collect()
-        };
+        let parts = |b| -> Vec<String> { n.split('-', b).unwrap().iter().map(|s| s.get().to_owned()).collect() };
         assert_eq!(parts(SplitDelimiterBehavior::Removed), ["the", "final", "countdown"]);
         assert_eq!(parts(SplitDelimiterBehavior::Isolated), ["the", "-", "final", "-", "-", "countdown"]);
         assert_eq!(parts(SplitDelimiterBehavior::MergedWithPrevious), ["the-", "final-", "-", "countdown"]);

@@ -93,9 +93,8 @@ impl TokenStrings {
             TokenStrings::Vocab { vocab, explicit, .. } => (None, Some((&**vocab, explicit.as_slice()))),
         };
         let mut owned = owned.into_iter().flatten().map(String::as_str);
-        let mut vocab = vocab.map(|(vocab, mut explicit)| {
-            ids.iter().enumerate().map(move |(pos, &id)| lookup(vocab, &mut explicit, pos, id))
-        });
+        let mut vocab =
+            vocab.map(|(vocab, mut explicit)| ids.iter().enumerate().map(move |(pos, &id)| lookup(vocab, &mut explicit, pos, id)));
         std::iter::from_fn(move || match &mut vocab {
             Some(v) => v.next(),
             None => owned.next(),
@@ -184,9 +183,9 @@ impl TokenStrings {
     /// (leaving empty ones behind) except those in `keep`, which a later window still needs.
     pub(crate) fn window(&mut self, range: Range<usize>, keep: &Range<usize>) -> TokenStrings {
         match self {
-            TokenStrings::Owned(v) => TokenStrings::Owned(
-                range.map(|i| if keep.contains(&i) { v[i].clone() } else { std::mem::take(&mut v[i]) }).collect(),
-            ),
+            TokenStrings::Owned(v) => {
+                TokenStrings::Owned(range.map(|i| if keep.contains(&i) { v[i].clone() } else { std::mem::take(&mut v[i]) }).collect())
+            }
             TokenStrings::Vocab { vocab, explicit, .. } => {
                 let from = explicit.partition_point(|(p, _)| *p < range.start);
                 let to = explicit.partition_point(|(p, _)| *p < range.end);

@@ -97,9 +97,7 @@ impl ReverseVocab {
     /// `(token, id)` pairs in increasing id order (how HF writes a vocabulary).
     pub fn ordered(&self) -> Vec<(&str, u32)> {
         match self {
-            ReverseVocab::Dense(v) => {
-                v.iter().enumerate().filter_map(|(i, t)| Some((t.as_deref()?, i as u32))).collect()
-            }
+            ReverseVocab::Dense(v) => v.iter().enumerate().filter_map(|(i, t)| Some((t.as_deref()?, i as u32))).collect(),
             ReverseVocab::Sparse(m) => {
                 let mut v: Vec<(&str, u32)> = m.iter().map(|(&i, t)| (t.as_str(), i)).collect();
                 v.sort_unstable_by_key(|&(_, i)| i);
@@ -255,7 +253,6 @@ macro_rules! vocab_model_methods {
     };
 }
 pub(crate) use vocab_model_methods;
-
 
 impl Vocab {
     /// Writes the tokens in id order, for [`crate::utils::table_cache`]; `false` (nothing

@@ -79,12 +79,8 @@ pub(super) struct BudgetGuard {
 impl BudgetGuard {
     /// Starts counting for a render with `max_output` bytes of output.
     pub(super) fn start(max_output: usize) -> Self {
-        let budget = Budget {
-            max_value: max_output,
-            output_left: max_output,
-            total_left: max_output.saturating_mul(TOTAL_FACTOR),
-            exceeded: None,
-        };
+        let budget =
+            Budget { max_value: max_output, output_left: max_output, total_left: max_output.saturating_mul(TOTAL_FACTOR), exceeded: None };
         BudgetGuard { previous: BUDGET.with(|b| b.borrow_mut().replace(budget)) }
     }
 
@@ -127,10 +123,9 @@ fn charge(what: Charge, n: usize) -> Result<(), minijinja::Error> {
                 b.output_left -= n;
                 None
             }
-            Charge::Value if n > b.max_value => Some(format!(
-                "the chat template built a string of {n} bytes, more than the {} allowed (the output budget)",
-                b.max_value
-            )),
+            Charge::Value if n > b.max_value => {
+                Some(format!("the chat template built a string of {n} bytes, more than the {} allowed (the output budget)", b.max_value))
+            }
             Charge::Value if n > b.total_left => Some(format!(
                 "the chat template built more than {} bytes of strings in total ({TOTAL_FACTOR} times the output budget)",
                 b.max_value.saturating_mul(TOTAL_FACTOR)
@@ -139,10 +134,9 @@ fn charge(what: Charge, n: usize) -> Result<(), minijinja::Error> {
                 b.total_left -= n;
                 None
             }
-            Charge::Items if n > b.max_value / 16 => Some(format!(
-                "the chat template built a list of {n} items, more than the {} allowed",
-                b.max_value / 16
-            )),
+            Charge::Items if n > b.max_value / 16 => {
+                Some(format!("the chat template built a list of {n} items, more than the {} allowed", b.max_value / 16))
+            }
             Charge::Items => None,
         };
         match msg {

@@ -161,9 +161,7 @@ impl ChatTemplate {
         let continued = match &options.continue_final_message {
             Some(field) => {
                 if options.add_generation_prompt {
-                    return Err(Error::invalid(
-                        "continue_final_message and add_generation_prompt cannot be used together",
-                    ));
+                    return Err(Error::invalid("continue_final_message and add_generation_prompt cannot be used together"));
                 }
                 Some(self.tag_final_message(&mut chat, field)?)
             }
@@ -185,10 +183,7 @@ impl ChatTemplate {
     /// Renders the template over `ctx` within the budgets (see [`ChatLimits`]): the compiled
     /// instructions are run through a copy that checks each value it builds.
     fn run(&self, ctx: &Map<String, Json>) -> Result<String> {
-        let template = self
-            .env
-            .get_template(TEMPLATE_NAME)
-            .map_err(|e| Error::invalid(format!("chat template: {}", describe(&e))))?;
+        let template = self.env.get_template(TEMPLATE_NAME).map_err(|e| Error::invalid(format!("chat template: {}", describe(&e))))?;
         let compiled = machinery::get_compiled_template(&template);
         let instructions = limits::instrument(&compiled.instructions);
         let blocks = limits::instrument_blocks(&compiled.blocks);
@@ -210,9 +205,7 @@ impl ChatTemplate {
         let mut rendered = String::with_capacity(compiled.buffer_size_hint);
         let result = {
             let mut out = machinery::make_string_output(&mut rendered);
-            Vm::new(env)
-                .eval(&instructions, Value::from_serialize(ctx), &blocks, &mut out, compiled.initial_auto_escape)
-                .map(|_| ())
+            Vm::new(env).eval(&instructions, Value::from_serialize(ctx), &blocks, &mut out, compiled.initial_auto_escape).map(|_| ())
         };
         match result {
             Ok(()) => Ok(rendered),
@@ -238,11 +231,7 @@ impl ChatTemplate {
         };
         let final_value = match last.get(field) {
             Some(v) if !v.is_null() => v.clone(),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "continue_final_message is set but the final message has no {field:?} to continue"
-                )))
-            }
+            _ => return Err(Error::invalid(format!("continue_final_message is set but the final message has no {field:?} to continue"))),
         };
         let fields: Vec<String> = if REASONING_FIELDS.contains(&field) {
             REASONING_FIELDS.iter().filter(|f| last.get(**f) == Some(&final_value)).map(|f| f.to_string()).collect()
@@ -250,18 +239,17 @@ impl ChatTemplate {
             vec![field.to_owned()]
         };
         if !fields.iter().any(|f| self.source.contains(f.as_str())) {
-            return Err(Error::invalid(format!(
-                "continue_final_message is set to {field:?} but the chat template never reads that field"
-            )));
+            return Err(Error::invalid(format!("continue_final_message is set to {field:?} but the chat template never reads that field")));
         }
         match final_value {
             Json::Array(mut blocks) => {
-                let Some((idx, text)) = blocks.iter().enumerate().rev().find_map(|(i, b)| {
-                    b.get("text").map(|t| (i, t.as_str().map(str::to_owned).unwrap_or_else(|| t.to_string())))
-                }) else {
-                    return Err(Error::invalid(
-                        "continue_final_message is set but the final message has no text block to continue",
-                    ));
+                let Some((idx, text)) = blocks
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(i, b)| b.get("text").map(|t| (i, t.as_str().map(str::to_owned).unwrap_or_else(|| t.to_string()))))
+                else {
+                    return Err(Error::invalid("continue_final_message is set but the final message has no text block to continue"));
                 };
                 if let Some(Json::Object(block)) = blocks.get_mut(idx) {
                     block.insert("text".into(), Json::String(format!("{text}{CONTINUE_TAG}")));
@@ -407,7 +395,11 @@ fn join_filter(state: &State, value: Value, sep: Option<String>, kwargs: Kwargs)
         return Ok(String::new());
     }
     limits::check_building(
-        value.len().unwrap_or(0).saturating_mul(sep.as_deref().map_or(0, str::len)).saturating_add(limits::approx_len(&value, limits::value_limit())),
+        value
+            .len()
+            .unwrap_or(0)
+            .saturating_mul(sep.as_deref().map_or(0, str::len))
+            .saturating_add(limits::approx_len(&value, limits::value_limit())),
     )?;
     if let Some(s) = value.as_str() {
         // Joining a string joins its characters.

@@ -142,12 +142,8 @@ fn dump_value(value: &Value, opts: &PyJsonOptions, level: usize, out: &mut Strin
             newline_indent(opts, level, out);
             out.push('}');
         }
-        ValueKind::Undefined => {
-            return Err(err(ErrorKind::InvalidOperation, "tojson: an undefined value is not JSON serializable"))
-        }
-        other => {
-            return Err(err(ErrorKind::InvalidOperation, format!("tojson: a value of type {other} is not JSON serializable")))
-        }
+        ValueKind::Undefined => return Err(err(ErrorKind::InvalidOperation, "tojson: an undefined value is not JSON serializable")),
+        other => return Err(err(ErrorKind::InvalidOperation, format!("tojson: a value of type {other} is not JSON serializable"))),
     }
     Ok(())
 }

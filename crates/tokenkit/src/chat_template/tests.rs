@@ -16,8 +16,19 @@ fn python_float_repr() {
         .map(|f| pyjson::py_float_repr(*f))
         .collect();
     // Python: [repr(f) for f in [...]]
-    let want = ["1.0", "1e+16", "1000000000000000.0", "1e+20", "0.0001", "1e-05", "123456789.123", "-0.0",
-        "0.3333333333333333", "2.5e-10", "1.5e+300"];
+    let want = [
+        "1.0",
+        "1e+16",
+        "1000000000000000.0",
+        "1e+20",
+        "0.0001",
+        "1e-05",
+        "123456789.123",
+        "-0.0",
+        "0.3333333333333333",
+        "2.5e-10",
+        "1.5e+300",
+    ];
     assert_eq!(got, want);
 }
 
@@ -42,7 +53,10 @@ fn tojson_indent_nested_and_empty() {
     // Python: json.dumps({"a":[1,{"é":"x\n\u0001"}],"e":[],"o":{},"f":1e16}, ensure_ascii=False, indent=2)
     let t = "{{ v | tojson(indent=2) }}";
     let got = render_kw(t, json!([{"role": "user"}]), json!({"v": {"a": [1, {"é": "x\n\u{1}"}], "e": [], "o": {}, "f": 1e16}})).unwrap();
-    assert_eq!(got, "{\n  \"a\": [\n    1,\n    {\n      \"é\": \"x\\n\\u0001\"\n    }\n  ],\n  \"e\": [],\n  \"o\": {},\n  \"f\": 1e+16\n}");
+    assert_eq!(
+        got,
+        "{\n  \"a\": [\n    1,\n    {\n      \"é\": \"x\\n\\u0001\"\n    }\n  ],\n  \"e\": [],\n  \"o\": {},\n  \"f\": 1e+16\n}"
+    );
 }
 
 #[test]
@@ -90,7 +104,6 @@ fn pycompat_methods_and_namespace() {
     assert_eq!(got, "2 ['a', 'b'] dflt role;content; 1,None None [1, 2]");
 }
 
-
 /// Control flow of every kind through the instrumented instructions (jump targets are remapped
 /// when literal text and checks are inserted). Expected: transformers 5.23.0 / jinja2 3.1.6.
 #[test]
@@ -114,7 +127,10 @@ fn instrumented_control_flow_renders_as_jinja2() {
         {"role": "user", "content": "{{ 7 * 7 }}{% for %}"}, {"role": "user", "content": "late"}]);
     let tree = json!([{"name": "r", "children": [{"name": "c1", "children": []}, {"name": "c2", "children": [{"name": "g"}]}]}]);
     let got = render_kw(T, msgs, json!({"tree": tree})).unwrap();
-    assert_eq!(got, "<user>u1!a</user><assistant>a1!a</assistant>|ua|B4|120|[1, 2, 3]|ababab|yz|A 1 b|1-2|  a\n  b\n[r[c1][c2[g]]]p-qr__sz");
+    assert_eq!(
+        got,
+        "<user>u1!a</user><assistant>a1!a</assistant>|ua|B4|120|[1, 2, 3]|ababab|yz|A 1 b|1-2|  a\n  b\n[r[c1][c2[g]]]p-qr__sz"
+    );
 }
 
 #[test]
@@ -149,7 +165,8 @@ fn step_budget_stops_long_loops_and_recursion() {
     // The step budget grows with the input: a conversation of 20000 short messages renders in
     // more steps than the configured 200000.
     let many: Vec<Json> = (0..20000).map(|i| json!({"role": "user", "content": format!("m{i}")})).collect();
-    let chatml = "{% for m in messages %}{% if m.role == 'user' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}";
+    let chatml =
+        "{% for m in messages %}{% if m.role == 'user' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}";
     assert!(render_limited(chatml, limited(200_000, 1 << 20), json!(many)).unwrap().ends_with("m19999<|im_end|>\n"));
     // minijinja's own limits still hold.
     let e = render_limited("{% for i in range(10**9) %}{% endfor %}", ChatLimits::default(), user.clone()).unwrap_err();
@@ -163,7 +180,9 @@ fn step_budget_stops_long_loops_and_recursion() {
 fn value_budget_stops_strings_that_keep_growing() {
     let user = json!([{"role": "user", "content": "ab"}]);
     let lim = limited(1_000_000, 1 << 20);
-    let loop64 = |body: &str| format!("{{% set ns = namespace(s='ab', l=[1]) %}}{{% for i in range(64) %}}{body}{{% endfor %}}{{{{ ns.s | length }}}}");
+    let loop64 = |body: &str| {
+        format!("{{% set ns = namespace(s='ab', l=[1]) %}}{{% for i in range(64) %}}{body}{{% endfor %}}{{{{ ns.s | length }}}}")
+    };
     for body in [
         "{% set ns.s = ns.s + ns.s %}",
         "{% set ns.s = ns.s ~ ns.s %}",
@@ -185,8 +204,13 @@ fn value_budget_stops_strings_that_keep_growing() {
     let rec = "{% macro f(s, n) %}{% if n > 0 %}{{ f(s + s, n - 1) }}{% else %}{{ s | length }}{% endif %}{% endmacro %}{{ f('ab', 60) }}";
     assert!(render_limited(rec, lim, user.clone()).unwrap_err().to_string().contains("built a string"));
     // Arguments that would allocate far more than the budget at once.
-    for t in ["{{ 'a' | indent(10**12) }}", "{{ messages | tojson(indent=10**12) }}", "{{ ([1] * 10**9) | tojson }}",
-              "{{ ','.join([messages[0].content] * 10**9) }}", "{{ [messages[0].content] * 10**9 }}"] {
+    for t in [
+        "{{ 'a' | indent(10**12) }}",
+        "{{ messages | tojson(indent=10**12) }}",
+        "{{ ([1] * 10**9) | tojson }}",
+        "{{ ','.join([messages[0].content] * 10**9) }}",
+        "{{ [messages[0].content] * 10**9 }}",
+    ] {
         let e = render_limited(t, lim, user.clone()).unwrap_err().to_string();
         assert!(e.contains("chat template stopped"), "{t}: {e}");
     }

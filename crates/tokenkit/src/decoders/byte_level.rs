@@ -2,8 +2,8 @@
 
 use std::sync::LazyLock;
 
-pub use crate::processors::ByteLevel;
 use crate::base::Decoder;
+pub use crate::processors::ByteLevel;
 use crate::utils::byte_level::BYTES_CHAR;
 use crate::Result;
 

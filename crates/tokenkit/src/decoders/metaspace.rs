@@ -60,7 +60,10 @@ mod tests {
         let never: DecoderWrapper = serde_json::from_str(r#"{"type":"Metaspace","replacement":"▁","add_prefix_space":false}"#).unwrap();
         assert_eq!(never, DecoderWrapper::Metaspace(Metaspace::new('▁', PrependScheme::Never, true)));
         // Contradictory settings and a multi-char replacement are errors, as in HF.
-        assert!(serde_json::from_str::<DecoderWrapper>(r#"{"type":"Metaspace","replacement":"▁","add_prefix_space":false,"prepend_scheme":"first"}"#).is_err());
+        assert!(serde_json::from_str::<DecoderWrapper>(
+            r#"{"type":"Metaspace","replacement":"▁","add_prefix_space":false,"prepend_scheme":"first"}"#
+        )
+        .is_err());
         assert!(serde_json::from_str::<DecoderWrapper>(r#"{"type":"Metaspace","replacement":"ab"}"#).is_err());
         assert!(serde_json::from_str::<DecoderWrapper>(r#"{"type":"Metaspace"}"#).is_err());
     }

@@ -47,7 +47,10 @@ fn decoders_match_hf_on_fixture_tokens() {
 fn fixture_decoders_round_trip() {
     // HF 0.23.3 writes each fixture's decoder back as follows (tok.to_str()).
     let cases = [
-        (r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true}"#, r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}"#),
+        (
+            r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true}"#,
+            r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}"#,
+        ),
         (r###"{"type":"WordPiece","prefix":"##","cleanup":true}"###, r###"{"type":"WordPiece","prefix":"##","cleanup":true}"###),
         (
             r#"{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"},{"type":"Strip","content":" ","start":1,"stop":0}]}"#,

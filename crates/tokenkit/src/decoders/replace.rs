@@ -60,9 +60,7 @@ impl Replace {
 
     fn replace(&self, token: String) -> Result<String> {
         match &self.matcher {
-            Matcher::Literal(s) => {
-                Ok(if token.contains(s.as_str()) { token.replace(s.as_str(), &self.content) } else { token })
-            }
+            Matcher::Literal(s) => Ok(if token.contains(s.as_str()) { token.replace(s.as_str(), &self.content) } else { token }),
             Matcher::Regex(re) => {
                 let mut out = String::with_capacity(token.len());
                 for ((start, end), is_match) in re.find_matches(&token)? {

@@ -59,12 +59,7 @@ impl SentencePieceDecoder {
         let proto = model.proto();
         let trainer = proto.trainer_spec.clone().unwrap_or_default();
         let norm = proto.normalizer_spec.clone().unwrap_or_default();
-        let control = proto
-            .pieces
-            .iter()
-            .filter(|p| p.kind() == PieceType::Control)
-            .filter_map(|p| p.piece.clone())
-            .collect();
+        let control = proto.pieces.iter().filter(|p| p.kind() == PieceType::Control).filter_map(|p| p.piece.clone()).collect();
         let unk_piece = proto.pieces.get(model.unk_id() as usize).and_then(|p| p.piece.clone()).unwrap_or_default();
         Self {
             unk_piece,

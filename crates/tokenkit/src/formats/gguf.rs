@@ -245,8 +245,7 @@ impl GgufTokenizer {
                         .map(|v| if let Value::Float(f) = v { Ok(f as f32) } else { Err(bad("an array of numbers")) })
                         .collect::<Result<_>>()?;
                 }
-                "bos_token_id" | "eos_token_id" | "unknown_token_id" | "seperator_token_id" | "padding_token_id"
-                | "cls_token_id" => {
+                "bos_token_id" | "eos_token_id" | "unknown_token_id" | "seperator_token_id" | "padding_token_id" | "cls_token_id" => {
                     let v = Some(id(&value).ok_or_else(|| bad("a token id"))?);
                     match name {
                         "bos_token_id" => t.bos = v,
@@ -365,10 +364,8 @@ impl GgufTokenizer {
         }
         let vocab: serde_json::Map<String, serde_json::Value> =
             self.tokens.iter().enumerate().map(|(i, t)| (t.clone(), json!(i))).collect();
-        let mut steps: Vec<serde_json::Value> = regexes
-            .iter()
-            .map(|r| json!({"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": false}))
-            .collect();
+        let mut steps: Vec<serde_json::Value> =
+            regexes.iter().map(|r| json!({"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": false})).collect();
         steps.push(json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}));
         let bos = self.add_bos.unwrap_or(ignore_merges).then_some(self.bos).flatten().filter(|_| !no_bos);
         let eos = self.add_eos.unwrap_or(false).then_some(self.eos).flatten();
@@ -519,9 +516,8 @@ impl GgufTokenizer {
         if bos.is_none() && eos.is_none() {
             return serde_json::Value::Null;
         }
-        let special = |id: Option<u32>, type_id: u32| {
-            id.map(|i| json!({"SpecialToken": {"id": self.tokens[i as usize], "type_id": type_id}}))
-        };
+        let special =
+            |id: Option<u32>, type_id: u32| id.map(|i| json!({"SpecialToken": {"id": self.tokens[i as usize], "type_id": type_id}}));
         let seq = |name: &str, type_id: u32| json!({"Sequence": {"id": name, "type_id": type_id}});
         let one = |name: &str, type_id: u32| -> Vec<serde_json::Value> {
             special(bos, type_id).into_iter().chain([seq(name, type_id)]).chain(special(eos, type_id)).collect()
@@ -543,14 +539,76 @@ impl GgufTokenizer {
 /// The `tokenizer.ggml.pre` types [`pre_tokenizer_regexes`] knows (llama.cpp's names, aliases
 /// included).
 pub const SUPPORTED_PRE: &[&str] = &[
-    "default", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
-    "jina-v5-nano", "dbrx", "smaug-bpe", "chatglm-bpe", "glm4", "deepseek-llm", "deepseek-coder", "deepseek-v3",
-    "hunyuan-dense", "falcon", "mpt", "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone",
-    "minerva-7b", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de",
-    "jina-v2-code", "roberta-bpe", "a.x-4.0", "mellum", "modern-bert", "exaone4", "olmo", "jais", "trillion",
-    "granite-docling", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "megrez", "stablelm2", "hunyuan", "grok-2",
-    "qwen35", "poro-chat", "bloom", "gpt3-finnish", "viking", "tekken", "chameleon", "gpt-4o", "llama4", "kanana2",
-    "talkie", "minimax-m2", "kimi-k2", "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder",
+    "default",
+    "llama3",
+    "llama-v3",
+    "llama-bpe",
+    "falcon3",
+    "falcon-h1",
+    "pixtral",
+    "midm-2.0",
+    "lfm2",
+    "jina-v5-nano",
+    "dbrx",
+    "smaug-bpe",
+    "chatglm-bpe",
+    "glm4",
+    "deepseek-llm",
+    "deepseek-coder",
+    "deepseek-v3",
+    "hunyuan-dense",
+    "falcon",
+    "mpt",
+    "starcoder",
+    "refact",
+    "command-r",
+    "smollm",
+    "codeshell",
+    "exaone",
+    "minerva-7b",
+    "gpt-2",
+    "phi-2",
+    "jina-es",
+    "jina-de",
+    "gigachat",
+    "jina-v1-en",
+    "jina-v2-es",
+    "jina-v2-de",
+    "jina-v2-code",
+    "roberta-bpe",
+    "a.x-4.0",
+    "mellum",
+    "modern-bert",
+    "exaone4",
+    "olmo",
+    "jais",
+    "trillion",
+    "granite-docling",
+    "qwen2",
+    "deepseek-r1-qwen",
+    "kormo",
+    "f2llmv2",
+    "megrez",
+    "stablelm2",
+    "hunyuan",
+    "grok-2",
+    "qwen35",
+    "poro-chat",
+    "bloom",
+    "gpt3-finnish",
+    "viking",
+    "tekken",
+    "chameleon",
+    "gpt-4o",
+    "llama4",
+    "kanana2",
+    "talkie",
+    "minimax-m2",
+    "kimi-k2",
+    "bailingmoe",
+    "bailingmoe2",
+    "llada-moe",
+    "seed-coder",
 ];
 
 const LLAMA3_REGEX: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
@@ -604,8 +662,8 @@ pub fn pre_type(pre: &str) -> Option<PreType> {
 /// `None` for a type tokenkit does not know.
 pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
     Some(match pre {
-        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2" | "jina-v5-nano"
-        | "dbrx" | "smaug-bpe" | "chatglm-bpe" | "glm4" => vec![LLAMA3_REGEX],
+        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2" | "jina-v5-nano" | "dbrx"
+        | "smaug-bpe" | "chatglm-bpe" | "glm4" => vec![LLAMA3_REGEX],
         // Non-ASCII chars written as escapes: some are canonical singletons (U+1FD3, U+2126,
         // U+212A) that an editor's normalization would silently change.
         "deepseek-llm" => vec![
@@ -643,9 +701,10 @@ pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
         "starcoder" | "refact" | "command-r" | "smollm" | "codeshell" | "exaone" | "minerva-7b" => {
             vec![r"\p{N}", GPT2_NO_TRAILING_REGEX]
         }
-        "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat" | "jina-v1-en" | "jina-v2-es" | "jina-v2-de"
-        | "jina-v2-code" | "roberta-bpe" | "a.x-4.0" | "mellum" | "modern-bert" | "exaone4" | "mpt" | "olmo" | "jais"
-        | "trillion" | "granite-docling" => vec![GPT2_NO_TRAILING_REGEX],
+        "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat" | "jina-v1-en" | "jina-v2-es" | "jina-v2-de" | "jina-v2-code"
+        | "roberta-bpe" | "a.x-4.0" | "mellum" | "modern-bert" | "exaone4" | "mpt" | "olmo" | "jais" | "trillion" | "granite-docling" => {
+            vec![GPT2_NO_TRAILING_REGEX]
+        }
         // llama.cpp's default, also for a file without tokenizer.ggml.pre.
         "default" | "" => vec![r"[\p{P}\$\+<=>\^~\|]+", GPT2_NO_TRAILING_REGEX, r"\p{N}+", "[0-9][0-9][0-9]"],
         "qwen2" | "deepseek-r1-qwen" | "kormo" | "f2llmv2" | "megrez" | "stablelm2" | "hunyuan" | "grok-2" => {
@@ -674,12 +733,12 @@ pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
         "kimi-k2" => vec![KIMI_K2_REGEX],
         // Ling/Bailing: the tokenizer.json pattern, possessive quantifiers included (Oniguruma
         // reads them; llama.cpp's engine approximates them greedily).
-        "bailingmoe" | "bailingmoe2" | "llada-moe" => vec![
-            r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",
-        ],
-        "seed-coder" => vec![
-            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+",
-        ],
+        "bailingmoe" | "bailingmoe2" | "llada-moe" => {
+            vec![r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"]
+        }
+        "seed-coder" => {
+            vec![r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+"]
+        }
         _ => return None,
     })
 }

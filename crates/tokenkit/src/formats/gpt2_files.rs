@@ -40,10 +40,10 @@ pub fn read_merges(path: &Path) -> Result<Vec<Value>> {
 /// skipped; an id must be a non-negative integer. An id of 2^32 or more is an error (HF
 /// wraps it modulo 2^32 onto another token's id; a README known deviation).
 fn read_vocab(path: &Path) -> Result<Map<String, Value>> {
-    let vocab: Map<String, Value> = serde_json::from_str(&read(path)?).map_err(|e| Error::Json {
-        context: path.display().to_string(),
-        message: format!("expected a JSON object of token → id: {e}"),
-    })?;
+    let vocab: Map<String, Value> = serde_json::from_str(&read(path)?)
+        .map_err(|e| Error::Json {
+            context: path.display().to_string(), message: format!("expected a JSON object of token → id: {e}")
+        })?;
     let mut out = Map::with_capacity(vocab.len());
     for (token, id) in vocab {
         let Value::Number(n) = &id else { continue };
@@ -51,12 +51,7 @@ fn read_vocab(path: &Path) -> Result<Map<String, Value>> {
             Some(i) if i <= u64::from(u32::MAX) => {
                 out.insert(token, id);
             }
-            _ => {
-                return Err(Error::invalid(format!(
-                    "{}: token {token:?}: id {n} is not an integer in 0..2^32",
-                    path.display()
-                )))
-            }
+            _ => return Err(Error::invalid(format!("{}: token {token:?}: id {n} is not an integer in 0..2^32", path.display()))),
         }
     }
     Ok(out)
@@ -110,9 +105,7 @@ pub fn vocab_merges_files(bpe: &BPE, dir: &Path, prefix: Option<&str>, files: &m
     let mut merges = String::from("#version: 0.2\n");
     for (a, b) in bpe.merges() {
         if a.contains(' ') || b.contains(' ') {
-            return Err(Error::invalid(format!(
-                "the merge ({a:?}, {b:?}) has a space in a token and cannot be written to merges.txt"
-            )));
+            return Err(Error::invalid(format!("the merge ({a:?}, {b:?}) has a space in a token and cannot be written to merges.txt")));
         }
         merges.push_str(a);
         merges.push(' ');

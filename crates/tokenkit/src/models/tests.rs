@@ -11,9 +11,7 @@ fn legacy_models_without_type_are_inferred() {
     // Each of these is accepted by HF 0.23.3 without "type" and re-serialized with it.
     let bpe = load(r#"{"vocab":{"a":0},"merges":[],"unk_token":null}"#).unwrap();
     assert!(matches!(bpe, ModelWrapper::BPE(_)));
-    let wp =
-        load(r###"{"vocab":{"a":0},"unk_token":"a","continuing_subword_prefix":"##","max_input_chars_per_word":10}"###)
-            .unwrap();
+    let wp = load(r###"{"vocab":{"a":0},"unk_token":"a","continuing_subword_prefix":"##","max_input_chars_per_word":10}"###).unwrap();
     assert_eq!(
         serde_json::to_string(&wp).unwrap(),
         r###"{"type":"WordPiece","unk_token":"a","continuing_subword_prefix":"##","max_input_chars_per_word":10,"vocab":{"a":0}}"###
@@ -21,10 +19,7 @@ fn legacy_models_without_type_are_inferred() {
     let wl = load(r#"{"vocab":{"a":0},"unk_token":"a"}"#).unwrap();
     assert_eq!(serde_json::to_string(&wl).unwrap(), r#"{"type":"WordLevel","vocab":{"a":0},"unk_token":"a"}"#);
     let uni = load(r#"{"vocab":[["a",0.0]]}"#).unwrap();
-    assert_eq!(
-        serde_json::to_string(&uni).unwrap(),
-        r#"{"type":"Unigram","unk_id":null,"vocab":[["a",0.0]],"byte_fallback":false}"#
-    );
+    assert_eq!(serde_json::to_string(&uni).unwrap(), r#"{"type":"Unigram","unk_id":null,"vocab":[["a",0.0]],"byte_fallback":false}"#);
     let e = load(r#"{"vocab":{"a":0}}"#).unwrap_err();
     assert!(e.contains("cannot tell the model type"), "{e}");
 }
@@ -39,9 +34,7 @@ fn unknown_type_is_named() {
 fn bpe_errors_like_hf() {
     // HF 0.23.3: "Token `zz` out of vocabulary", "Token `ac` out of vocabulary",
     // "Merges text file invalid at line 1", "Dropout should be between 0 and 1, inclusive".
-    let base = |merges: &str, extra: &str| {
-        format!(r#"{{"type":"BPE"{extra},"vocab":{{"a":0,"b":1,"ab":2,"c":4}},"merges":{merges}}}"#)
-    };
+    let base = |merges: &str, extra: &str| format!(r#"{{"type":"BPE"{extra},"vocab":{{"a":0,"b":1,"ab":2,"c":4}},"merges":{merges}}}"#);
     let e = load(&base(r#"[["a","zz"]]"#, "")).unwrap_err();
     assert!(e.contains("token `zz` is out of vocabulary"), "{e}");
     let e = load(&base(r#"[["a","c"]]"#, "")).unwrap_err();

@@ -205,7 +205,11 @@ impl BertNormalizer {
             if is_removed(c) {
                 return true;
             }
-            if is_bert_whitespace(c) { ' ' } else { c }
+            if is_bert_whitespace(c) {
+                ' '
+            } else {
+                c
+            }
         } else {
             c
         };
@@ -350,10 +354,8 @@ mod tests {
             .chars()
             .collect();
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let mut inputs: Vec<String> = ["", "Hello World", "\tA\r\nB ", "a\u{301}\u{316}", "x\u{1d165}\u{301}", "日本 語"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut inputs: Vec<String> =
+            ["", "Hello World", "\tA\r\nB ", "a\u{301}\u{316}", "x\u{1d165}\u{301}", "日本 語"].iter().map(|s| s.to_string()).collect();
         for _ in 0..3000 {
             let len = rng.gen_range(0..12);
             inputs.push((0..len).map(|_| pool[rng.gen_range(0..pool.len())]).collect());

@@ -1,7 +1,7 @@
 //! GPT-2's byte-to-printable-char mapping as a normalizer.
 
-use crate::normalizers::impl_unit_serde;
 use crate::base::{NormalizedString, Normalizer};
+use crate::normalizers::impl_unit_serde;
 use crate::utils::byte_level::BYTES_CHAR;
 use crate::Result;
 

@@ -155,22 +155,7 @@ macro_rules! impl_from {
     )*};
 }
 
-impl_from!(
-    BertNormalizer,
-    Strip,
-    StripAccents,
-    NFC,
-    NFD,
-    NFKC,
-    NFKD,
-    Sequence,
-    Lowercase,
-    Nmt,
-    Precompiled,
-    Replace,
-    Prepend,
-    ByteLevel,
-);
+impl_from!(BertNormalizer, Strip, StripAccents, NFC, NFD, NFKC, NFKD, Sequence, Lowercase, Nmt, Precompiled, Replace, Prepend, ByteLevel,);
 
 /// Deserializes `value` as `T` and wraps it.
 fn parse<T>(value: Value) -> std::result::Result<NormalizerWrapper, serde_json::Error>

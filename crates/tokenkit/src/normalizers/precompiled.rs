@@ -71,10 +71,7 @@ impl PartialEq for Precompiled {
 
 impl std::fmt::Debug for Precompiled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Precompiled")
-            .field("trie_units", &self.trie.len())
-            .field("normalized_bytes", &self.normalized.len())
-            .finish()
+        f.debug_struct("Precompiled").field("trie_units", &self.trie.len()).field("normalized_bytes", &self.normalized.len()).finish()
     }
 }
 
@@ -109,21 +106,14 @@ impl Precompiled {
         let units = trie_bytes / 4;
         let trie_end = 4 + units * 4;
         if charsmap.len() < trie_end {
-            return Err(err(format!(
-                "the trie is announced as {trie_bytes} bytes but only {} bytes follow",
-                charsmap.len() - 4
-            )));
+            return Err(err(format!("the trie is announced as {trie_bytes} bytes but only {} bytes follow", charsmap.len() - 4)));
         }
         if units == 0 {
             return Err(err("the trie is empty".into()));
         }
-        let trie = charsmap[4..trie_end]
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        let normalized = String::from_utf8(charsmap[trie_end..].to_vec()).map_err(|e| {
-            err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
-        })?;
+        let trie = charsmap[4..trie_end].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        let normalized = String::from_utf8(charsmap[trie_end..].to_vec())
+            .map_err(|e| err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to())))?;
         let mut precompiled =
             Self { charsmap, trie, normalized, ascii_mapped: [false; 128], crlf_mapped: false, kept: CharMemo::default() };
         let mut buf = [0u8; 4];
@@ -307,9 +297,7 @@ impl Precompiled {
     /// Whether `s` is ASCII text the charsmap leaves as is (every ASCII char is its own
     /// grapheme except `"\r\n"`), so normalization can skip the grapheme walk.
     fn ascii_unchanged(&self, s: &str) -> bool {
-        s.is_ascii()
-            && !s.bytes().any(|b| self.ascii_mapped[b as usize])
-            && !(self.crlf_mapped && s.contains("\r\n"))
+        s.is_ascii() && !s.bytes().any(|b| self.ascii_mapped[b as usize]) && !(self.crlf_mapped && s.contains("\r\n"))
     }
 }
 
@@ -356,9 +344,7 @@ impl Precompiled {
             // gives the graphemes of the whole string (it starts after an ASCII char or at 0).
             let mut end = i + 1;
             while end < bytes.len()
-                && !(bytes[end - 1].is_ascii()
-                    && bytes[end].is_ascii()
-                    && !(bytes[end - 1] == b'\r' && bytes[end] == b'\n'))
+                && !(bytes[end - 1].is_ascii() && bytes[end].is_ascii() && !(bytes[end - 1] == b'\r' && bytes[end] == b'\n'))
             {
                 end += 1;
             }
@@ -381,14 +367,7 @@ impl Precompiled {
 impl Precompiled {
     /// Normalizes the graphemes of `s[from..to]` (a stretch starting and ending on grapheme
     /// boundaries), appending their changes once a first change was seen.
-    fn normalize_graphemes(
-        &self,
-        s: &str,
-        from: usize,
-        to: usize,
-        transformations: &mut Vec<(char, isize)>,
-        modified: &mut bool,
-    ) {
+    fn normalize_graphemes(&self, s: &str, from: usize, to: usize, transformations: &mut Vec<(char, isize)>, modified: &mut bool) {
         let mut byte = from;
         for grapheme in s[from..to].graphemes(true) {
             let start = byte;

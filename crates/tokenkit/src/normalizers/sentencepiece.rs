@@ -363,8 +363,7 @@ impl SpNormalizer {
         escape_whitespaces: bool,
         treat_whitespace_as_suffix: bool,
     ) -> Self {
-        let user_defined =
-            (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().enumerate().map(|(i, p)| (*p, i as u32))));
+        let user_defined = (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().enumerate().map(|(i, p)| (*p, i as u32))));
         let copy = CopyTable::new(charsmap.as_ref(), user_defined.as_ref());
         Self {
             identity: charsmap.is_none() && user_defined.is_none(),

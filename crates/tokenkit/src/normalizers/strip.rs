@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use unicode_normalization_alignments::char::is_combining_mark;
 
-use crate::normalizers::impl_unit_serde;
 use crate::base::{NormalizedString, Normalizer};
+use crate::normalizers::impl_unit_serde;
 use crate::Result;
 
 /// Removes leading (`strip_left`) and/or trailing (`strip_right`) whitespace (Unicode

@@ -85,10 +85,7 @@ fn check_oracle(text: &str) -> (usize, usize) {
             let got = (ns.get(), char_offsets(&ns));
             let want = match expected {
                 Value::Null => (*input, identity_offsets(input)),
-                e => (
-                    e[0].as_str().unwrap(),
-                    e[1].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect(),
-                ),
+                e => (e[0].as_str().unwrap(), e[1].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect()),
             };
             if got != want {
                 failures.push(format!("{name} on {input:?}:\n  got  {got:?}\n  want {want:?}"));
@@ -96,7 +93,12 @@ fn check_oracle(text: &str) -> (usize, usize) {
             checked += 1;
         }
     }
-    assert!(failures.is_empty(), "{} of {checked} cases differ from HF:\n{}", failures.len(), failures[..failures.len().min(10)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} cases differ from HF:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
     (checked, skipped)
 }
 
@@ -176,10 +178,7 @@ fn legacy_forms_without_type() {
     assert!(matches!(from_json(r#"{"normalizers":[]}"#), NormalizerWrapper::Sequence(_)));
     assert!(matches!(from_json(r#"{"strip_left":false,"strip_right":true}"#), NormalizerWrapper::Strip(_)));
     assert!(matches!(from_json(r#"{"prepend":"_"}"#), NormalizerWrapper::Prepend(_)));
-    assert!(matches!(
-        from_json(r#"{"pattern":{"String":"a"},"content":"b"}"#),
-        NormalizerWrapper::Replace(_)
-    ));
+    assert!(matches!(from_json(r#"{"pattern":{"String":"a"},"content":"b"}"#), NormalizerWrapper::Replace(_)));
     assert!(matches!(
         from_json(r#"{"clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}"#),
         NormalizerWrapper::BertNormalizer(_)
@@ -233,7 +232,8 @@ fn corrupt_charsmap_is_an_error_at_load() {
 fn malformed_trie_never_panics() {
     // A one-unit trie pointing anywhere, and random units: lookups just find nothing.
     let mut blob = vec![];
-    for units in [vec![0xFFFF_FFFFu32], vec![0x0000_0400, 0x1FF, 7, 0xFFFF_FFFF], (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect()] {
+    for units in [vec![0xFFFF_FFFFu32], vec![0x0000_0400, 0x1FF, 7, 0xFFFF_FFFF], (0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect()]
+    {
         blob.clear();
         blob.extend(((units.len() * 4) as u32).to_le_bytes());
         for u in &units {

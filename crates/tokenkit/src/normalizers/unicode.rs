@@ -2,8 +2,8 @@
 
 use unicode_normalization_alignments::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized};
 
-use crate::normalizers::impl_unit_serde;
 use crate::base::{NormalizedString, Normalizer};
+use crate::normalizers::impl_unit_serde;
 use crate::Result;
 
 /// Unicode canonical decomposition (NFD). JSON `{"type":"NFD"}`.

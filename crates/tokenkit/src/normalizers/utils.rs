@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::normalizers::{impl_unit_serde, NormalizerWrapper};
 use crate::base::{NormalizedString, Normalizer};
+use crate::normalizers::{impl_unit_serde, NormalizerWrapper};
 use crate::Result;
 
 /// Runs `normalizers` one after the other on the same string.

@@ -117,13 +117,7 @@ mod tests {
         assert_eq!(pre_tokenize_str(&pt, " \n\t "), expected(&[]));
         assert_eq!(
             pre_tokenize_str(&pt, "a$b¥c、日本\u{301}語"),
-            expected(&[
-                ("a", 0, 1),
-                ("$", 1, 2),
-                ("b¥c", 2, 5),
-                ("、", 5, 6),
-                ("日本\u{301}語", 6, 10)
-            ])
+            expected(&[("a", 0, 1), ("$", 1, 2), ("b¥c", 2, 5), ("、", 5, 6), ("日本\u{301}語", 6, 10)])
         );
     }
 }

@@ -6,14 +6,12 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::utils::lexers::{
-    deepseek_pieces, Isolated, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
-};
-use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
+use crate::pre_tokenizers::{PreTokenizerWrapper, Split};
 use crate::utils::byte_level::BYTES_CHAR;
-pub use crate::utils::regex::GPT2_PATTERN;
+use crate::utils::lexers::{deepseek_pieces, Isolated, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN};
 use crate::utils::regex::SysRegex;
+pub use crate::utils::regex::GPT2_PATTERN;
 use crate::Result;
 
 pub(crate) static GPT2_REGEX: LazyLock<SysRegex> =
@@ -109,22 +107,14 @@ pub struct ByteLevel {
 
 impl Default for ByteLevel {
     fn default() -> Self {
-        Self {
-            add_prefix_space: true,
-            trim_offsets: true,
-            use_regex: true,
-        }
+        Self { add_prefix_space: true, trim_offsets: true, use_regex: true }
     }
 }
 
 impl ByteLevel {
     /// A ByteLevel pre-tokenizer with these options.
     pub fn new(add_prefix_space: bool, trim_offsets: bool, use_regex: bool) -> Self {
-        Self {
-            add_prefix_space,
-            trim_offsets,
-            use_regex,
-        }
+        Self { add_prefix_space, trim_offsets, use_regex }
     }
 
     /// The 256 chars that stand for the 256 byte values: the initial alphabet of a byte-level
@@ -203,10 +193,7 @@ mod tests {
     fn splits_like_hf() {
         // HF 0.23.3 ByteLevel(add_prefix_space=False).pre_tokenize_str(...)
         assert_eq!(
-            pre_tokenize_str(
-                &ByteLevel::default().add_prefix_space(false),
-                "Hello there\nHello  there       dear\u{e9}日 🥰?!"
-            ),
+            pre_tokenize_str(&ByteLevel::default().add_prefix_space(false), "Hello there\nHello  there       dear\u{e9}日 🥰?!"),
             expected(&[
                 ("Hello", 0, 5),
                 ("Ġthere", 5, 11),
@@ -225,22 +212,10 @@ mod tests {
     fn prefix_space_like_hf() {
         // HF 0.23.3 ByteLevel(add_prefix_space=True[, use_regex=False]).pre_tokenize_str(...)
         let pt = ByteLevel::default();
-        assert_eq!(
-            pre_tokenize_str(&pt, "i⭢j it's"),
-            expected(&[
-                ("Ġi", 0, 1),
-                ("âŃ¢", 1, 2),
-                ("j", 2, 3),
-                ("Ġit", 3, 6),
-                ("'s", 6, 8)
-            ])
-        );
+        assert_eq!(pre_tokenize_str(&pt, "i⭢j it's"), expected(&[("Ġi", 0, 1), ("âŃ¢", 1, 2), ("j", 2, 3), ("Ġit", 3, 6), ("'s", 6, 8)]));
         assert_eq!(pre_tokenize_str(&pt, " x"), expected(&[("Ġx", 0, 2)]));
         assert_eq!(pre_tokenize_str(&pt, ""), expected(&[]));
-        assert_eq!(
-            pre_tokenize_str(&pt.use_regex(false), "hello  wé日"),
-            expected(&[("ĠhelloĠĠwÃ©æĹ¥", 0, 10)])
-        );
+        assert_eq!(pre_tokenize_str(&pt.use_regex(false), "hello  wé日"), expected(&[("ĠhelloĠĠwÃ©æĹ¥", 0, 10)]));
     }
 
     #[test]

@@ -33,9 +33,6 @@ mod tests {
     #[test]
     fn splits_like_hf() {
         // HF 0.23.3 CharDelimiterSplit('x').pre_tokenize_str("axxbéxc")
-        assert_eq!(
-            pre_tokenize_str(&CharDelimiterSplit::new('x'), "axxbéxc"),
-            expected(&[("a", 0, 1), ("bé", 3, 5), ("c", 6, 7)])
-        );
+        assert_eq!(pre_tokenize_str(&CharDelimiterSplit::new('x'), "axxbéxc"), expected(&[("a", 0, 1), ("bé", 3, 5), ("c", 6, 7)]));
     }
 }

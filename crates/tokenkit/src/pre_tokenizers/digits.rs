@@ -22,11 +22,7 @@ impl Digits {
 
 impl PreTokenizer for Digits {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
-        let behavior = if self.individual_digits {
-            SplitDelimiterBehavior::Isolated
-        } else {
-            SplitDelimiterBehavior::Contiguous
-        };
+        let behavior = if self.individual_digits { SplitDelimiterBehavior::Isolated } else { SplitDelimiterBehavior::Contiguous };
         p.split(|_, n| n.split(char::is_numeric, behavior))
     }
 }
@@ -40,22 +36,10 @@ mod tests {
     fn splits_like_hf() {
         // HF 0.23.3 Digits(False / True).pre_tokenize_str("a12³½Ⅻ٣b")
         let s = "a12³½Ⅻ٣b";
-        assert_eq!(
-            pre_tokenize_str(&Digits::new(false), s),
-            expected(&[("a", 0, 1), ("12³½Ⅻ٣", 1, 7), ("b", 7, 8)])
-        );
+        assert_eq!(pre_tokenize_str(&Digits::new(false), s), expected(&[("a", 0, 1), ("12³½Ⅻ٣", 1, 7), ("b", 7, 8)]));
         assert_eq!(
             pre_tokenize_str(&Digits::new(true), s),
-            expected(&[
-                ("a", 0, 1),
-                ("1", 1, 2),
-                ("2", 2, 3),
-                ("³", 3, 4),
-                ("½", 4, 5),
-                ("Ⅻ", 5, 6),
-                ("٣", 6, 7),
-                ("b", 7, 8)
-            ])
+            expected(&[("a", 0, 1), ("1", 1, 2), ("2", 2, 3), ("³", 3, 4), ("½", 4, 5), ("Ⅻ", 5, 6), ("٣", 6, 7), ("b", 7, 8)])
         );
     }
 }

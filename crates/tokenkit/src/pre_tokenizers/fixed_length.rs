@@ -34,9 +34,7 @@ impl Default for FixedLength {
 impl PreTokenizer for FixedLength {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         if self.length == 0 {
-            return Err(Error::invalid(
-                "FixedLength pre-tokenizer: `length` must be at least 1",
-            ));
+            return Err(Error::invalid("FixedLength pre-tokenizer: `length` must be at least 1"));
         }
         p.split(|_, normalized| {
             let s = normalized.get();
@@ -64,10 +62,7 @@ mod tests {
     #[test]
     fn splits_like_hf() {
         // HF 0.23.3 FixedLength(2).pre_tokenize_str("aéc日本語")
-        assert_eq!(
-            pre_tokenize_str(&FixedLength::new(2), "aéc日本語"),
-            expected(&[("aé", 0, 2), ("c日", 2, 4), ("本語", 4, 6)])
-        );
+        assert_eq!(pre_tokenize_str(&FixedLength::new(2), "aéc日本語"), expected(&[("aé", 0, 2), ("c日", 2, 4), ("本語", 4, 6)]));
         assert_eq!(pre_tokenize_str(&FixedLength::new(2), ""), expected(&[]));
         let mut p = PreTokenizedString::from("abc");
         assert!(FixedLength::new(0).pre_tokenize(&mut p).is_err());

@@ -37,12 +37,7 @@ pub struct Metaspace {
 impl Metaspace {
     /// A Metaspace pre-tokenizer with these options.
     pub fn new(replacement: char, prepend_scheme: PrependScheme, split: bool) -> Self {
-        Self {
-            replacement,
-            prepend_scheme,
-            split,
-            str_rep: replacement.to_string(),
-        }
+        Self { replacement, prepend_scheme, split, str_rep: replacement.to_string() }
     }
 
     /// The char spaces are replaced with.
@@ -105,26 +100,16 @@ impl TryFrom<MetaspaceIn> for Metaspace {
             (Some(c), _) => c,
             // Legacy files carried `str_rep` next to `replacement`; accept it alone too.
             (None, Some(s)) if s.chars().count() == 1 => s.chars().next().unwrap_or('▁'),
-            _ => {
-                return Err(Error::invalid(
-                    "Metaspace: missing field `replacement` (a single char)",
-                ))
-            }
+            _ => return Err(Error::invalid("Metaspace: missing field `replacement` (a single char)")),
         };
         // HF: a missing scheme is `always`; legacy `add_prefix_space: false` means `never` and
         // contradicts any other declared scheme.
         let prepend_scheme = match (m.add_prefix_space, m.prepend_scheme) {
             (Some(false), Some(PrependScheme::Never) | None) => PrependScheme::Never,
-            (Some(false), Some(_)) => return Err(Error::invalid(
-                "Metaspace: add_prefix_space does not match declared prepend_scheme",
-            )),
+            (Some(false), Some(_)) => return Err(Error::invalid("Metaspace: add_prefix_space does not match declared prepend_scheme")),
             (_, scheme) => scheme.unwrap_or(PrependScheme::Always),
         };
-        Ok(Self::new(
-            replacement,
-            prepend_scheme,
-            m.split.unwrap_or(true),
-        ))
+        Ok(Self::new(replacement, prepend_scheme, m.split.unwrap_or(true)))
     }
 }
 
@@ -170,38 +155,22 @@ mod tests {
         // HF 0.23.3 Metaspace(...).pre_tokenize_str(...)
         assert_eq!(
             pre_tokenize_str(&Metaspace::default(), "Hey   friend!"),
-            expected(&[
-                ("▁Hey", 0, 3),
-                ("▁", 3, 4),
-                ("▁", 4, 5),
-                ("▁friend!", 5, 13)
-            ])
+            expected(&[("▁Hey", 0, 3), ("▁", 3, 4), ("▁", 4, 5), ("▁friend!", 5, 13)])
         );
         assert_eq!(
-            pre_tokenize_str(
-                &Metaspace::new('▁', PrependScheme::First, true),
-                " hello  wé日"
-            ),
+            pre_tokenize_str(&Metaspace::new('▁', PrependScheme::First, true), " hello  wé日"),
             expected(&[("▁hello", 0, 6), ("▁", 6, 7), ("▁wé日", 7, 11)])
         );
         assert_eq!(
-            pre_tokenize_str(
-                &Metaspace::new('▁', PrependScheme::Never, false),
-                "hello  wé日 "
-            ),
+            pre_tokenize_str(&Metaspace::new('▁', PrependScheme::Never, false), "hello  wé日 "),
             expected(&[("hello▁▁wé日▁", 0, 11)])
         );
     }
 
     #[test]
     fn serde_like_hf() {
-        let m = roundtrip(
-            r#"{"type":"Metaspace","replacement":"_","prepend_scheme":"first","split":false}"#,
-        );
-        assert_eq!(
-            m,
-            PreTokenizerWrapper::Metaspace(Metaspace::new('_', PrependScheme::First, false))
-        );
+        let m = roundtrip(r#"{"type":"Metaspace","replacement":"_","prepend_scheme":"first","split":false}"#);
+        assert_eq!(m, PreTokenizerWrapper::Metaspace(Metaspace::new('_', PrependScheme::First, false)));
         // Legacy forms; the right-hand side is what HF 0.23.3 writes back (first three).
         for (input, output) in [
             (

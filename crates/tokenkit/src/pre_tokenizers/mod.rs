@@ -85,10 +85,7 @@ impl PreTokenizerWrapper {
 
     /// Whether [`split_ranges`](Self::split_ranges) supports this pre-tokenizer.
     pub fn has_split_ranges(&self) -> bool {
-        matches!(
-            self,
-            PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Split(_)
-        )
+        matches!(self, PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Split(_))
     }
 }
 
@@ -143,18 +140,13 @@ impl_from!(
 macro_rules! impl_unit_serde {
     ($ty:ident) => {
         impl serde::Serialize for $ty {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                s: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
                 serde::ser::SerializeStruct::end(s.serialize_struct(stringify!($ty), 0)?)
             }
         }
 
         impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(
-                d: D,
-            ) -> std::result::Result<Self, D::Error> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
                 serde::de::IgnoredAny::deserialize(d)?;
                 Ok($ty)
             }
@@ -199,10 +191,7 @@ pub(crate) fn split_words(s: &str, ranges: &mut Vec<(usize, usize)>, isolate: im
     }
 }
 
-pub(crate) fn slice_ranges<I>(
-    normalized: &NormalizedString,
-    ranges: I,
-) -> Result<Vec<NormalizedString>>
+pub(crate) fn slice_ranges<I>(normalized: &NormalizedString, ranges: I) -> Result<Vec<NormalizedString>>
 where
     I: IntoIterator<Item = (usize, usize)>,
 {
@@ -225,10 +214,7 @@ pub(crate) mod test_utils {
     pub fn pre_tokenize_str<P: PreTokenizer>(pt: &P, s: &str) -> Vec<(String, (usize, usize))> {
         let mut p = PreTokenizedString::from(s);
         pt.pre_tokenize(&mut p).expect("pre-tokenization failed");
-        p.get_splits(OffsetReferential::Original, OffsetType::Char)
-            .into_iter()
-            .map(|(s, o, _)| (s.to_owned(), o))
-            .collect()
+        p.get_splits(OffsetReferential::Original, OffsetType::Char).into_iter().map(|(s, o, _)| (s.to_owned(), o)).collect()
     }
 
     /// Builds the expected value from `(piece, start, end)` triples.
@@ -275,30 +261,15 @@ mod tests {
     fn hf_defaults_and_extra_fields() {
         // HF 0.23.3: loading these then `to_str()` gives the right-hand side.
         for (input, output) in [
-            (
-                r#"{"type":"Punctuation"}"#,
-                r#"{"type":"Punctuation","behavior":"Isolated"}"#,
-            ),
-            (
-                r#"{"type":"FixedLength"}"#,
-                r#"{"type":"FixedLength","length":5}"#,
-            ),
+            (r#"{"type":"Punctuation"}"#, r#"{"type":"Punctuation","behavior":"Isolated"}"#),
+            (r#"{"type":"FixedLength"}"#, r#"{"type":"FixedLength","length":5}"#),
             (
                 r#"{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true}"#,
                 r#"{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}"#,
             ),
-            (
-                r#"{"type":"Digits","individual_digits":true,"x":3}"#,
-                r#"{"type":"Digits","individual_digits":true}"#,
-            ),
-            (
-                r#"{"type":"UnicodeScripts","x":1}"#,
-                r#"{"type":"UnicodeScripts"}"#,
-            ),
-            (
-                r#"{"type":"Whitespace","add_prefix_space":true}"#,
-                r#"{"type":"Whitespace"}"#,
-            ),
+            (r#"{"type":"Digits","individual_digits":true,"x":3}"#, r#"{"type":"Digits","individual_digits":true}"#),
+            (r#"{"type":"UnicodeScripts","x":1}"#, r#"{"type":"UnicodeScripts"}"#),
+            (r#"{"type":"Whitespace","add_prefix_space":true}"#, r#"{"type":"Whitespace"}"#),
             (
                 r#"{"type":"Sequence","pretokenizers":[{"type":"Whitespace","foo":1}]}"#,
                 r#"{"type":"Sequence","pretokenizers":[{"type":"Whitespace"}]}"#,
@@ -331,10 +302,7 @@ mod tests {
             r#"{"add_prefix_space":false,"trim_offsets":true}"#,
             r#"{}"#,
         ] {
-            assert!(
-                serde_json::from_str::<PreTokenizerWrapper>(input).is_err(),
-                "{input}"
-            );
+            assert!(serde_json::from_str::<PreTokenizerWrapper>(input).is_err(), "{input}");
         }
     }
 

@@ -49,25 +49,11 @@ mod tests {
         let s = "Hey friend!!? a-b";
         assert_eq!(
             pre_tokenize_str(&Punctuation::default(), s),
-            expected(&[
-                ("Hey friend", 0, 10),
-                ("!", 10, 11),
-                ("!", 11, 12),
-                ("?", 12, 13),
-                (" a", 13, 15),
-                ("-", 15, 16),
-                ("b", 16, 17)
-            ])
+            expected(&[("Hey friend", 0, 10), ("!", 10, 11), ("!", 11, 12), ("?", 12, 13), (" a", 13, 15), ("-", 15, 16), ("b", 16, 17)])
         );
         assert_eq!(
             pre_tokenize_str(&Punctuation::new(SplitDelimiterBehavior::Contiguous), s),
-            expected(&[
-                ("Hey friend", 0, 10),
-                ("!!?", 10, 13),
-                (" a", 13, 15),
-                ("-", 15, 16),
-                ("b", 16, 17)
-            ])
+            expected(&[("Hey friend", 0, 10), ("!!?", 10, 13), (" a", 13, 15), ("-", 15, 16), ("b", 16, 17)])
         );
     }
 }

@@ -22,9 +22,7 @@ impl Sequence {
 
 impl PreTokenizer for Sequence {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
-        self.pretokenizers
-            .iter()
-            .try_for_each(|pt| pt.pre_tokenize(p))
+        self.pretokenizers.iter().try_for_each(|pt| pt.pre_tokenize(p))
     }
 }
 
@@ -38,13 +36,7 @@ mod tests {
     fn runs_in_order() {
         // HF 0.23.3 Sequence([WhitespaceSplit(), Metaspace(prepend_scheme="first")])
         //   .pre_tokenize_str("  hello world  x")
-        let pt = Sequence::new(vec![
-            WhitespaceSplit.into(),
-            Metaspace::new('▁', PrependScheme::First, true).into(),
-        ]);
-        assert_eq!(
-            pre_tokenize_str(&pt, "  hello world  x"),
-            expected(&[("hello", 2, 7), ("world", 8, 13), ("x", 15, 16)])
-        );
+        let pt = Sequence::new(vec![WhitespaceSplit.into(), Metaspace::new('▁', PrependScheme::First, true).into()]);
+        assert_eq!(pre_tokenize_str(&pt, "  hello world  x"), expected(&[("hello", 2, 7), ("world", 8, 13), ("x", 15, 16)]));
     }
 }

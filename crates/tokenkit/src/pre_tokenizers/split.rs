@@ -4,9 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::normalized::split_pieces;
 use crate::base::pattern::{Invert, Pattern};
-use crate::base::{
-    NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior,
-};
+use crate::base::{NormalizedString, PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::utils::pattern::{Matcher, StringOrRegex};
 use crate::utils::regex::SysRegex;
 use crate::{Error, Result};
@@ -32,27 +30,16 @@ pub struct Split {
 
 impl PartialEq for Split {
     fn eq(&self, other: &Self) -> bool {
-        self.pattern == other.pattern
-            && self.behavior == other.behavior
-            && self.invert == other.invert
+        self.pattern == other.pattern && self.behavior == other.behavior && self.invert == other.invert
     }
 }
 
 impl Split {
     /// Compiles `pattern`; an error if it is a regex Oniguruma rejects.
-    pub fn new<P: Into<SplitPattern>>(
-        pattern: P,
-        behavior: SplitDelimiterBehavior,
-        invert: bool,
-    ) -> Result<Self> {
+    pub fn new<P: Into<SplitPattern>>(pattern: P, behavior: SplitDelimiterBehavior, invert: bool) -> Result<Self> {
         let pattern = pattern.into();
         let matcher = Matcher::new(&pattern)?;
-        Ok(Self {
-            pattern,
-            behavior,
-            invert,
-            matcher,
-        })
+        Ok(Self { pattern, behavior, invert, matcher })
     }
 
     /// The compiled regex, when the pattern is one.
@@ -76,11 +63,7 @@ impl Split {
         Ok(())
     }
 
-    fn split_one<P: Pattern>(
-        &self,
-        normalized: NormalizedString,
-        pattern: P,
-    ) -> Result<Vec<NormalizedString>> {
+    fn split_one<P: Pattern>(&self, normalized: NormalizedString, pattern: P) -> Result<Vec<NormalizedString>> {
         if self.invert {
             normalized.split(Invert(pattern), self.behavior)
         } else {
@@ -126,35 +109,14 @@ mod tests {
         let re = |r: &str| SplitPattern::Regex(r.to_owned());
         assert_eq!(
             pre_tokenize_str(&s("-".into(), Contiguous, false), "the-final--countdown"),
-            expected(&[
-                ("the", 0, 3),
-                ("-", 3, 4),
-                ("final", 4, 9),
-                ("--", 9, 11),
-                ("countdown", 11, 20)
-            ])
+            expected(&[("the", 0, 3), ("-", 3, 4), ("final", 4, 9), ("--", 9, 11), ("countdown", 11, 20)])
         );
-        assert_eq!(
-            pre_tokenize_str(&s("".into(), Isolated, false), "abc"),
-            expected(&[("a", 0, 1), ("b", 1, 2), ("c", 2, 3)])
-        );
-        assert_eq!(
-            pre_tokenize_str(&s("".into(), Removed, true), "abc"),
-            expected(&[])
-        );
-        assert_eq!(
-            pre_tokenize_str(&s(re("a*"), Removed, false), "baac"),
-            expected(&[("b", 0, 1), ("c", 3, 4)])
-        );
-        assert_eq!(
-            pre_tokenize_str(&s(re("a*"), Isolated, false), "baac"),
-            expected(&[("b", 0, 1), ("aa", 1, 3), ("c", 3, 4)])
-        );
+        assert_eq!(pre_tokenize_str(&s("".into(), Isolated, false), "abc"), expected(&[("a", 0, 1), ("b", 1, 2), ("c", 2, 3)]));
+        assert_eq!(pre_tokenize_str(&s("".into(), Removed, true), "abc"), expected(&[]));
+        assert_eq!(pre_tokenize_str(&s(re("a*"), Removed, false), "baac"), expected(&[("b", 0, 1), ("c", 3, 4)]));
+        assert_eq!(pre_tokenize_str(&s(re("a*"), Isolated, false), "baac"), expected(&[("b", 0, 1), ("aa", 1, 3), ("c", 3, 4)]));
         // The string is literal, not a regex.
-        assert_eq!(
-            pre_tokenize_str(&s("a.".into(), Removed, false), "a.bab"),
-            expected(&[("bab", 2, 5)])
-        );
+        assert_eq!(pre_tokenize_str(&s("a.".into(), Removed, false), "a.bab"), expected(&[("bab", 2, 5)]));
     }
 
     #[test]

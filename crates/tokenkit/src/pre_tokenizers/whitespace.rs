@@ -14,17 +14,13 @@ pub struct Whitespace;
 
 impl_unit_serde!(Whitespace);
 
-static WORDS: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r"\w+|[^\w\s]+").expect("the Whitespace regex is valid"));
+static WORDS: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\w+|[^\w\s]+").expect("the Whitespace regex is valid"));
 
 impl PreTokenizer for Whitespace {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         p.split(|_, normalized| {
             // The matches are exactly the pieces (HF splits on the inverted regex, removing).
-            let ranges: Vec<(usize, usize)> = WORDS
-                .find_iter(normalized.get())
-                .map(|m| (m.start(), m.end()))
-                .collect();
+            let ranges: Vec<(usize, usize)> = WORDS.find_iter(normalized.get()).map(|m| (m.start(), m.end())).collect();
             slice_ranges(&normalized, ranges)
         })
     }

@@ -170,8 +170,7 @@ mod tests {
         assert_eq!(p, PostProcessorWrapper::ByteLevel(ByteLevel::default()));
         assert_eq!(serde_json::to_string(&p).unwrap(), json);
         // gpt2's tokenizer.json has no use_regex; HF writes it back as true.
-        let p: PostProcessorWrapper =
-            serde_json::from_str(r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false}"#).unwrap();
+        let p: PostProcessorWrapper = serde_json::from_str(r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false}"#).unwrap();
         assert_eq!(
             serde_json::to_string(&p).unwrap(),
             r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false,"use_regex":true}"#

@@ -11,7 +11,6 @@ pub mod roberta;
 pub mod sequence;
 pub mod template;
 
-
 use serde::{Deserialize, Serialize};
 
 pub use bert::BertProcessing;

@@ -107,7 +107,13 @@ fn processors_match_hf_on_fixture_encodings() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{}/{} cases differ from HF:\n{}", failures.len(), cases.len(), failures[..failures.len().min(5)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}/{} cases differ from HF:\n{}",
+        failures.len(),
+        cases.len(),
+        failures[..failures.len().min(5)].join("\n")
+    );
 }
 
 #[test]

@@ -86,8 +86,7 @@ impl PostProcessor for RobertaProcessing {
             .enumerate()
             .map(|(i, e)| {
                 let before = if i == 0 { &self.cls } else { &self.sep };
-                Frame { before: Some(before), after: &self.sep, special_type_id: 0, force_type_id: Some(0), sequence_id: i }
-                    .apply(e)
+                Frame { before: Some(before), after: &self.sep, special_type_id: 0, force_type_id: Some(0), sequence_id: i }.apply(e)
             })
             .collect())
     }

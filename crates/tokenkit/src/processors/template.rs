@@ -77,7 +77,9 @@ impl TryFrom<&str> for Piece {
 
     /// Parses `name` or `name:type_id` (`$A`, `$B:1`, `$1`, `[SEP]:1`, ...).
     fn try_from(s: &str) -> Result<Self> {
-        let err = || Error::invalid(format!("cannot build a template piece from \"{s}\": expected `$A`, `$B`, `$<type_id>` or a special token, optionally followed by `:<type_id>`"));
+        let err = || {
+            Error::invalid(format!("cannot build a template piece from \"{s}\": expected `$A`, `$B`, `$<type_id>` or a special token, optionally followed by `:<type_id>`"))
+        };
         let mut parts = s.split(':');
         let name = parts.next().unwrap_or_default();
         let type_id = parts.next();
@@ -484,10 +486,7 @@ impl TemplateProcessingBuilder {
     pub fn build(self) -> Result<TemplateProcessing> {
         let single = self.single.unwrap_or_else(|| Template(vec![Piece::Sequence { id: SequenceId::A, type_id: 0 }]));
         let pair = self.pair.unwrap_or_else(|| {
-            Template(vec![
-                Piece::Sequence { id: SequenceId::A, type_id: 0 },
-                Piece::Sequence { id: SequenceId::B, type_id: 1 },
-            ])
+            Template(vec![Piece::Sequence { id: SequenceId::A, type_id: 0 }, Piece::Sequence { id: SequenceId::B, type_id: 1 }])
         });
         let uses = |s| pair.0.iter().any(|p| matches!(p, Piece::Sequence { id, .. } if *id == s));
         if !(uses(SequenceId::A) && uses(SequenceId::B)) {

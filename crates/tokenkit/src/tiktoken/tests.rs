@@ -27,46 +27,62 @@ fn check(name: &str, file: &str, expected: &[&[u32]]) {
 
 #[test]
 fn r50k_like_tiktoken() {
-    check("r50k_base", "r50k_base", &[
-        &[15496, 995, 0],
-        &[220, 257, 198, 220, 220],
-        &[10163, 2231, 450, 66, 6, 50, 25370, 123],
-        &[33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 47249, 222],
-        &[87, 27, 91, 437, 1659, 5239, 91, 29, 88],
-    ]);
+    check(
+        "r50k_base",
+        "r50k_base",
+        &[
+            &[15496, 995, 0],
+            &[220, 257, 198, 220, 220],
+            &[10163, 2231, 450, 66, 6, 50, 25370, 123],
+            &[33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 47249, 222],
+            &[87, 27, 91, 437, 1659, 5239, 91, 29, 88],
+        ],
+    );
 }
 
 #[test]
 fn p50k_like_tiktoken() {
-    check("p50k_base", "p50k_base", &[
-        &[15496, 995, 0],
-        &[220, 257, 198, 50257],
-        &[10163, 2231, 450, 66, 6, 50, 25370, 123],
-        &[33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 47249, 222],
-        &[87, 27, 91, 437, 1659, 5239, 91, 29, 88],
-    ]);
+    check(
+        "p50k_base",
+        "p50k_base",
+        &[
+            &[15496, 995, 0],
+            &[220, 257, 198, 50257],
+            &[10163, 2231, 450, 66, 6, 50, 25370, 123],
+            &[33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 47249, 222],
+            &[87, 27, 91, 437, 1659, 5239, 91, 29, 88],
+        ],
+    );
 }
 
 #[test]
 fn cl100k_like_tiktoken() {
-    check("cl100k_base", "cl100k_base", &[
-        &[9906, 1917, 0],
-        &[220, 264, 198, 256],
-        &[4513, 1774, 40122, 13575, 27006, 123],
-        &[9080, 22656, 45918, 252, 16144, 57933, 62903, 71634, 76460, 222],
-        &[87, 27, 91, 8862, 728, 428, 91, 29, 88],
-    ]);
+    check(
+        "cl100k_base",
+        "cl100k_base",
+        &[
+            &[9906, 1917, 0],
+            &[220, 264, 198, 256],
+            &[4513, 1774, 40122, 13575, 27006, 123],
+            &[9080, 22656, 45918, 252, 16144, 57933, 62903, 71634, 76460, 222],
+            &[87, 27, 91, 8862, 728, 428, 91, 29, 88],
+        ],
+    );
 }
 
 #[test]
 fn o200k_like_tiktoken() {
-    check("o200k_base", "o200k_base", &[
-        &[13225, 2375, 0],
-        &[220, 261, 198, 256],
-        &[7633, 2548, 75094, 31233, 20757, 123],
-        &[9048, 40909, 3385, 16056, 18368, 38236, 84083],
-        &[87, 27, 91, 419, 1440, 919, 91, 29, 88],
-    ]);
+    check(
+        "o200k_base",
+        "o200k_base",
+        &[
+            &[13225, 2375, 0],
+            &[220, 261, 198, 256],
+            &[7633, 2548, 75094, 31233, 20757, 123],
+            &[9048, 40909, 3385, 16056, 18368, 38236, 84083],
+            &[87, 27, 91, 419, 1440, 919, 91, 29, 88],
+        ],
+    );
 }
 
 #[test]
@@ -78,10 +94,7 @@ fn special_token_policies() {
     assert_eq!(err, "Encountered text corresponding to disallowed special token '<|endoftext|>'.\nIf you want this text to be encoded as a special token, pass it to `allowed_special`, e.g. `allowed_special={'<|endoftext|>', ...}`.\nIf you want this text to be encoded as normal text, disable the check for this token by passing `disallowed_special=(enc.special_tokens_set - {'<|endoftext|>'})`.\nTo disable this check for all special tokens, pass `disallowed_special=()`.\n");
     assert_eq!(enc.encode(text, &SpecialTokens::All, &SpecialTokens::All).unwrap(), vec![87, 100257, 88]);
     assert_eq!(enc.encode(text, &SpecialTokens::of(["<|endoftext|>"]), &SpecialTokens::All).unwrap(), vec![87, 100257, 88]);
-    assert_eq!(
-        enc.encode(text, &SpecialTokens::none(), &SpecialTokens::none()).unwrap(),
-        vec![87, 27, 91, 8862, 728, 428, 91, 29, 88]
-    );
+    assert_eq!(enc.encode(text, &SpecialTokens::none(), &SpecialTokens::none()).unwrap(), vec![87, 27, 91, 8862, 728, 428, 91, 29, 88]);
     // Allowed one, another one disallowed by default.
     assert!(enc.encode("<|fim_prefix|><|endoftext|>", &SpecialTokens::of(["<|endoftext|>"]), &SpecialTokens::All).is_err());
     assert_eq!(enc.count(text, &SpecialTokens::All, &SpecialTokens::All).unwrap(), 3);

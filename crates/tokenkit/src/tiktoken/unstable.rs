@@ -128,8 +128,7 @@ impl Encoding {
     /// with one (cl100k's `\s*[\r\n]+` can re-split there).
     fn widen_over_whitespace(&self, tokens: &[u32], last_piece: usize) -> usize {
         let all_space = |id: u32| {
-            !self.is_special_token(id)
-                && self.token_bytes(id).is_some_and(|b| b.iter().all(|c| matches!(c, b' ' | b'\n' | b'\t')))
+            !self.is_special_token(id) && self.token_bytes(id).is_some_and(|b| b.iter().all(|c| matches!(c, b' ' | b'\n' | b'\t')))
         };
         let mut n = last_piece;
         if n > 0 && all_space(tokens[tokens.len() - n]) {

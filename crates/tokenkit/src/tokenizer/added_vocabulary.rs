@@ -207,8 +207,7 @@ impl AddedVocabulary {
             }
         }
         let build = |patterns: &[&str]| {
-            leftmost_longest(patterns)
-                .map_err(|e| crate::Error::invalid(format!("cannot build the added-token matcher: {e}")))
+            leftmost_longest(patterns).map_err(|e| crate::Error::invalid(format!("cannot build the added-token matcher: {e}")))
         };
         self.split_trie = (build(&raw.0)?, raw.1);
         let npatterns: Vec<&str> = normalized.0.iter().map(String::as_str).collect();
@@ -344,11 +343,8 @@ impl AddedVocabulary {
 
     /// The tokens sorted by id, as tokenizer.json stores them.
     pub fn sorted_with_ids(&self) -> Vec<AddedTokenWithId> {
-        let mut v: Vec<AddedTokenWithId> = self
-            .added_tokens_map_r
-            .iter()
-            .map(|(id, t)| AddedTokenWithId { id: *id, token: t.clone() })
-            .collect();
+        let mut v: Vec<AddedTokenWithId> =
+            self.added_tokens_map_r.iter().map(|(id, t)| AddedTokenWithId { id: *id, token: t.clone() }).collect();
         v.sort_unstable_by_key(|t| t.id);
         v
     }

@@ -16,9 +16,9 @@ use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString}
 use crate::tokenizer::pipeline::Stages;
 use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
-use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 use crate::Result;
 use std::cell::RefCell;
+use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 
 /// How the direct path applies to a tokenizer of the byte-level BPE family.
 #[derive(Clone, Copy, Debug)]
@@ -240,12 +240,7 @@ pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRege
 /// piece): the ids the full pipeline gives for text without added tokens, with no token
 /// strings or offsets built.
 #[inline]
-pub(crate) fn for_each_piece_ids(
-    raw: &ByteLevelBpe,
-    regex: &SysRegex,
-    text: &str,
-    mut sink: impl FnMut(u32, bool),
-) -> Result<()> {
+pub(crate) fn for_each_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &str, mut sink: impl FnMut(u32, bool)) -> Result<()> {
     let bytes = text.as_bytes();
     regex.try_for_each_match(text, |s, e| {
         let mut first = true;

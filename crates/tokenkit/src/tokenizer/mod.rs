@@ -13,10 +13,10 @@ mod sp_path;
 pub mod utils;
 
 // The shared types live in the bottom layer (`crate::base`); their old paths stay valid.
-pub use crate::base::{encoding, normalized, pattern, pre_tokenized, sequence_ranges};
 pub use crate::base::{
     default_process, process_by_parts, Decoder, Model, Normalizer, OffsetType, Offsets, PostProcessor, PreTokenizer, Token,
 };
+pub use crate::base::{encoding, normalized, pattern, pre_tokenized, sequence_ranges};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -26,8 +26,8 @@ pub use added_vocabulary::{AddedToken, AddedVocabulary};
 pub use decode_stream::DecodeStream;
 pub use encoding::{Encoding, PaddingDirection, TruncationDirection};
 pub use normalized::{NormalizedString, OffsetReferential, Range, SplitDelimiterBehavior};
-pub use pre_tokenized::{PreTokenizedString, Split};
 pub use pipeline::EncodePlan;
+pub use pre_tokenized::{PreTokenizedString, Split};
 pub use sequence_ranges::SequenceRanges;
 pub use utils::{PaddingParams, PaddingStrategy, TruncationParams, TruncationStrategy};
 
@@ -308,13 +308,7 @@ impl Tokenizer {
     pub fn get_vocab_size(&self, with_added_tokens: bool) -> usize {
         if with_added_tokens {
             let model_size = self.pipeline.model.get_vocab_size();
-            let extra = self
-                .pipeline
-                .added_vocabulary
-                .get_vocab()
-                .keys()
-                .filter(|t| self.pipeline.model.token_to_id(t).is_none())
-                .count();
+            let extra = self.pipeline.added_vocabulary.get_vocab().keys().filter(|t| self.pipeline.model.token_to_id(t).is_none()).count();
             model_size + extra
         } else {
             self.pipeline.model.get_vocab_size()
@@ -523,9 +517,15 @@ impl Tokenizer {
         Ok(final_encoding)
     }
 
-    fn encode_batch_with<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool, offset_type: OffsetType) -> Result<Vec<Encoding>> {
+    fn encode_batch_with<'s, E: Into<EncodeInput<'s>> + Send>(
+        &self,
+        inputs: Vec<E>,
+        add_special_tokens: bool,
+        offset_type: OffsetType,
+    ) -> Result<Vec<Encoding>> {
         let inputs = inputs.into_iter().map(Into::into);
-        let mut encodings = crate::utils::parallel::try_map(inputs, EncodeInput::len, |i| self.encode_with(i, add_special_tokens, offset_type))?;
+        let mut encodings =
+            crate::utils::parallel::try_map(inputs, EncodeInput::len, |i| self.encode_with(i, add_special_tokens, offset_type))?;
         if let Some(p) = &self.padding {
             utils::pad_encodings(&mut encodings, p)?;
         }
@@ -539,7 +539,11 @@ impl Tokenizer {
     }
 
     /// [`encode_batch`](Self::encode_batch) with char offsets.
-    pub fn encode_batch_char_offsets<'s, E: Into<EncodeInput<'s>> + Send>(&self, inputs: Vec<E>, add_special_tokens: bool) -> Result<Vec<Encoding>> {
+    pub fn encode_batch_char_offsets<'s, E: Into<EncodeInput<'s>> + Send>(
+        &self,
+        inputs: Vec<E>,
+        add_special_tokens: bool,
+    ) -> Result<Vec<Encoding>> {
         self.encode_batch_with(inputs, add_special_tokens, OffsetType::Char)
     }
 
@@ -547,9 +551,7 @@ impl Tokenizer {
     fn ids_to_tokens(&self, ids: &[u32], skip_special_tokens: bool) -> Result<Vec<String>> {
         let mut tokens = Vec::with_capacity(ids.len());
         for &id in ids {
-            let t = self
-                .id_to_token(id)
-                .ok_or(Error::IdOutOfRange { id, vocab_size: self.get_vocab_size(true) })?;
+            let t = self.id_to_token(id).ok_or(Error::IdOutOfRange { id, vocab_size: self.get_vocab_size(true) })?;
             if skip_special_tokens && self.pipeline.added_vocabulary.is_special_token(t) {
                 continue;
             }

@@ -70,13 +70,15 @@ impl Pipeline {
     /// The plan for the current stages.
     #[inline]
     pub(crate) fn plan(&self) -> EncodePlan {
-        *self.plan.get_or_init(|| {
-            if self.general_only || *GENERAL_FROM_ENV {
-                EncodePlan::General
-            } else {
-                EncodePlan::choose(&self.stages)
-            }
-        })
+        *self.plan.get_or_init(
+            || {
+                if self.general_only || *GENERAL_FROM_ENV {
+                    EncodePlan::General
+                } else {
+                    EncodePlan::choose(&self.stages)
+                }
+            },
+        )
     }
 }
 
@@ -153,7 +155,14 @@ impl Pipeline {
 impl Direct<'_> {
     /// Encodes `text` on the direct path; `None` when this text needs the general path.
     #[inline]
-    pub(crate) fn encode(&self, stages: &Stages, text: &str, word_idx: Option<u32>, type_id: u32, offset_type: OffsetType) -> Option<Result<Encoding>> {
+    pub(crate) fn encode(
+        &self,
+        stages: &Stages,
+        text: &str,
+        word_idx: Option<u32>,
+        type_id: u32,
+        offset_type: OffsetType,
+    ) -> Option<Result<Encoding>> {
         let encoded = match self {
             Direct::ByteLevel(plan) => byte_level_path::encode(stages, *plan, text, word_idx, type_id, offset_type),
             Direct::SentencePiece(plan) => sp_path::encode(stages, *plan, text, word_idx, type_id, offset_type),

@@ -101,9 +101,7 @@ impl<'a> Step<'a> {
     fn of(n: &'a NormalizerWrapper) -> Option<Self> {
         Some(match n {
             NormalizerWrapper::Replace(r) => match r.pattern() {
-                ReplacePattern::String(p) if !p.is_empty() && p.is_ascii() => {
-                    Step::Replace { pattern: p, content: r.content() }
-                }
+                ReplacePattern::String(p) if !p.is_empty() && p.is_ascii() => Step::Replace { pattern: p, content: r.content() },
                 _ => return None,
             },
             NormalizerWrapper::NFD(_) => Step::Nfd,
@@ -206,20 +204,14 @@ impl<'a> Chain<'a> {
             return self.plain_ascii >> (c as u32) & 1 != 0;
         }
         let p = UNICODE_PROPS.get_or_compute(c, compute_props);
-        p & self.required == self.required
-            && p & self.forbidden == 0
-            && self.precompiled.is_none_or(|pc| pc.keeps_char(c))
+        p & self.required == self.required && p & self.forbidden == 0 && self.precompiled.is_none_or(|pc| pc.keeps_char(c))
     }
 
     /// Whether `c` is a grapheme of its own next to any char with the same property, and
     /// the charsmap `p` keeps it.
     #[inline]
     fn kept_alone(&self, p: &Precompiled, c: char) -> bool {
-        let isolated = if c.is_ascii() {
-            c != '\r'
-        } else {
-            UNICODE_PROPS.get_or_compute(c, compute_props) & props::ISOLATED != 0
-        };
+        let isolated = if c.is_ascii() { c != '\r' } else { UNICODE_PROPS.get_or_compute(c, compute_props) & props::ISOLATED != 0 };
         isolated && p.keeps_char(c)
     }
 
@@ -342,12 +334,7 @@ fn replace(old: &[(char, Align)], pattern: &str, content: &str, out: &mut Vec<(c
 /// inserted (aligned with the last old char consumed), `(c, -n)` replaces the next old char
 /// and removes the `n` after it; old chars left at the end are dropped. `false` when the
 /// result would depend on chars outside the chunk.
-fn transform(
-    old: &[(char, Align)],
-    changes: impl IntoIterator<Item = (char, isize)>,
-    at: Ends,
-    out: &mut Vec<(char, Align)>,
-) -> bool {
+fn transform(old: &[(char, Align)], changes: impl IntoIterator<Item = (char, isize)>, at: Ends, out: &mut Vec<(char, Align)>) -> bool {
     let n = old.len();
     // Old chars consumed, and how many the changes asked for (more than `n` = past the end).
     let (mut i, mut wanted) = (0usize, 0usize);

@@ -17,15 +17,15 @@
 //! walking the text alongside the tokens, in the third from the alignment of each normalized
 //! char that the chain gives.
 
+use crate::base::vocab::ReverseVocab;
 use crate::models::bpe::BPE;
 use crate::models::unigram::Unigram;
-use crate::base::vocab::ReverseVocab;
 use crate::models::ModelWrapper;
 use crate::normalizers::{NormalizerWrapper, ReplacePattern};
 use crate::pre_tokenizers::{Metaspace, PreTokenizerWrapper};
 use crate::tokenizer::normalized::OffsetsIn;
-use crate::tokenizer::sp_chain::{Align, Chain, Scratch};
 use crate::tokenizer::pipeline::Stages;
+use crate::tokenizer::sp_chain::{Align, Chain, Scratch};
 use crate::tokenizer::{Encoding, OffsetType};
 use crate::Result;
 
@@ -131,12 +131,9 @@ pub(crate) fn plan(stages: &Stages) -> Option<Plan<'_>> {
             let replacement = prepend_replace(n)?;
             Some(Plan { model, form: Form::Spaces { prefix: Prefix::Always }, replacement, split: false })
         }
-        (_, Some(PreTokenizerWrapper::Metaspace(m))) if no_normalizer => Some(Plan {
-            model,
-            form: Form::Spaces { prefix: Prefix::Metaspace(m) },
-            replacement: m.get_replacement(),
-            split: m.split,
-        }),
+        (_, Some(PreTokenizerWrapper::Metaspace(m))) if no_normalizer => {
+            Some(Plan { model, form: Form::Spaces { prefix: Prefix::Metaspace(m) }, replacement: m.get_replacement(), split: m.split })
+        }
         (n, Some(p)) if raw_tokens_only || no_normalizer => {
             let (m, whitespace_split) = match p {
                 PreTokenizerWrapper::Metaspace(m) => (m, false),
@@ -281,7 +278,14 @@ impl Out<'_> {
 }
 
 /// One segment `text[s..e]` in the `Spaces` form.
-fn spaces_segment(plan: Plan<'_>, prefix: Prefix<'_>, text: &str, (s, e): (usize, usize), buf: &mut String, out: &mut Out<'_>) -> Result<()> {
+fn spaces_segment(
+    plan: Plan<'_>,
+    prefix: Prefix<'_>,
+    text: &str,
+    (s, e): (usize, usize),
+    buf: &mut String,
+    out: &mut Out<'_>,
+) -> Result<()> {
     let mut rep = [0u8; 4];
     let rep: &str = plan.replacement.encode_utf8(&mut rep);
     let segment = &text[s..e];

@@ -36,9 +36,7 @@ impl PaddingParams {
     pub fn validate(&self) -> Result<()> {
         let check = |field: &str, n: usize| {
             if n > MAX_PADDING_LENGTH {
-                return Err(Error::invalid(format!(
-                    "padding `{field}` is {n} tokens; at most {MAX_PADDING_LENGTH} are allowed"
-                )));
+                return Err(Error::invalid(format!("padding `{field}` is {n} tokens; at most {MAX_PADDING_LENGTH} are allowed")));
             }
             Ok(())
         };
@@ -87,7 +85,11 @@ impl Default for TruncationParams {
 }
 
 /// Truncates a sequence and its optional pair to `params.max_length` tokens in total.
-pub fn truncate_encodings(mut encoding: Encoding, mut pair: Option<Encoding>, params: &TruncationParams) -> Result<(Encoding, Option<Encoding>)> {
+pub fn truncate_encodings(
+    mut encoding: Encoding,
+    mut pair: Option<Encoding>,
+    params: &TruncationParams,
+) -> Result<(Encoding, Option<Encoding>)> {
     if params.max_length == 0 {
         encoding.truncate(0, params.stride, params.direction)?;
         if let Some(p) = pair.as_mut() {
@@ -132,9 +134,7 @@ pub fn truncate_encodings(mut encoding: Encoding, mut pair: Option<Encoding>, pa
             if len > to_remove {
                 target.truncate(len - to_remove, params.stride, params.direction)?;
             } else {
-                return Err(Error::invalid(
-                    "truncation error: sequence to truncate too short to respect the provided max_length",
-                ));
+                return Err(Error::invalid("truncation error: sequence to truncate too short to respect the provided max_length"));
             }
         }
     }

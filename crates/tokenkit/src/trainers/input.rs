@@ -233,12 +233,7 @@ impl Iterator for LineReader<'_> {
             self.stats.bytes += self.buf.len() as u64;
             let line = match std::str::from_utf8(&self.buf) {
                 Ok(l) => l,
-                Err(e) => {
-                    return Some(Err(Error::invalid(format!(
-                        "{}:{line_no}: invalid UTF-8 ({e})",
-                        path.display()
-                    ))))
-                }
+                Err(e) => return Some(Err(Error::invalid(format!("{}:{line_no}: invalid UTF-8 ({e})", path.display())))),
             };
             let text = match self.jsonl {
                 None => line.to_owned(),

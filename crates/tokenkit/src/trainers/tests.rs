@@ -58,7 +58,9 @@ fn mismatched_model_is_an_error() {
 fn counts_do_not_depend_on_threads() {
     let text: Vec<String> = (0..5000).map(|i| format!("w{} x{} common", i % 37, i % 11)).collect();
     let mut tok = Tokenizer::new(BPE::default());
-    tok.with_pre_tokenizer(Some(serde_json::from_str(r#"{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}"#).unwrap()));
+    tok.with_pre_tokenizer(Some(
+        serde_json::from_str(r#"{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}"#).unwrap(),
+    ));
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let (a, _) = one.install(|| tok.count_words_from_iterator(text.iter(), &NoProgress)).unwrap();
     let (b, _) = tok.count_words_from_iterator(text.iter(), &NoProgress).unwrap();

@@ -134,19 +134,9 @@ impl Tokenizer {
             (TrainerWrapper::WordPieceTrainer(t), ModelWrapper::WordPiece(old)) => {
                 ModelWrapper::WordPiece(t.train_model(old, counts, progress)?)
             }
-            (TrainerWrapper::WordLevelTrainer(t), ModelWrapper::WordLevel(old)) => {
-                ModelWrapper::WordLevel(t.train_model(old, counts)?)
-            }
-            (TrainerWrapper::UnigramTrainer(t), ModelWrapper::Unigram(_)) => {
-                ModelWrapper::Unigram(t.train_model(counts, progress)?)
-            }
-            (t, m) => {
-                return Err(Error::invalid(format!(
-                    "cannot train a {} model with a {}",
-                    m.type_name(),
-                    trainer_kind(t)
-                )))
-            }
+            (TrainerWrapper::WordLevelTrainer(t), ModelWrapper::WordLevel(old)) => ModelWrapper::WordLevel(t.train_model(old, counts)?),
+            (TrainerWrapper::UnigramTrainer(t), ModelWrapper::Unigram(_)) => ModelWrapper::Unigram(t.train_model(counts, progress)?),
+            (t, m) => return Err(Error::invalid(format!("cannot train a {} model with a {}", m.type_name(), trainer_kind(t)))),
         };
         self.pipeline.update(|s| s.model = model);
         let specials: Vec<_> = trainer.special_tokens().to_vec();
@@ -182,7 +172,12 @@ impl Tokenizer {
     }
 
     /// [`train_from_iterator`](Self::train_from_iterator) with progress reporting.
-    pub fn train_from_iterator_with_progress<I, S>(&mut self, trainer: &TrainerWrapper, sequences: I, progress: &dyn Progress) -> Result<TrainReport>
+    pub fn train_from_iterator_with_progress<I, S>(
+        &mut self,
+        trainer: &TrainerWrapper,
+        sequences: I,
+        progress: &dyn Progress,
+    ) -> Result<TrainReport>
     where
         I: Iterator<Item = S>,
         S: AsRef<str> + Send + Sync,
@@ -201,7 +196,13 @@ impl Tokenizer {
     /// counts made by [`count_words`](Self::count_words) and fills in `report`'s training
     /// fields. A caller that owns the allocator can release its caches in between (the CLI
     /// does, to lower its peak memory). An input with no words at all is an error.
-    pub fn train_from_word_counts(&mut self, trainer: &TrainerWrapper, counts: WordCounts, progress: &dyn Progress, report: &mut TrainReport) -> Result<()> {
+    pub fn train_from_word_counts(
+        &mut self,
+        trainer: &TrainerWrapper,
+        counts: WordCounts,
+        progress: &dyn Progress,
+        report: &mut TrainReport,
+    ) -> Result<()> {
         if counts.keys().all(|w| w.is_empty()) {
             return Err(Error::invalid(format!(
                 "the training corpus has no words ({} sequences read{})",

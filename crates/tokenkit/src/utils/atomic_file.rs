@@ -146,9 +146,9 @@ fn resolve_symlink(path: &Path) -> PathBuf {
 /// id and a counter, created exclusively so that nothing existing is overwritten.
 fn create_temp(path: &Path) -> Result<(PathBuf, File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path.file_name().ok_or_else(|| {
-        Error::Io { path: path.to_owned(), source: std::io::Error::other("expected a file name, not a directory") }
-    })?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::Io { path: path.to_owned(), source: std::io::Error::other("expected a file name, not a directory") })?;
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let mut temp_name = std::ffi::OsString::from(".");
@@ -187,8 +187,7 @@ mod tests {
     }
 
     fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> =
-            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }

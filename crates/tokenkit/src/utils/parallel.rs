@@ -200,7 +200,12 @@ pub fn try_map<I: Send, O: Send, E: Send + From<Interrupted>>(
 /// `f` on every item in turn, into a vector made at its final size (which
 /// `collect::<Result<Vec<_>, _>>()` cannot know, so it grows); [`Interrupted`] when `stop`
 /// says so before an item.
-fn map_all<I, O, E: From<Interrupted>>(items: Vec<I>, f: &impl Fn(I) -> Result<O, E>, stop: &Stop, mut next_check: Option<&mut Clock>) -> Result<Vec<O>, E> {
+fn map_all<I, O, E: From<Interrupted>>(
+    items: Vec<I>,
+    f: &impl Fn(I) -> Result<O, E>,
+    stop: &Stop,
+    mut next_check: Option<&mut Clock>,
+) -> Result<Vec<O>, E> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         if stop.now(next_check.as_deref_mut()) {

@@ -6,27 +6,32 @@
 use onig::{MatchParam, Regex, Region, SearchOptions};
 
 use crate::utils::lexers::{
-    CjkRuns, Cl100kLexer, DeepSeekLexer, DigitGroups, DigitRun, Gpt2Lexer, O200kLexer, DEEPSEEK_CJK_PATTERN,
-    DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN, O200K_PATTERN,
+    CjkRuns, Cl100kLexer, DeepSeekLexer, DigitGroups, DigitRun, Gpt2Lexer, O200kLexer, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
+    DEEPSEEK_MAIN_PATTERN, O200K_PATTERN,
 };
 use crate::{Error, Result};
 
 /// The GPT-2 pattern (HF ByteLevel's default).
 pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 /// The Llama-3 pattern (cl100k with `\p{N}{1,3}`).
-pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub const LLAMA3_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// The Qwen2 pattern (also Qwen2.5 and Qwen3): cl100k with a single `\p{N}`.
-pub const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub const QWEN2_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// The cl100k pattern as tiktoken writes it (`\p{N}{1,3}+`).
-pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub const CL100K_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// tiktoken's r50k / p50k / gpt2 pattern.
 pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
 /// tiktoken's cl100k pattern (`formats::tiktoken::CL100K_PATTERN`; `\p{N}{1,3}+` is possessive in tiktoken's regex engine).
-pub const TIKTOKEN_CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+pub const TIKTOKEN_CL100K_PATTERN: &str =
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 /// The cl100k pattern as Oniguruma must be given it to split as tiktoken does: `{1,3}` for
 /// the possessive `{1,3}+`, which Oniguruma would read as "one or more groups of 1 to 3".
-pub const CL100K_ONIG_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+pub const CL100K_ONIG_PATTERN: &str =
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fast {
@@ -90,8 +95,7 @@ impl PartialEq for SysRegex {
 impl SysRegex {
     /// Compiles `pattern`; a clear error if Oniguruma rejects it.
     pub fn new(pattern: &str) -> Result<Self> {
-        let regex = Regex::new(pattern)
-            .map_err(|e| Error::Regex { pattern: pattern.to_owned(), message: e.to_string() })?;
+        let regex = Regex::new(pattern).map_err(|e| Error::Regex { pattern: pattern.to_owned(), message: e.to_string() })?;
         Ok(Self { regex, fast: recognise(pattern), pattern: pattern.to_owned() })
     }
 

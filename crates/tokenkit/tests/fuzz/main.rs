@@ -83,8 +83,7 @@ impl Config {
             mem_mb: env_or("TOKENKIT_FUZZ_MEM_MB", 2048),
             jobs: env_or("TOKENKIT_FUZZ_JOBS", 1usize).max(1),
             targets,
-            fixtures: std::env::var_os("TOKENKIT_FIXTURES")
-                .map_or_else(|| root.join("../../.fixtures"), PathBuf::from),
+            fixtures: std::env::var_os("TOKENKIT_FIXTURES").map_or_else(|| root.join("../../.fixtures"), PathBuf::from),
             regressions: root.join("tests/data/fuzz"),
             work: Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz"),
         }
@@ -117,10 +116,7 @@ impl Corpus {
         for t in TARGETS {
             seeds.insert(t.name(), targets::seeds(t, &cfg.fixtures, &cfg.regressions));
         }
-        let donors = seeds["tokenizer_json"]
-            .iter()
-            .filter_map(|s| serde_json::from_slice(&s.files[0].1).ok())
-            .collect();
+        let donors = seeds["tokenizer_json"].iter().filter_map(|s| serde_json::from_slice(&s.files[0].1).ok()).collect();
         Corpus { seeds, donors }
     }
 
@@ -286,11 +282,8 @@ impl Worker {
         std::thread::sleep(Duration::from_millis(50));
         let tail = String::from_utf8_lossy(&self.stderr.lock().unwrap()).replace('\n', " ");
         let tail = tail.trim().chars().rev().take(300).collect::<String>().chars().rev().collect::<String>();
-        let outcome = if tail.contains("memory allocation") || tail.contains("capacity overflow") {
-            Outcome::BlowUp
-        } else {
-            Outcome::Crash
-        };
+        let outcome =
+            if tail.contains("memory allocation") || tail.contains("capacity overflow") { Outcome::BlowUp } else { Outcome::Crash };
         (outcome, format!("{status}: {tail}"))
     }
 }

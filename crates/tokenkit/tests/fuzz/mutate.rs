@@ -351,7 +351,8 @@ fn collect_paths(v: &Value, path: &mut Vec<Seg>, out: &mut Vec<Vec<Seg>>, rng: &
     out.push(path.clone());
     match v {
         Value::Object(m) => {
-            let keys: Vec<&String> = if m.len() > 32 { m.keys().collect::<Vec<_>>().choose_multiple(rng, 4).copied().collect() } else { m.keys().collect() };
+            let keys: Vec<&String> =
+                if m.len() > 32 { m.keys().collect::<Vec<_>>().choose_multiple(rng, 4).copied().collect() } else { m.keys().collect() };
             for k in keys {
                 path.push(Seg::Key(k.clone()));
                 collect_paths(&m[k], path, out, rng);
@@ -359,8 +360,11 @@ fn collect_paths(v: &Value, path: &mut Vec<Seg>, out: &mut Vec<Vec<Seg>>, rng: &
             }
         }
         Value::Array(a) => {
-            let idx: Vec<usize> =
-                if a.len() > 32 { (0..a.len()).collect::<Vec<_>>().choose_multiple(rng, 4).copied().collect() } else { (0..a.len()).collect() };
+            let idx: Vec<usize> = if a.len() > 32 {
+                (0..a.len()).collect::<Vec<_>>().choose_multiple(rng, 4).copied().collect()
+            } else {
+                (0..a.len()).collect()
+            };
             for i in idx {
                 path.push(Seg::Index(i));
                 collect_paths(&a[i], path, out, rng);
@@ -443,15 +447,13 @@ fn json_mutation(rng: &mut StdRng, data: &[u8], donors: &[&Value]) -> Option<Vec
             *node = std::mem::take(node_mut(&mut d, p));
         }
         6 => match node {
-            Value::String(s) => {
-                match rng.gen_range(0..5) {
-                    0 => s.clear(),
-                    1 => s.push('\0'),
-                    2 => *s = s.repeat(rng.gen_range(2..8)),
-                    3 => s.insert(0, ' '),
-                    _ => *s = "a".repeat(rng.gen_range(1..1000)),
-                }
-            }
+            Value::String(s) => match rng.gen_range(0..5) {
+                0 => s.clear(),
+                1 => s.push('\0'),
+                2 => *s = s.repeat(rng.gen_range(2..8)),
+                3 => s.insert(0, ' '),
+                _ => *s = "a".repeat(rng.gen_range(1..1000)),
+            },
             Value::Number(_) => *node = raw(rng),
             Value::Bool(b) => *b = !*b,
             Value::Array(a) => a.truncate(rng.gen_range(0..=1)),
@@ -469,7 +471,9 @@ fn json_mutation(rng: &mut StdRng, data: &[u8], donors: &[&Value]) -> Option<Vec
             let inner = std::mem::take(node);
             *node = match rng.gen_range(0..3) {
                 0 => Value::Array(vec![inner]),
-                1 => serde_json::json!({"type": "Sequence", "normalizers": [inner.clone()], "pretokenizers": [inner.clone()], "processors": [inner.clone()], "decoders": [inner]}),
+                1 => {
+                    serde_json::json!({"type": "Sequence", "normalizers": [inner.clone()], "pretokenizers": [inner.clone()], "processors": [inner.clone()], "decoders": [inner]})
+                }
                 _ => serde_json::json!({ "type": inner }),
             };
         }
@@ -573,21 +577,8 @@ pub fn proto_keep_pieces(data: &[u8], n: usize) -> Option<Vec<u8>> {
     Some(write_message(&fields))
 }
 
-const INTERESTING_FLOATS: &[f32] = &[
-    f32::NAN,
-    f32::INFINITY,
-    f32::NEG_INFINITY,
-    f32::MAX,
-    -f32::MAX,
-    f32::MIN_POSITIVE,
-    1e-45,
-    0.0,
-    -0.0,
-    1e30,
-    -1e30,
-    -1e9,
-    100.0,
-];
+const INTERESTING_FLOATS: &[f32] =
+    &[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, -f32::MAX, f32::MIN_POSITIVE, 1e-45, 0.0, -0.0, 1e30, -1e30, -1e9, 100.0];
 
 const INTERESTING_INTS: &[i64] = &[-1, 0, 1, 2, 3, 4, 7, 255, 256, 999, 1000, 7999, 8000, 65535, 2147483647, -2147483648, 4294967296];
 

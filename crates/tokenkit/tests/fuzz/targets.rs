@@ -27,8 +27,7 @@ pub enum Target {
 }
 
 /// Every target, in the order the summary lists them.
-pub const TARGETS: [Target; 5] =
-    [Target::TokenizerJson, Target::SentencePiece, Target::Tiktoken, Target::VocabTxt, Target::Gpt2Files];
+pub const TARGETS: [Target; 5] = [Target::TokenizerJson, Target::SentencePiece, Target::Tiktoken, Target::VocabTxt, Target::Gpt2Files];
 
 impl Target {
     /// The name used on the command line, in the summary and for the regression directories.
@@ -221,8 +220,7 @@ fn glob(dir: &Path, ext: &str) -> Vec<PathBuf> {
 }
 
 fn dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> =
-        std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     v.sort();
     v
 }

@@ -28,10 +28,7 @@ pub fn rule_names() -> impl Iterator<Item = &'static str> {
 pub fn charsmap(name: &str) -> Result<Vec<u8>> {
     let Some((_, data)) = RULES.iter().find(|(n, _)| *n == name) else {
         let known: Vec<&str> = rule_names().collect();
-        return Err(Error::invalid(format!(
-            "normalization_rule_name: unknown rule {name:?} (known: {})",
-            known.join(", ")
-        )));
+        return Err(Error::invalid(format!("normalization_rule_name: unknown rule {name:?} (known: {})", known.join(", "))));
     };
     let Some(data) = data else { return Ok(Vec::new()) };
     let mut out = Vec::new();

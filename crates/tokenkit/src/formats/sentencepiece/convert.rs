@@ -35,11 +35,8 @@ pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
     let norm = proto.normalizer_spec.clone().unwrap_or_default();
     let add_prefix = norm.add_dummy_prefix();
     let byte_fallback = model.byte_fallback();
-    let pieces: Vec<(&str, f32, PieceType)> = proto
-        .pieces
-        .iter()
-        .map(|p| (p.piece.as_deref().unwrap_or(""), p.score.unwrap_or(0.0), p.kind()))
-        .collect();
+    let pieces: Vec<(&str, f32, PieceType)> =
+        proto.pieces.iter().map(|p| (p.piece.as_deref().unwrap_or(""), p.score.unwrap_or(0.0), p.kind())).collect();
     let model_type = proto.model_type();
     // User-defined pieces are added tokens only for BPE, whose merges could not form them. A
     // Unigram vocabulary scores them high enough that Viterbi keeps them whole, as
@@ -93,8 +90,7 @@ pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
         decoders.push(json!({"type": "Strip", "content": " ", "start": 1, "stop": 0}));
     }
     let model_json = if model_type == ModelType::Bpe {
-        let vocab: serde_json::Map<String, Value> =
-            pieces.iter().enumerate().map(|(i, p)| (p.0.to_owned(), json!(i))).collect();
+        let vocab: serde_json::Map<String, Value> = pieces.iter().enumerate().map(|(i, p)| (p.0.to_owned(), json!(i))).collect();
         let merges: Vec<Value> = bpe_merges(&pieces).into_iter().map(|(l, r)| json!([l, r])).collect();
         json!({"type": "BPE", "dropout": null, "unk_token": unk, "continuing_subword_prefix": null,
                "end_of_word_suffix": null, "fuse_unk": true, "byte_fallback": byte_fallback,
@@ -142,7 +138,9 @@ fn bpe_merges<'a>(pieces: &[(&'a str, f32, PieceType)]) -> Vec<(&'a str, &'a str
     }
     // Python's sorted(reverse=True) keeps equal keys in their original order.
     merges.sort_by(|a, b| {
-        b.2.total_cmp(&a.2).then_with(|| b.0.chars().count().cmp(&a.0.chars().count())).then_with(|| b.1.chars().count().cmp(&a.1.chars().count()))
+        b.2.total_cmp(&a.2)
+            .then_with(|| b.0.chars().count().cmp(&a.0.chars().count()))
+            .then_with(|| b.1.chars().count().cmp(&a.1.chars().count()))
     });
     merges.into_iter().map(|(l, r, _)| (l, r)).collect()
 }

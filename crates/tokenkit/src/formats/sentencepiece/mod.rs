@@ -53,8 +53,8 @@ pub fn from_model_file(path: &Path) -> Result<Tokenizer> {
 /// special pieces, and the trainer, normalizer and denormalizer specs as stored (the
 /// charsmap by its size, never its bytes).
 pub fn summary(model: &SentencePiece) -> String {
-    use std::fmt::Write as _;
     use proto::PieceType;
+    use std::fmt::Write as _;
     let proto = model.proto();
     let mut s = String::new();
     let count = |k: PieceType| proto.pieces.iter().filter(|p| p.kind() == k).count();

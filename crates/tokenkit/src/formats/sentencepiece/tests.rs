@@ -22,10 +22,7 @@ fn pieces() -> Vec<(&'static str, f32, i32)> {
 
 fn proto(pieces: &[(&str, f32, i32)], model_type: i32) -> ModelProto {
     ModelProto {
-        pieces: pieces
-            .iter()
-            .map(|&(p, s, t)| Piece { piece: Some(p.into()), score: Some(s), r#type: Some(t) })
-            .collect(),
+        pieces: pieces.iter().map(|&(p, s, t)| Piece { piece: Some(p.into()), score: Some(s), r#type: Some(t) }).collect(),
         trainer_spec: Some(TrainerSpec { model_type: Some(model_type), ..Default::default() }),
         normalizer_spec: None,
         denormalizer_spec: None,
@@ -132,11 +129,7 @@ fn byte_fallback_splits_unknown_chars() {
 #[test]
 fn whitespace_options() {
     let mut m = proto(&pieces(), 1);
-    m.normalizer_spec = Some(NormalizerSpec {
-        add_dummy_prefix: Some(false),
-        remove_extra_whitespaces: Some(false),
-        ..Default::default()
-    });
+    m.normalizer_spec = Some(NormalizerSpec { add_dummy_prefix: Some(false), remove_extra_whitespaces: Some(false), ..Default::default() });
     let m = load(&m).unwrap();
     let (_, toks) = pieces_of(&m, " a  b ");
     assert_eq!(toks, vec!["▁", "a", "▁", "▁", "b", "▁"]);
@@ -153,8 +146,7 @@ fn bad_models_are_errors() {
     assert!(err.contains("no unknown piece"), "{err}");
 
     let mut bad_map = proto(&pieces(), 1);
-    bad_map.normalizer_spec =
-        Some(NormalizerSpec { precompiled_charsmap: Some(vec![0xff, 0xff, 0, 0, 1, 2]), ..Default::default() });
+    bad_map.normalizer_spec = Some(NormalizerSpec { precompiled_charsmap: Some(vec![0xff, 0xff, 0, 0, 1, 2]), ..Default::default() });
     let err = load(&bad_map).unwrap_err().to_string();
     assert!(err.contains("charsmap"), "{err}");
 
@@ -263,10 +255,7 @@ fn nbest_matches_sentencepiece() {
     type Case<'a> = (&'a str, &'a [(&'a [u32], f32)]);
     let cases: &[Case] = &[
         ("ab ba", &[(&[6, 3, 5, 4], -8.5), (&[3, 7, 3, 5, 4], -8.5), (&[3, 4, 5, 3, 5, 4], -11.0)]),
-        (
-            "a<sep>ab",
-            &[(&[3, 4, 8, 7], -4.6), (&[3, 4, 8, 4, 5], -7.1), (&[3, 4, 0, 7], -70.0), (&[3, 4, 0, 4, 5], -72.5)],
-        ),
+        ("a<sep>ab", &[(&[3, 4, 8, 7], -4.6), (&[3, 4, 8, 4, 5], -7.1), (&[3, 4, 0, 7], -70.0), (&[3, 4, 0, 4, 5], -72.5)]),
         (
             "abc ab",
             &[
@@ -379,9 +368,7 @@ fn bpe_parts_same_as_merge_loop_on_random_models() {
         let m = load(&proto(&refs, 2)).unwrap();
         assert!(bpe::cuts(&m));
         for _ in 0..20 {
-            let text: String = (0..rng.gen_range(0..60))
-                .map(|_| ["a", "b", "c", "d", "é", " ", "x"][rng.gen_range(0..7)])
-                .collect();
+            let text: String = (0..rng.gen_range(0..60)).map(|_| ["a", "b", "c", "d", "é", " ", "x"][rng.gen_range(0..7)]).collect();
             let (fast, slow) = bpe_both_ways(&m, &text);
             assert_eq!(fast, slow, "{text:?} {pieces:?}");
         }
@@ -394,7 +381,13 @@ fn bpe_parts_same_as_merge_loop_on_random_models() {
 fn bpe_fixtures_same_as_merge_loop() {
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.fixtures");
     let models = ["hub/llama2.model", "registry/mistral01/tokenizer.model", "registry/sentencepiece/botchan_en_bpe_1000.model"];
-    let corpora = ["ja/wagahai.txt", "zh/manpages-zh_CN.txt", "mixed/mixed_input.txt", "code/cpython-3.11-stdlib.py.txt", "en/pride_and_prejudice.txt"];
+    let corpora = [
+        "ja/wagahai.txt",
+        "zh/manpages-zh_CN.txt",
+        "mixed/mixed_input.txt",
+        "code/cpython-3.11-stdlib.py.txt",
+        "en/pride_and_prejudice.txt",
+    ];
     for file in models.iter().map(|f| fixtures.join(f)).filter(|f| f.exists()) {
         let m = read_model(&file).unwrap();
         assert!(bpe::cuts(&m), "{file:?}");

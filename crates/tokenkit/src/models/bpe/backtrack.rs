@@ -250,7 +250,6 @@ pub const SHORT: usize = 6;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Start((u32, usize));
 
-
 /// Source of [`Backtracker::serial`] numbers.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
@@ -578,13 +577,7 @@ impl Backtracker {
     }
 
     /// [`Backtracker::encode`] from the first step [`Backtracker::start`] gave for `text`.
-    pub(crate) fn encode_from(
-        &self,
-        text: &[u8],
-        start: Start,
-        out: &mut Vec<u32>,
-        scratch: &mut BacktrackScratch,
-    ) -> bool {
+    pub(crate) fn encode_from(&self, text: &[u8], start: Start, out: &mut Vec<u32>, scratch: &mut BacktrackScratch) -> bool {
         if scratch.owner != self.serial {
             scratch.owner = self.serial;
             scratch.memo.clear();
@@ -655,9 +648,9 @@ impl Backtracker {
                 pos += len;
                 if REPEATS {
                     repeats.pushed(text, pos, out);
-                    while let Some(end) = repeats.reuse(text, pos, out, |last, first, end| {
-                        is_alive(alive, end, dead_end) && valid(last, first)
-                    }) {
+                    while let Some(end) =
+                        repeats.reuse(text, pos, out, |last, first, end| is_alive(alive, end, dead_end) && valid(last, first))
+                    {
                         pos = end;
                     }
                 }
@@ -690,9 +683,14 @@ impl Backtracker {
 fn record_run(ids: &mut Vec<u32>, merges: &MergeMap, steps: &mut Vec<Step>, pairs: &mut Vec<u64>) {
     pairs.clear();
     pairs.resize(ids.len(), 0);
-    let n = merge_loop(ids, pairs, |a, b| packed(merges.get(&(a, b))), |rank, ids| {
-        steps.push(Step { rank, first: ids[0], last: ids[ids.len() - 1] });
-    });
+    let n = merge_loop(
+        ids,
+        pairs,
+        |a, b| packed(merges.get(&(a, b))),
+        |rank, ids| {
+            steps.push(Step { rank, first: ids[0], last: ids[ids.len() - 1] });
+        },
+    );
     ids.truncate(n);
 }
 
@@ -712,12 +710,7 @@ fn packed(merge: Option<&(u32, u32)>) -> u64 {
 /// [`super::Word::merge_all`] does: a queued pair is stale only when its span changed, and
 /// then it makes another token.
 #[inline]
-fn merge_loop(
-    ids: &mut [u32],
-    pairs: &mut [u64],
-    merge: impl Fn(u32, u32) -> u64,
-    mut step: impl FnMut(u32, &[u32]),
-) -> usize {
+fn merge_loop(ids: &mut [u32], pairs: &mut [u64], merge: impl Fn(u32, u32) -> u64, mut step: impl FnMut(u32, &[u32])) -> usize {
     let mut n = ids.len();
     if n < 2 {
         return n;

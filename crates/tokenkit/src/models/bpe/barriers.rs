@@ -73,12 +73,7 @@ impl Barriers {
     /// the ids of single-char tokens. Without a barrier, `f` gets `w` whole. A part of one
     /// char that is a token comes as [`Part::Fixed`]: a single symbol has nothing to merge.
     #[inline]
-    pub(crate) fn for_each_part<'a, E>(
-        &self,
-        w: &'a str,
-        chars: &CharIds,
-        mut f: impl FnMut(Part<'a>) -> Result<(), E>,
-    ) -> Result<(), E> {
+    pub(crate) fn for_each_part<'a, E>(&self, w: &'a str, chars: &CharIds, mut f: impl FnMut(Part<'a>) -> Result<(), E>) -> Result<(), E> {
         // The part being gathered: where it starts, and its only char's id while it has one.
         let mut start = 0;
         let mut single: Option<u32> = None;
@@ -111,13 +106,7 @@ impl Barriers {
 
 /// Hands the gathered part `w[start..end]` to `f`: fixed when it is one char of id `single`.
 #[inline]
-fn flush<'a, E>(
-    w: &'a str,
-    start: usize,
-    end: usize,
-    single: Option<u32>,
-    f: &mut impl FnMut(Part<'a>) -> Result<(), E>,
-) -> Result<(), E> {
+fn flush<'a, E>(w: &'a str, start: usize, end: usize, single: Option<u32>, f: &mut impl FnMut(Part<'a>) -> Result<(), E>) -> Result<(), E> {
     match single {
         Some(id) => f(Part::Fixed(id, (end - start) as u32)),
         None if start < end => f(Part::Merge(&w[start..end])),
@@ -143,10 +132,7 @@ mod tests {
 
     #[test]
     fn cuts_around_free_chars_and_bytes() {
-        let vocab: VocabMap = [("a", 0), ("b", 1), ("ab", 2), ("日", 3), ("c", 4)]
-            .iter()
-            .map(|&(t, i)| (t.to_string(), i))
-            .collect();
+        let vocab: VocabMap = [("a", 0), ("b", 1), ("ab", 2), ("日", 3), ("c", 4)].iter().map(|&(t, i)| (t.to_string(), i)).collect();
         let chars = CharIds::new(&vocab, "");
         let merges: MergeMap = [((0, 1), (0, 2))].into_iter().collect();
         let mut bytes = [100u32; 256];
@@ -195,8 +181,8 @@ mod tests {
     /// those of the plain merge loop on whole pieces, over every corpus line.
     #[test]
     fn fixtures_same_as_merge_loop() {
-        use crate::models::ModelWrapper;
         use crate::base::Model;
+        use crate::models::ModelWrapper;
         let fixtures = crate::test_fixtures::dir();
         // The Hub files where ../shared is there; the registry's Mistral v0.1 file always.
         let files: Vec<_> = ["hub/llama2.json", "hub/mistral03.json", "registry/mistral01/tokenizer.json"]
@@ -205,8 +191,16 @@ mod tests {
             .collect();
         assert!(!files.is_empty());
         // The shared corpora, or the built-in sample's files without ../shared.
-        let corpora = ["ja/wagahai.txt", "zh/manpages-zh_CN.txt", "mixed/mixed_input.txt", "code/cpython-3.11-stdlib.py.txt",
-                       "builtin/ja/sample.txt", "builtin/zh/sample.txt", "builtin/mixed/sample.txt", "builtin/code/sample.py.txt"];
+        let corpora = [
+            "ja/wagahai.txt",
+            "zh/manpages-zh_CN.txt",
+            "mixed/mixed_input.txt",
+            "code/cpython-3.11-stdlib.py.txt",
+            "builtin/ja/sample.txt",
+            "builtin/zh/sample.txt",
+            "builtin/mixed/sample.txt",
+            "builtin/code/sample.py.txt",
+        ];
         for file in &files {
             let tok = crate::Tokenizer::from_file(file).unwrap();
             let ModelWrapper::BPE(bpe) = tok.get_model() else { panic!("BPE") };

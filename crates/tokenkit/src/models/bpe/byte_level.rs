@@ -261,8 +261,7 @@ impl ByteLevelBpe {
     /// Reads what [`ByteLevelBpe::write_table`] wrote, with the model's `merges`.
     pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>, merges: &MergeMap) -> crate::Result<Self> {
         let backtracker = Backtracker::read_table(r, merges)?;
-        let byte_ids: [u32; 256] =
-            r.u32s()?.try_into().map_err(|_| crate::Error::invalid("table cache: malformed byte table"))?;
+        let byte_ids: [u32; 256] = r.u32s()?.try_into().map_err(|_| crate::Error::invalid("table cache: malformed byte table"))?;
         let (byte_pairs, byte_merges, pair_tokens) = (r.u32s()?, r.u64s()?, r.u32s()?);
         if byte_pairs.len() != 1 << 16 || pair_tokens.len() != (1 << 16) + 256 || byte_merges.is_empty() {
             return Err(crate::Error::invalid("table cache: malformed byte tables"));

@@ -70,13 +70,7 @@ impl CharIds {
 /// may stand left of a cut), and no char may vanish (no unk token and no byte fallback),
 /// which would put another symbol left of the cut. Only without affixes, which change the
 /// strings of the symbols.
-pub fn safe_cut_char(
-    vocab: &Vocab,
-    merges: &MergeMap,
-    unk_token: Option<&str>,
-    all_bytes: bool,
-    affixes: bool,
-) -> Option<char> {
+pub fn safe_cut_char(vocab: &Vocab, merges: &MergeMap, unk_token: Option<&str>, all_bytes: bool, affixes: bool) -> Option<char> {
     if affixes || (unk_token.is_none() && !all_bytes) {
         return None;
     }
@@ -114,7 +108,6 @@ pub fn for_each_part<'s>(s: &'s str, c: char, mut f: impl FnMut(&'s str) -> crat
     }
     f(&s[start..])
 }
-
 
 impl CharIds {
     /// Writes the table, for [`crate::utils::table_cache`].
@@ -171,13 +164,9 @@ mod tests {
 
     #[test]
     fn char_ids() {
-        let vocab: VocabMap =
-            [("a", 0), ("##a", 1), ("é", 2), ("日", 3), ("ab", 4)].iter().map(|&(t, i)| (t.to_string(), i)).collect();
+        let vocab: VocabMap = [("a", 0), ("##a", 1), ("é", 2), ("日", 3), ("ab", 4)].iter().map(|&(t, i)| (t.to_string(), i)).collect();
         let plain = CharIds::new(&vocab, "");
-        assert_eq!(
-            (plain.get('a'), plain.get('é'), plain.get('日'), plain.get('b')),
-            (Some(0), Some(2), Some(3), None)
-        );
+        assert_eq!((plain.get('a'), plain.get('é'), plain.get('日'), plain.get('b')), (Some(0), Some(2), Some(3), None));
         let prefixed = CharIds::new(&vocab, "##");
         assert_eq!((prefixed.get('a'), prefixed.get('é')), (Some(1), None));
     }

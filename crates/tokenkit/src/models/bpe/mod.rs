@@ -173,16 +173,15 @@ impl BpeBuilder {
         let mut joined = String::new();
         for (rank, (a, b)) in self.merges.iter().enumerate().filter(|_| !given) {
             let id_of = |t: &str| {
-                self.vocab.get(t).copied().ok_or_else(|| {
-                    Error::invalid(format!("BPE merge #{rank} `{a} {b}`: token `{t}` is out of vocabulary"))
-                })
+                self.vocab
+                    .get(t)
+                    .copied()
+                    .ok_or_else(|| Error::invalid(format!("BPE merge #{rank} `{a} {b}`: token `{t}` is out of vocabulary")))
             };
             let (a_id, b_id) = (id_of(a)?, id_of(b)?);
             // The merged token drops the right side's `continuing_subword_prefix` (by length, as HF does).
             let rest = b.get(prefix_len..).ok_or_else(|| {
-                Error::invalid(format!(
-                    "BPE merge #{rank} `{a} {b}`: `{b}` is shorter than the continuing_subword_prefix"
-                ))
+                Error::invalid(format!("BPE merge #{rank} `{a} {b}`: `{b}` is shorter than the continuing_subword_prefix"))
             })?;
             joined.clear();
             joined.push_str(a);
@@ -328,10 +327,7 @@ impl Clone for BPE {
             ignore_merges: self.ignore_merges,
             cache: self.cache.as_ref().map(Cache::fresh),
             seed: self.seed,
-            rng: self
-                .rng
-                .as_ref()
-                .map(|r| Mutex::new(r.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone()))),
+            rng: self.rng.as_ref().map(|r| Mutex::new(r.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone()))),
         }
     }
 }
@@ -395,10 +391,7 @@ impl BPE {
         let mut ranked: Vec<(u32, Pair)> = self.merges.iter().map(|(pair, (rank, _))| (rank, pair)).collect();
         // Pairs sharing a rank (tiktoken rank maps) come in id order, deterministically.
         ranked.sort_unstable();
-        ranked
-            .into_iter()
-            .map(|(_, (a, b))| (self.vocab.token(a).unwrap_or_default(), self.vocab.token(b).unwrap_or_default()))
-            .collect()
+        ranked.into_iter().map(|(_, (a, b))| (self.vocab.token(a).unwrap_or_default(), self.vocab.token(b).unwrap_or_default())).collect()
     }
 
     /// The token → id map.
@@ -447,10 +440,7 @@ impl BPE {
     }
 
     fn unk_error(&self) -> Error {
-        Error::MissingToken(format!(
-            "BPE: the unk token `{}` is not in the vocabulary",
-            self.unk_token.as_deref().unwrap_or_default()
-        ))
+        Error::MissingToken(format!("BPE: the unk token `{}` is not in the vocabulary", self.unk_token.as_deref().unwrap_or_default()))
     }
 
     /// Splits `w` into initial symbols (chars, byte tokens, unk) into `word`, HF's way.
@@ -522,9 +512,7 @@ impl BPE {
     /// The linear-time encoder of long words (built on first call), when the merges allow
     /// one (see [`Backtracker::new`]).
     pub fn backtracker(&self) -> Option<&Backtracker> {
-        self.backtracker
-            .get_or_init(|| Backtracker::new(&self.vocab, &self.merges, &self.chars).map(Arc::new))
-            .as_deref()
+        self.backtracker.get_or_init(|| Backtracker::new(&self.vocab, &self.merges, &self.chars).map(Arc::new)).as_deref()
     }
 
     /// The raw-byte encoder, when this is a byte-level model it gives the same tokens for:
@@ -671,12 +659,7 @@ impl BPE {
 
     /// Merges `w` whole (backtracking or merge loop), then caches the result in `cache`
     /// (with `w` hashed).
-    fn merge_uncached(
-        &self,
-        w: &str,
-        cache: Option<(&Cache<CachedWord>, Hashed<'_>)>,
-        mut emit: impl FnMut(u32, u32),
-    ) -> Result<()> {
+    fn merge_uncached(&self, w: &str, cache: Option<(&Cache<CachedWord>, Hashed<'_>)>, mut emit: impl FnMut(u32, u32)) -> Result<()> {
         let cached = self.with_merged_word(w, |word| {
             let symbols = word.symbols().iter().map(|s| (s.id, s.len));
             symbols.clone().for_each(|(id, len)| emit(id, len));

@@ -121,14 +121,8 @@ impl Repeats {
             self.slots.fill(Window::default());
             self.tokens.clear();
         }
-        self.slots[Self::slot(key)] = Window {
-            key,
-            start: stretch.start,
-            len: stretch.end - stretch.start,
-            first,
-            tokens: self.tokens.len(),
-            count: tokens.len(),
-        };
+        self.slots[Self::slot(key)] =
+            Window { key, start: stretch.start, len: stretch.end - stretch.start, first, tokens: self.tokens.len(), count: tokens.len() };
         self.tokens.extend_from_slice(tokens);
     }
 

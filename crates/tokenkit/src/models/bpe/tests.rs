@@ -23,19 +23,10 @@ const V: &[(&str, u32)] = &[("a", 0), ("b", 1), ("ab", 2), ("<unk>", 3), ("c", 4
 
 #[test]
 fn unk_not_fused_and_fused() {
-    let m = BPE::builder()
-        .vocab_and_merges(vocab(&V[..5]), merges(&[("a", "b")]))
-        .unk_token(Some("<unk>".into()))
-        .build()
-        .unwrap();
+    let m = BPE::builder().vocab_and_merges(vocab(&V[..5]), merges(&[("a", "b")])).unk_token(Some("<unk>".into())).build().unwrap();
     assert_eq!(
         run(&m, "abxxc"),
-        vec![
-            (2, "ab".into(), (0, 2)),
-            (3, "<unk>".into(), (2, 3)),
-            (3, "<unk>".into(), (3, 4)),
-            (4, "c".into(), (4, 5))
-        ]
+        vec![(2, "ab".into(), (0, 2)), (3, "<unk>".into(), (2, 3)), (3, "<unk>".into(), (3, 4)), (4, "c".into(), (4, 5))]
     );
     let fused = BPE::builder()
         .vocab_and_merges(vocab(&V[..5]), merges(&[("a", "b")]))
@@ -44,10 +35,7 @@ fn unk_not_fused_and_fused() {
         .build()
         .unwrap();
     // HF: ['<unk>', 'ab', '<unk>'] [3, 2, 3] [(0, 2), (2, 4), (4, 6)] (chars) for "xxabyé".
-    assert_eq!(
-        run(&fused, "xxabyé"),
-        vec![(3, "<unk>".into(), (0, 2)), (2, "ab".into(), (2, 4)), (3, "<unk>".into(), (4, 7))]
-    );
+    assert_eq!(run(&fused, "xxabyé"), vec![(3, "<unk>".into(), (0, 2)), (2, "ab".into(), (2, 4)), (3, "<unk>".into(), (4, 7))]);
 }
 
 #[test]
@@ -109,34 +97,17 @@ fn byte_fallback() {
     // Only <0x78> exists: 'ayxya' -> a, <0x78>, <unk> (fused y..y), a.
     let mut v = vocab(V);
     v.push(("<0x78>".into(), 200));
-    let m = BPE::builder()
-        .vocab_and_merges(v, vec![])
-        .byte_fallback(true)
-        .fuse_unk(true)
-        .unk_token(Some("<unk>".into()))
-        .build()
-        .unwrap();
+    let m = BPE::builder().vocab_and_merges(v, vec![]).byte_fallback(true).fuse_unk(true).unk_token(Some("<unk>".into())).build().unwrap();
     assert_eq!(
         run(&m, "ayxya"),
-        vec![
-            (0, "a".into(), (0, 1)),
-            (200, "<0x78>".into(), (1, 2)),
-            (3, "<unk>".into(), (2, 4)),
-            (0, "a".into(), (4, 5))
-        ]
+        vec![(0, "a".into(), (0, 1)), (200, "<0x78>".into(), (1, 2)), (3, "<unk>".into(), (2, 4)), (0, "a".into(), (4, 5))]
     );
 }
 
 #[test]
 fn ignore_merges_and_dropout() {
-    let build = |dropout| {
-        BPE::builder()
-            .vocab_and_merges(vocab(V), merges(&[("a", "b")]))
-            .ignore_merges(true)
-            .dropout(dropout)
-            .build()
-            .unwrap()
-    };
+    let build =
+        |dropout| BPE::builder().vocab_and_merges(vocab(V), merges(&[("a", "b")])).ignore_merges(true).dropout(dropout).build().unwrap();
     // HF: with ignore_merges, 'abc' is one token; with dropout 1.0 ignore_merges is not applied.
     assert_eq!(ids(&build(None), "abc"), vec![5]);
     assert_eq!(ids(&build(Some(0.0)), "abc"), vec![5]);
@@ -147,13 +118,8 @@ fn ignore_merges_and_dropout() {
 
 #[test]
 fn seeded_dropout_is_reproducible() {
-    let v: Vec<(String, u32)> =
-        ["a", "b", "ab", "aba", "abab"].iter().enumerate().map(|(i, t)| (t.to_string(), i as u32)).collect();
-    let m = BPE::builder()
-        .vocab_and_merges(v, merges(&[("a", "b"), ("ab", "a"), ("ab", "ab")]))
-        .dropout(Some(0.5))
-        .build()
-        .unwrap();
+    let v: Vec<(String, u32)> = ["a", "b", "ab", "aba", "abab"].iter().enumerate().map(|(i, t)| (t.to_string(), i as u32)).collect();
+    let m = BPE::builder().vocab_and_merges(v, merges(&[("a", "b"), ("ab", "a"), ("ab", "ab")])).dropout(Some(0.5)).build().unwrap();
     let a = m.clone().with_seed(42);
     let b = m.with_seed(42);
     let word = "ababababababab";
@@ -209,12 +175,7 @@ fn cutting_before_metaspace_does_not_change_results() {
             merge_list.push((a, b));
         }
         let v: Vec<(String, u32)> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        let m = BPE::builder()
-            .vocab_and_merges(v, merge_list)
-            .unk_token(Some("<unk>".into()))
-            .fuse_unk(rng.gen())
-            .build()
-            .unwrap();
+        let m = BPE::builder().vocab_and_merges(v, merge_list).unk_token(Some("<unk>".into())).fuse_unk(rng.gen()).build().unwrap();
         let mut whole = m.clone();
         whole.cut = None;
         whole.resize_cache(0);

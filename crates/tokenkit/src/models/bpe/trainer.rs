@@ -20,8 +20,8 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::models::bpe::{Merges, BPE};
 use crate::base::AddedToken;
+use crate::models::bpe::{Merges, BPE};
 use crate::models::training::{Progress, Stage, WordCounts};
 use crate::{Error, Result};
 
@@ -553,10 +553,7 @@ mod tests {
         assert_eq!(r.vocab[0].0, "[UNK]");
         assert_eq!(r.vocab[1].0, "<s>");
         let m: Vec<String> = r.merges.iter().map(|(a, b)| format!("{a} {b}")).collect();
-        assert_eq!(
-            m,
-            ["h e", "l l", "he ll", "hell o</w>", "l d</w>", "o r", "r e</w>", "t he", "w or", "the re</w>", "wor ld</w>"]
-        );
+        assert_eq!(m, ["h e", "l l", "he ll", "hell o</w>", "l d</w>", "o r", "r e</w>", "t he", "w or", "the re</w>", "wor ld</w>"]);
     }
 
     #[test]

@@ -55,12 +55,7 @@ impl MergeMap {
     /// A map with room for `n` pairs before it grows.
     pub fn with_capacity(n: usize) -> Self {
         let size = (n.max(4) * 2).next_power_of_two();
-        Self {
-            slots: vec![Slot { key: EMPTY, value: (0, 0) }; size],
-            shift: 64 - size.trailing_zeros(),
-            len: 0,
-            max_pair: None,
-        }
+        Self { slots: vec![Slot { key: EMPTY, value: (0, 0) }; size], shift: 64 - size.trailing_zeros(), len: 0, max_pair: None }
     }
 
     #[inline]
@@ -463,20 +458,13 @@ impl Word {
     /// `queue` is scratch space reused between calls. With `dropout = Some((p, rng))`, each
     /// merge taken from the queue is skipped with probability `p`; skipped merges come back
     /// into the queue after the next merge that happens (BPE-dropout as HF does it).
-    pub fn merge_all<R: Rng + ?Sized>(
-        &mut self,
-        merges: &MergeMap,
-        queue: &mut MergeQueue,
-        mut dropout: Option<(f32, &mut R)>,
-    ) {
+    pub fn merge_all<R: Rng + ?Sized>(&mut self, merges: &MergeMap, queue: &mut MergeQueue, mut dropout: Option<(f32, &mut R)>) {
         if self.symbols.len() < 2 {
             return;
         }
         queue.clear();
         queue.heap.extend(self.symbols.windows(2).enumerate().filter_map(|(pos, w)| {
-            merges
-                .get(&(w[0].id, w[1].id))
-                .map(|&(rank, new_id)| Merge::new(rank, pos as u32, new_id, w[0].len + w[1].len))
+            merges.get(&(w[0].id, w[1].id)).map(|&(rank, new_id)| Merge::new(rank, pos as u32, new_id, w[0].len + w[1].len))
         }));
         queue.heapify();
         let mut skipped: Vec<Merge> = Vec::new();
@@ -534,7 +522,6 @@ impl Word {
         }
     }
 }
-
 
 impl MergeMap {
     /// Writes the table as it is (slots included), for [`crate::utils::table_cache`].

@@ -15,11 +15,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rand::rngs::StdRng;
 
 use super::model::{Segment, SentencePiece};
-use crate::normalizers::sentencepiece::utf8_len;
+use crate::base::vocab::VocabMap;
 use crate::models::bpe::chars::for_each_part;
 use crate::models::bpe::{MergeMap, MergeQueue, Word, SMALL_WORD};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
-use crate::base::vocab::VocabMap;
+use crate::normalizers::sentencepiece::utf8_len;
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -99,13 +99,7 @@ pub(crate) struct BpeTables {
 impl BpeTables {
     /// Builds the tables from the piece list and scores, every piece's id, the mergeable
     /// pieces' ids and whether any piece is unused.
-    pub(crate) fn new(
-        pieces: &[String],
-        scores: &[f32],
-        piece_to_id: &VocabMap,
-        mergeable: &VocabMap,
-        any_unused: bool,
-    ) -> Self {
+    pub(crate) fn new(pieces: &[String], scores: &[f32], piece_to_id: &VocabMap, mergeable: &VocabMap, any_unused: bool) -> Self {
         let mut t = Self { bmp: vec![NONE; 0x10000], ..Default::default() };
         t.ranks = score_ranks(scores, mergeable);
         // Chars first (without flags), for the orphan test below.
@@ -359,14 +353,7 @@ fn merge_part(tables: &BpeTables, word: &mut Word, queue: &mut MergeQueue, pairs
     word.clear();
 }
 
-fn merge(
-    model: &SentencePiece,
-    text: &str,
-    base: usize,
-    symbols: &mut Vec<Symbol>,
-    agenda: &mut BinaryHeap<Pair>,
-    out: &mut Vec<Segment>,
-) {
+fn merge(model: &SentencePiece, text: &str, base: usize, symbols: &mut Vec<Symbol>, agenda: &mut BinaryHeap<Pair>, out: &mut Vec<Segment>) {
     let tables = model.bpe_tables();
     let bytes = text.as_bytes();
     symbols.clear();

@@ -108,8 +108,8 @@ impl SentencePiece {
     pub fn from_bytes(raw: Vec<u8>, name: &str) -> Result<Self> {
         use prost::Message as _;
         let err = |msg: String| Error::invalid(format!("{name}: {msg}"));
-        let proto = ModelProto::decode(raw.as_slice())
-            .map_err(|e| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}")))?;
+        let proto =
+            ModelProto::decode(raw.as_slice()).map_err(|e| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}")))?;
         if proto.pieces.is_empty() {
             return Err(err("the model has no pieces".into()));
         }
@@ -181,8 +181,7 @@ impl SentencePiece {
             return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
         }
         let user_defined_strs: Vec<&str> = user_defined.iter().map(|&i| pieces[i].as_str()).collect();
-        let user_trie = (!user_defined.is_empty())
-            .then(|| Trie::new(user_defined.iter().map(|&i| (pieces[i].as_str(), i as u32))));
+        let user_trie = (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().map(|&i| (pieces[i].as_str(), i as u32))));
         let charsmap = match norm_spec.precompiled_charsmap.as_deref() {
             Some(bytes) if !bytes.is_empty() => {
                 let charsmap = Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?;
@@ -205,7 +204,8 @@ impl SentencePiece {
                 spec.add_dummy_prefix(),
                 spec.remove_extra_whitespaces(),
                 spec.escape_whitespaces(),
-            ).map_err(|e| err(format!("denormalizer_spec: {e}")))?,
+            )
+            .map_err(|e| err(format!("denormalizer_spec: {e}")))?,
             None => None,
         };
         let algorithm = match model_type {
@@ -330,11 +330,7 @@ impl SentencePiece {
     /// Encodes `input` into `make(id, unk_text, (start, end))` per token (as [`Self::emit`]
     /// calls it), in a vector sized once the segments are known; offsets are `(0, 0)` unless
     /// `OFFSETS` (which saves tracking them through the normalizer).
-    fn collect<const OFFSETS: bool, T>(
-        &self,
-        input: &str,
-        mut make: impl FnMut(u32, Option<&str>, (usize, usize)) -> T,
-    ) -> Result<Vec<T>> {
+    fn collect<const OFFSETS: bool, T>(&self, input: &str, mut make: impl FnMut(u32, Option<&str>, (usize, usize)) -> T) -> Result<Vec<T>> {
         self.with_normalized::<OFFSETS, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
             let mut out = Vec::with_capacity(self.token_bound(segs));
@@ -429,11 +425,7 @@ impl SentencePiece {
 
     /// Normalizes `input` into this thread's buffers (with the original offsets when
     /// `OFFSETS`) and runs `body` on the normalized text and a scratch segment buffer.
-    fn with_normalized<const OFFSETS: bool, R>(
-        &self,
-        input: &str,
-        body: impl FnOnce(&Normalized, &mut Vec<Segment>) -> R,
-    ) -> Result<R> {
+    fn with_normalized<const OFFSETS: bool, R>(&self, input: &str, body: impl FnOnce(&Normalized, &mut Vec<Segment>) -> R) -> Result<R> {
         if u32::try_from(input.len()).is_err() {
             return Err(Error::invalid("SentencePiece: an input longer than 4 GiB cannot be encoded"));
         }
@@ -459,12 +451,7 @@ impl SentencePiece {
     /// (`(0, 0)` unless `OFFSETS`: `norm` has none then). `unk_text` is the normalized text
     /// an unknown piece covers, `None` for the other tokens, whose piece is the vocabulary's
     /// (not read here: most callers want the id alone, or a copy from [`TokenSlots`]).
-    fn emit<const OFFSETS: bool>(
-        &self,
-        norm: &Normalized,
-        segs: &[Segment],
-        mut f: impl FnMut(u32, Option<&str>, (usize, usize)),
-    ) {
+    fn emit<const OFFSETS: bool>(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, Option<&str>, (usize, usize))) {
         let text = norm.text.as_str();
         let inner = &*self.inner;
         let mut aligner = norm.aligner();
@@ -549,7 +536,6 @@ impl SentencePiece {
             None => Cow::Borrowed(inner.pieces[id as usize].as_str()),
         })
     }
-
 }
 
 /// Whether words (each starting at a `▁` after a non-`▁` char) segment independently: spaces
@@ -558,7 +544,9 @@ impl SentencePiece {
 fn words_independent(norm_spec: &super::proto::NormalizerSpec, trainer: &super::proto::TrainerSpec, mergeable: &VocabMap) -> bool {
     norm_spec.escape_whitespaces()
         && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
-        && mergeable.keys().all(|p| !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL))
+        && mergeable.keys().all(|p| {
+            !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL)
+        })
 }
 
 /// The byte of a `<0xNN>` piece.

@@ -7,8 +7,8 @@
 //! UTF-8 bytes as `<0xNN>` tokens (each spanning the whole segment) when all exist.
 
 pub mod lattice;
-pub mod trainer;
 pub mod spm;
+pub mod trainer;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -17,12 +17,12 @@ use std::sync::{Arc, OnceLock};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use crate::utils::trie::Trie;
 use super::bpe::byte_token_ids;
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::serialization::{deserialize_via_fields, missing, ModelFields, VocabField};
 use crate::base::vocab::{to_std_map, ReverseVocab, VocabMap};
 use crate::base::{Model, Token};
+use crate::utils::trie::Trie;
 use crate::{Error, Result};
 
 /// Score penalty of an unknown char below the lowest piece score (SentencePiece's `kUnkPenalty`).
@@ -104,8 +104,7 @@ impl std::fmt::Debug for Unigram {
 impl Default for Unigram {
     /// A vocabulary of just `<unk>` (score 0) with unk id 0 (HF's default).
     fn default() -> Self {
-        Self::new(vec![("<unk>".into(), 0.0)], Some(0), false)
-            .unwrap_or_else(|_| unreachable!("the default Unigram is valid"))
+        Self::new(vec![("<unk>".into(), 0.0)], Some(0), false).unwrap_or_else(|_| unreachable!("the default Unigram is valid"))
     }
 }
 
@@ -118,10 +117,7 @@ impl Unigram {
                 return Err(Error::invalid("Unigram: the vocabulary is empty but unk_id is set"));
             }
             if unk >= pieces.len() {
-                return Err(Error::invalid(format!(
-                    "Unigram: unk_id {unk} is out of the vocabulary (size {})",
-                    pieces.len()
-                )));
+                return Err(Error::invalid(format!("Unigram: unk_id {unk} is out of the vocabulary (size {})", pieces.len())));
             }
         }
         if u32::try_from(pieces.len()).is_err() {
@@ -208,8 +204,7 @@ impl Unigram {
                     let cand = unk_score + here;
                     let target = &mut best[start + char_len];
                     if target.start == NONE || cand > target.score {
-                        *target =
-                            BestNode { score: cand, start: start as u32, id: unk_id.ok_or_else(Self::missing_unk)? };
+                        *target = BestNode { score: cand, start: start as u32, id: unk_id.ok_or_else(Self::missing_unk)? };
                     }
                 }
             }
@@ -311,9 +306,7 @@ impl Unigram {
 
     /// The id → piece table, which encodings share to build their token strings lazily.
     pub(crate) fn reverse_vocab(&self) -> &Arc<ReverseVocab> {
-        self.reverse.get_or_init(|| {
-            Arc::new(ReverseVocab::Dense(self.pieces.iter().map(|(p, _)| Some(p.clone())).collect()))
-        })
+        self.reverse.get_or_init(|| Arc::new(ReverseVocab::Dense(self.pieces.iter().map(|(p, _)| Some(p.clone())).collect())))
     }
 
     /// Builds the model from the fields of a tokenizer.json model object.
@@ -322,9 +315,7 @@ impl Unigram {
         let pieces = match f.vocab.take() {
             Some(VocabField::Scores(p)) => p,
             Some(VocabField::Map(_)) => {
-                return Err(Error::invalid(
-                    "Unigram model: `vocab` must be a list [[piece, score], ...], not an object",
-                ))
+                return Err(Error::invalid("Unigram model: `vocab` must be a list [[piece, score], ...], not an object"))
             }
             None => return Err(missing("Unigram", "vocab")),
         };

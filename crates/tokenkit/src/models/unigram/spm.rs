@@ -13,10 +13,10 @@
 use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
-use crate::utils::trie::{Cursor, Trie};
-use crate::normalizers::sentencepiece::{utf8_len, SPACE_SYMBOL};
 use crate::models::bpe::chars::for_each_part;
 use crate::models::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY};
+use crate::normalizers::sentencepiece::{utf8_len, SPACE_SYMBOL};
+use crate::utils::trie::{Cursor, Trie};
 
 /// "Not set".
 const NONE: u32 = u32::MAX;
@@ -199,7 +199,15 @@ impl SpViterbi {
 
     /// Appends the segments of `word` (at byte `base` of the text, the path sum before it
     /// `sum`) and returns the path sum after it.
-    fn encode_word(&self, cache: &Cache<CachedWord>, word: &[u8], base: usize, sum: f32, scratch: &mut Scratch, out: &mut Vec<Segment>) -> f32 {
+    fn encode_word(
+        &self,
+        cache: &Cache<CachedWord>,
+        word: &[u8],
+        base: usize,
+        sum: f32,
+        scratch: &mut Scratch,
+        out: &mut Vec<Segment>,
+    ) -> f32 {
         // At the word's start, sentencepiece rebases a sum beyond the threshold to 0 (no path
         // reaches beyond the start yet: it is a boundary).
         let at_start = if sum.abs() > RESET { 0.0 } else { sum };

@@ -14,17 +14,7 @@ fn run(m: &Unigram, s: &str) -> Vec<(u32, String, (usize, usize))> {
 #[test]
 fn viterbi_best_path() {
     let m = Unigram::new(
-        pieces(&[
-            ("<unk>", 0.0),
-            ("a", 0.0),
-            ("b", 0.0),
-            ("c", 0.0),
-            ("d", 0.0),
-            ("cd", 1.0),
-            ("ab", 2.0),
-            ("abc", 5.0),
-            ("abcd", 10.0),
-        ]),
+        pieces(&[("<unk>", 0.0), ("a", 0.0), ("b", 0.0), ("c", 0.0), ("d", 0.0), ("cd", 1.0), ("ab", 2.0), ("abc", 5.0), ("abcd", 10.0)]),
         Some(0),
         false,
     )
@@ -43,18 +33,12 @@ fn viterbi_best_path() {
 fn unk_and_byte_fallback() {
     let m = Unigram::new(pieces(&[("<unk>", 0.0), ("a", -1.5), ("b", -2.0)]), Some(0), true).unwrap();
     // HF: 'abxyb' -> ['a', 'b', 'xy', 'b'] [1, 2, 0, 2]; 'xé' -> ['xé'] [0] (chars (0, 2)).
-    assert_eq!(
-        run(&m, "abxyb"),
-        vec![(1, "a".into(), (0, 1)), (2, "b".into(), (1, 2)), (0, "xy".into(), (2, 4)), (2, "b".into(), (4, 5))]
-    );
+    assert_eq!(run(&m, "abxyb"), vec![(1, "a".into(), (0, 1)), (2, "b".into(), (1, 2)), (0, "xy".into(), (2, 4)), (2, "b".into(), (4, 5))]);
     assert_eq!(run(&m, "xé"), vec![(0, "xé".into(), (0, 3))]);
 
     let m = Unigram::new(pieces(&[("<unk>", 0.0), ("a", -1.5), ("b", -2.0), ("<0x78>", -1.0)]), Some(0), true).unwrap();
     // HF: 'xxb' -> ['<0x78>', '<0x78>', 'b'] [3, 3, 2] [(0, 2), (0, 2), (2, 3)]; 'abxyb' unchanged (no <0x79>).
-    assert_eq!(
-        run(&m, "xxb"),
-        vec![(3, "<0x78>".into(), (0, 2)), (3, "<0x78>".into(), (0, 2)), (2, "b".into(), (2, 3))]
-    );
+    assert_eq!(run(&m, "xxb"), vec![(3, "<0x78>".into(), (0, 2)), (3, "<0x78>".into(), (0, 2)), (2, "b".into(), (2, 3))]);
     assert_eq!(run(&m, "abxyb")[2], (0, "xy".into(), (2, 4)));
 }
 
@@ -75,10 +59,8 @@ fn serialization_like_hf() {
     // Scores are parsed the way HF's serde_json parses them (not always correctly rounded):
     // HF 0.23.3 reads -11.363813895245277 and writes back -11.363813895245276. Viterbi ties
     // depend on the last bit, so this must stay identical.
-    let m: Unigram = serde_json::from_str(
-        r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245277]],"byte_fallback":false}"#,
-    )
-    .unwrap();
+    let m: Unigram =
+        serde_json::from_str(r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245277]],"byte_fallback":false}"#).unwrap();
     assert_eq!(
         serde_json::to_string(&m).unwrap(),
         r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245276]],"byte_fallback":false}"#

@@ -35,9 +35,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use self::lattice::{min_score, Lattice, TrainModel};
-use crate::models::unigram::Unigram;
 use crate::base::AddedToken;
 use crate::models::training::{Progress, Stage, WordCounts};
+use crate::models::unigram::Unigram;
 use crate::{Error, Result};
 
 /// A piece and its score (a log probability).
@@ -139,8 +139,7 @@ impl UnigramTrainer {
                 if self.needs_unk_added() { " plus the unk token" } else { "" }
             )));
         }
-        let mut words: Vec<(&str, u64)> =
-            counts.iter().filter(|(w, &n)| !w.is_empty() && n > 0).map(|(w, &n)| (w.as_str(), n)).collect();
+        let mut words: Vec<(&str, u64)> = counts.iter().filter(|(w, &n)| !w.is_empty() && n > 0).map(|(w, &n)| (w.as_str(), n)).collect();
         if words.is_empty() {
             return Err(Error::invalid("Unigram training: the corpus has no words"));
         }
@@ -160,8 +159,7 @@ impl UnigramTrainer {
         pieces.extend(self.seed_pieces(&words)?);
 
         let desired = self.vocab_size as usize * 11 / 10;
-        let expected_rounds =
-            ((desired as f64).ln() - (pieces.len() as f64).ln()) / self.shrinking_factor.ln();
+        let expected_rounds = ((desired as f64).ln() - (pieces.len() as f64).ln()) / self.shrinking_factor.ln();
         let expected_updates = (expected_rounds.max(0.0) as u64 + 1) * u64::from(self.n_sub_iterations);
         progress.start(Stage::Unigram, Some(expected_updates));
         let mut model = TrainModel::new(&pieces);
@@ -428,9 +426,7 @@ fn e_step(model: &TrainModel, words: &[(&str, u64)]) -> Result<Vec<f64>> {
                     lattice.build(model, w);
                     let z = lattice.add_marginals(count as f64, &mut e);
                     if z.is_nan() {
-                        return Err(Error::invalid(format!(
-                            "Unigram training: the likelihood of the word {w:?} is NaN"
-                        )));
+                        return Err(Error::invalid(format!("Unigram training: the likelihood of the word {w:?} is NaN")));
                     }
                 }
                 Ok(e)

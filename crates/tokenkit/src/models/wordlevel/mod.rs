@@ -63,12 +63,7 @@ impl Model for WordLevel {
             Some(id) => (id, sequence),
             None => match self.vocab.id(&self.unk_token) {
                 Some(id) => (id, self.unk_token.as_str()),
-                None => {
-                    return Err(Error::MissingToken(format!(
-                        "WordLevel: the unk token `{}` is not in the vocabulary",
-                        self.unk_token
-                    )))
-                }
+                None => return Err(Error::MissingToken(format!("WordLevel: the unk token `{}` is not in the vocabulary", self.unk_token))),
             },
         };
         Ok(vec![Token::new(id, value.to_owned(), (0, sequence.len()))])

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::models::wordlevel::WordLevel;
 use crate::base::AddedToken;
 use crate::models::training::WordCounts;
+use crate::models::wordlevel::WordLevel;
 use crate::{Error, Result};
 
 /// Options of the WordLevel trainer, with HF's names, defaults and JSON form.
@@ -33,8 +33,7 @@ impl WordLevelTrainer {
     /// The vocabulary, in id order. A word equal to a special token takes the later id, as in
     /// HF (whose vocabulary map keeps the last insertion).
     pub fn train_vocab(&self, counts: &WordCounts) -> Vec<(String, u32)> {
-        let mut words: Vec<(&String, u64)> =
-            counts.iter().filter(|(_, &n)| n >= self.min_frequency).map(|(w, &n)| (w, n)).collect();
+        let mut words: Vec<(&String, u64)> = counts.iter().filter(|(_, &n)| n >= self.min_frequency).map(|(w, &n)| (w, n)).collect();
         words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         self.special_tokens
             .iter()
@@ -62,11 +61,10 @@ mod tests {
     #[test]
     fn hf_example() {
         // HF's own test: vocab_size 5 keeps the 5 most frequent; min_frequency 15 keeps 4.
-        let counts: WordCounts =
-            [("the", 25), ("roses", 22), ("are", 24), ("red", 12), ("voilets", 10), ("blue", 16)]
-                .iter()
-                .map(|(w, n)| (w.to_string(), *n))
-                .collect();
+        let counts: WordCounts = [("the", 25), ("roses", 22), ("are", 24), ("red", 12), ("voilets", 10), ("blue", 16)]
+            .iter()
+            .map(|(w, n)| (w.to_string(), *n))
+            .collect();
         let t = WordLevelTrainer { vocab_size: 5, ..Default::default() };
         let v: Vec<String> = t.train_vocab(&counts).into_iter().map(|(w, _)| w).collect();
         assert_eq!(v, ["the", "are", "roses", "blue", "red"]);

@@ -127,9 +127,7 @@ impl WordPiece {
 
     /// The id of the unk token.
     fn unk_id(&self) -> Result<u32> {
-        self.unk_id.ok_or_else(|| {
-            Error::MissingToken(format!("WordPiece: the unk token `{}` is not in the vocabulary", self.unk_token))
-        })
+        self.unk_id.ok_or_else(|| Error::MissingToken(format!("WordPiece: the unk token `{}` is not in the vocabulary", self.unk_token)))
     }
 
     /// Appends the subwords of `sequence` to `out` as `(id, byte offsets into it)`: the
@@ -211,8 +209,7 @@ impl WordPiece {
     pub(crate) fn from_fields(mut f: ModelFields) -> Result<Self> {
         f.expect_type("WordPiece")?;
         let unk = f.unk_token.take().ok_or_else(|| missing("WordPiece", "unk_token"))?;
-        let prefix =
-            f.continuing_subword_prefix.take().ok_or_else(|| missing("WordPiece", "continuing_subword_prefix"))?;
+        let prefix = f.continuing_subword_prefix.take().ok_or_else(|| missing("WordPiece", "continuing_subword_prefix"))?;
         let max = f.max_input_chars_per_word.take().ok_or_else(|| missing("WordPiece", "max_input_chars_per_word"))?;
         let vocab = f.take_vocab_map("WordPiece")?;
         let null = |field: &str| Error::invalid(format!("WordPiece model: `{field}` must not be null"));

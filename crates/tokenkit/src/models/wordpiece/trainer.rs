@@ -8,8 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::models::bpe::trainer::BpeTrainer;
-use crate::models::wordpiece::WordPiece;
 use crate::models::training::{Progress, WordCounts};
+use crate::models::wordpiece::WordPiece;
 use crate::Result;
 
 /// Options of the WordPiece trainer: those of [`BpeTrainer`], with `continuing_subword_prefix`

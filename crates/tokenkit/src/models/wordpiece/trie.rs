@@ -109,10 +109,8 @@ mod tests {
 
     #[test]
     fn longest_match() {
-        let vocab: VocabMap = [("a", 0), ("ab", 1), ("abcd", 2), ("##b", 3), ("##", 4), ("日本", 5)]
-            .iter()
-            .map(|&(t, i)| (t.to_string(), i))
-            .collect();
+        let vocab: VocabMap =
+            [("a", 0), ("ab", 1), ("abcd", 2), ("##b", 3), ("##", 4), ("日本", 5)].iter().map(|&(t, i)| (t.to_string(), i)).collect();
         let t = Trie::new(&vocab, "").unwrap();
         assert_eq!(t.longest(b"abc"), Some((1, 2)));
         assert_eq!(t.longest(b"abcde"), Some((2, 4)));

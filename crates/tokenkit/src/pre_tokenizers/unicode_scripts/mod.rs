@@ -57,11 +57,7 @@ impl PreTokenizer for UnicodeScripts {
                     last = script;
                 }
             }
-            let ends = starts
-                .iter()
-                .skip(1)
-                .copied()
-                .chain(std::iter::once(s.len()));
+            let ends = starts.iter().skip(1).copied().chain(std::iter::once(s.len()));
             let ranges: Vec<(usize, usize)> = starts.iter().copied().zip(ends).collect();
             slice_ranges(&normalized, ranges)
         })
@@ -79,23 +75,11 @@ mod tests {
         let pt = UnicodeScripts;
         assert_eq!(pre_tokenize_str(&pt, " abc"), expected(&[("abc", 1, 4)]));
         assert_eq!(pre_tokenize_str(&pt, "   "), expected(&[]));
-        assert_eq!(
-            pre_tokenize_str(&pt, "abc 日本"),
-            expected(&[("abc ", 0, 4), ("日本", 4, 6)])
-        );
-        assert_eq!(
-            pre_tokenize_str(&pt, " 日本 abc "),
-            expected(&[("日本 ", 1, 4), ("abc ", 4, 8)])
-        );
+        assert_eq!(pre_tokenize_str(&pt, "abc 日本"), expected(&[("abc ", 0, 4), ("日本", 4, 6)]));
+        assert_eq!(pre_tokenize_str(&pt, " 日本 abc "), expected(&[("日本 ", 1, 4), ("abc ", 4, 8)]));
         assert_eq!(pre_tokenize_str(&pt, "x🥰y"), expected(&[("x🥰y", 0, 3)]));
-        assert_eq!(
-            pre_tokenize_str(&pt, "a1b"),
-            expected(&[("a", 0, 1), ("1", 1, 2), ("b", 2, 3)])
-        );
-        assert_eq!(
-            pre_tokenize_str(&pt, "どこで生れ。Yes"),
-            expected(&[("どこで生れ", 0, 5), ("。", 5, 6), ("Yes", 6, 9)])
-        );
+        assert_eq!(pre_tokenize_str(&pt, "a1b"), expected(&[("a", 0, 1), ("1", 1, 2), ("b", 2, 3)]));
+        assert_eq!(pre_tokenize_str(&pt, "どこで生れ。Yes"), expected(&[("どこで生れ", 0, 5), ("。", 5, 6), ("Yes", 6, 9)]));
     }
 
     #[test]

@@ -201,10 +201,7 @@ impl Bpe<'_> {
     /// sentencepiece's order of preference: higher count, fewer chars, smaller string.
     fn better(&self, a: u32, b: u32) -> std::cmp::Ordering {
         let (sa, sb) = (&self.syms[a as usize], &self.syms[b as usize]);
-        self.freq(b)
-            .cmp(&self.freq(a))
-            .then(sa.chars.len().cmp(&sb.chars.len()))
-            .then_with(|| sa.text.as_bytes().cmp(sb.text.as_bytes()))
+        self.freq(b).cmp(&self.freq(a)).then(sa.chars.len().cmp(&sb.chars.len())).then_with(|| sa.text.as_bytes().cmp(sb.text.as_bytes()))
     }
 
     fn best(&mut self) -> Option<u32> {

@@ -29,12 +29,12 @@ mod options;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use ahash::AHashMap;
+use aho_corasick::{AhoCorasick, MatchKind};
 use rand::{Rng, SeedableRng};
 
-pub use options::SpmTrainerSpec;
 use crate::models::unigram::trainer::piece_rules::{PieceRules, BOUNDARY, UNK_CHAR, WS};
+pub use options::SpmTrainerSpec;
 
 use super::{count_words, NoProgress, WordCounts};
 use crate::formats::sentencepiece::charsmaps;
@@ -138,9 +138,7 @@ pub fn read_lines(files: &[String]) -> impl Iterator<Item = Result<String>> + '_
                         if buf.last() == Some(&b'\n') {
                             buf.pop();
                         }
-                        Some(String::from_utf8(buf).map_err(|_| {
-                            Error::invalid(format!("{path}:{line_no}: the line is not valid UTF-8"))
-                        }))
+                        Some(String::from_utf8(buf).map_err(|_| Error::invalid(format!("{path}:{line_no}: the line is not valid UTF-8"))))
                     }
                     Err(source) => Some(Err(Error::Io { path: path.into(), source })),
                 }
@@ -513,4 +511,3 @@ pub fn save(proto: &ModelProto, prefix: impl AsRef<Path>) -> Result<()> {
     files.write(with(".vocab"), vocab_text(proto).as_bytes())?;
     files.commit()
 }
-

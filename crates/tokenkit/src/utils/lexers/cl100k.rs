@@ -8,7 +8,8 @@
 //! [`DigitRun`] selects which reading to reproduce.
 
 use super::classes::{
-    ascii_class, ascii_run, ascii_run_at_most, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N, WS,
+    ascii_class, ascii_run, ascii_run_at_most, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N,
+    WS,
 };
 
 /// How many digits one match takes.
@@ -215,8 +216,10 @@ mod tests {
     use super::*;
     use crate::utils::regex::SysRegex;
 
-    pub(crate) const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-    pub(crate) const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    pub(crate) const LLAMA3_PATTERN: &str =
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    pub(crate) const CL100K_PATTERN: &str =
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
     fn check(text: &str, re: &SysRegex, digits: DigitRun) {
         let ours: Vec<_> = Cl100kLexer::new(text, digits).collect();
@@ -225,11 +228,47 @@ mod tests {
     }
 
     const CASES: &[&str] = &[
-        "", " ", "  ", "a", " a", "  a", "\n", "\n\n", " \n", "\n a", "a \n b", "Hello world!",
-        "I'M you'RE we've THEY'LL he'd it'S 'x 'ſ", "'''", " 'll", "abc123def", " 12345678", "1234567",
-        "   \t\n  x  ", "x   ", "émigré naïve", "日本語のテキスト", "😀 😀😀 a😀", "a\u{301}b", "\u{301}b",
-        "٣٤٥٦ ٥", "\u{3000}\u{3000}x", "\u{85}y", "tab\tsep", "end ", "?!... ,;\n\n", "a'", "'", "x\r\n\r\ny",
-        " \n \n  z", ".\r\n", "\tword", "\t\tword", "'hello", "-- \n", " ?\n",
+        "",
+        " ",
+        "  ",
+        "a",
+        " a",
+        "  a",
+        "\n",
+        "\n\n",
+        " \n",
+        "\n a",
+        "a \n b",
+        "Hello world!",
+        "I'M you'RE we've THEY'LL he'd it'S 'x 'ſ",
+        "'''",
+        " 'll",
+        "abc123def",
+        " 12345678",
+        "1234567",
+        "   \t\n  x  ",
+        "x   ",
+        "émigré naïve",
+        "日本語のテキスト",
+        "😀 😀😀 a😀",
+        "a\u{301}b",
+        "\u{301}b",
+        "٣٤٥٦ ٥",
+        "\u{3000}\u{3000}x",
+        "\u{85}y",
+        "tab\tsep",
+        "end ",
+        "?!... ,;\n\n",
+        "a'",
+        "'",
+        "x\r\n\r\ny",
+        " \n \n  z",
+        ".\r\n",
+        "\tword",
+        "\t\tword",
+        "'hello",
+        "-- \n",
+        " ?\n",
     ];
 
     #[test]

@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
-pub use super::class_table::{LL, LM, LO, LT, LU, M, N, P, S, WS};
 use super::class_table::RANGES;
+pub use super::class_table::{LL, LM, LO, LT, LU, M, N, P, S, WS};
 
 /// A set of class bits (see the constants of `class_table`).
 pub type Class = u16;

@@ -17,8 +17,8 @@
 //! Unlike the GPT-2 family, the third regex does not match every char: a control char or a
 //! format char (U+200D, U+FEFF, ...) not followed by a letter is left in a gap.
 
-use super::isolated_pieces as isolated;
 use super::classes::{char_at, char_class_at, class_at, class_of, run_while, whitespace_match, Class, L, M, N, P, S, WS};
+use super::isolated_pieces as isolated;
 
 /// DeepSeek's first split regex: digits, by groups of at most three.
 pub const DEEPSEEK_DIGITS_PATTERN: &str = r"\p{N}{1,3}";
@@ -253,12 +253,57 @@ mod tests {
     }
 
     const CASES: &[&str] = &[
-        "", " ", "  ", "a", " a", "  a", "\n", "\n\n", " \n", "\n a", "a \n b", "Hello world!",
-        "I'm you're 'x", "'''", " 'll", "abc123def", " 12345678", "1234567", "   \t\n  x  ", "x   ",
-        "émigré naïve", "日本語のテキスト", "カタカナ ひらがな 龥龦", "😀 😀😀 a😀", "a\u{301}b", "\u{301}b",
-        "٣٤٥٦ ٥", "\u{3000}\u{3000}x", "\u{85}y", "tab\tsep", "end ", "?!... ,;\n\n", "a'", "'", "x\r\n\r\ny",
-        ".\r\n", "\tword", "'hello", "-- \n", " ?\n", "$HOME", "«word»", "€5", "\u{200D}a", "\u{0}\u{1b}[0m",
-        "a\u{200D}\u{200D}", "x\u{feff}", "1a", "¹²³⁴", "【注意】", " 。a",
+        "",
+        " ",
+        "  ",
+        "a",
+        " a",
+        "  a",
+        "\n",
+        "\n\n",
+        " \n",
+        "\n a",
+        "a \n b",
+        "Hello world!",
+        "I'm you're 'x",
+        "'''",
+        " 'll",
+        "abc123def",
+        " 12345678",
+        "1234567",
+        "   \t\n  x  ",
+        "x   ",
+        "émigré naïve",
+        "日本語のテキスト",
+        "カタカナ ひらがな 龥龦",
+        "😀 😀😀 a😀",
+        "a\u{301}b",
+        "\u{301}b",
+        "٣٤٥٦ ٥",
+        "\u{3000}\u{3000}x",
+        "\u{85}y",
+        "tab\tsep",
+        "end ",
+        "?!... ,;\n\n",
+        "a'",
+        "'",
+        "x\r\n\r\ny",
+        ".\r\n",
+        "\tword",
+        "'hello",
+        "-- \n",
+        " ?\n",
+        "$HOME",
+        "«word»",
+        "€5",
+        "\u{200D}a",
+        "\u{0}\u{1b}[0m",
+        "a\u{200D}\u{200D}",
+        "x\u{feff}",
+        "1a",
+        "¹²³⁴",
+        "【注意】",
+        " 。a",
     ];
 
     #[test]

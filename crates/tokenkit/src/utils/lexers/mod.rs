@@ -3,8 +3,8 @@
 //! the corpora and on random strings), at a fraction of the cost.
 
 pub mod adversarial;
-pub mod class_table;
 pub mod cl100k;
+pub mod class_table;
 pub mod classes;
 pub mod deepseek;
 pub mod gpt2;
@@ -13,8 +13,7 @@ pub mod o200k;
 pub use adversarial::adversarial_texts;
 pub use cl100k::{Cl100kLexer, DigitRun};
 pub use deepseek::{
-    deepseek_pieces, CjkRuns, DeepSeekLexer, DigitGroups, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
-    DEEPSEEK_MAIN_PATTERN,
+    deepseek_pieces, CjkRuns, DeepSeekLexer, DigitGroups, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN,
 };
 pub use gpt2::Gpt2Lexer;
 pub use o200k::{O200kLexer, O200K_PATTERN};

@@ -179,8 +179,7 @@ impl O200kLexer<'_> {
             // The two letter branches, each with then without the optional prefix.
             let prefix = k0 & (L | N) == 0 && !is_crlf(c0);
             if k0 & (UPPER | LOWER) != 0 || prefix {
-                let branches: [fn(&Self, usize) -> Option<usize>; 2] =
-                    [Self::upper_star_lower_plus, Self::upper_plus_lower_star];
+                let branches: [fn(&Self, usize) -> Option<usize>; 2] = [Self::upper_star_lower_plus, Self::upper_plus_lower_star];
                 for branch in branches {
                     if prefix {
                         if let Some(e) = branch(self, start + len0) {
@@ -230,13 +229,57 @@ mod tests {
     fn matches_oniguruma_on_corner_cases() {
         let re = SysRegex::onig_only(O200K_PATTERN).unwrap();
         for s in [
-            "", " ", "  ", "a", " a", "  a", "\n", "\n\n", " \n", "\n a", "a \n b", "Hello World!",
-            "HELLO world", "HelloWorld CamelCase XMLHttp", "I'M you'RE we've THEY'LL he'd it'S 'x 'ſ",
-            "don't", "'''", " 'll", "abc123def", " 12345678", "émigré naïve", "日本語のテキスト",
-            "😀 😀😀 a😀", "a\u{301}b", "\u{301}b", "\u{301}A.", ".\u{301}A.", "x\u{301}", "Ǆa ǅa ǆ",
-            "ʰa aʰ Aʰ", "٣٤٥٦ ٥", "\u{3000}\u{3000}x", "\u{85}y", "tab\tsep", "end ", "?!... ,;\n\n", "a/b//\n/c",
-            "a'", "'", "x\r\n\r\ny", " \n \n  z", ".\r\n", "\tword", "\t\tword", "'hello", "-- \n", " ?\n",
-            "http://x.y/z", "$100", "ÀB", "a.B",
+            "",
+            " ",
+            "  ",
+            "a",
+            " a",
+            "  a",
+            "\n",
+            "\n\n",
+            " \n",
+            "\n a",
+            "a \n b",
+            "Hello World!",
+            "HELLO world",
+            "HelloWorld CamelCase XMLHttp",
+            "I'M you'RE we've THEY'LL he'd it'S 'x 'ſ",
+            "don't",
+            "'''",
+            " 'll",
+            "abc123def",
+            " 12345678",
+            "émigré naïve",
+            "日本語のテキスト",
+            "😀 😀😀 a😀",
+            "a\u{301}b",
+            "\u{301}b",
+            "\u{301}A.",
+            ".\u{301}A.",
+            "x\u{301}",
+            "Ǆa ǅa ǆ",
+            "ʰa aʰ Aʰ",
+            "٣٤٥٦ ٥",
+            "\u{3000}\u{3000}x",
+            "\u{85}y",
+            "tab\tsep",
+            "end ",
+            "?!... ,;\n\n",
+            "a/b//\n/c",
+            "a'",
+            "'",
+            "x\r\n\r\ny",
+            " \n \n  z",
+            ".\r\n",
+            "\tword",
+            "\t\tword",
+            "'hello",
+            "-- \n",
+            " ?\n",
+            "http://x.y/z",
+            "$100",
+            "ÀB",
+            "a.B",
         ] {
             check(s, &re);
         }

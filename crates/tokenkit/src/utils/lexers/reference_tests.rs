@@ -9,9 +9,7 @@ use std::path::PathBuf;
 
 use crate::formats::tiktoken::{CL100K_ONIG_PATTERN, CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN};
 use crate::utils::lexers::{deepseek_pieces, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_MAIN_PATTERN};
-use crate::utils::regex::{
-    SysRegex, CL100K_PATTERN as HF_CL100K_PATTERN, GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN,
-};
+use crate::utils::regex::{SysRegex, CL100K_PATTERN as HF_CL100K_PATTERN, GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN};
 
 /// Corner-case alphabet: whitespace runs and newlines, apostrophes and contraction letters in
 /// both cases (and 'ſ'), digits of several scripts, marks, emoji, CJK, upper/lower/title/
@@ -29,11 +27,8 @@ fn fancy_matches(re: &fancy_regex::Regex, text: &str) -> Vec<(usize, usize)> {
 
 /// `(name, pattern our tokenizers run, tiktoken's pattern)`: the lexer behind the first must
 /// split as fancy-regex splits with the second.
-const TIKTOKEN_READINGS: &[(&str, &str, &str)] = &[
-    ("r50k", GPT2_PATTERN, R50K_PATTERN),
-    ("cl100k", CL100K_ONIG_PATTERN, CL100K_PATTERN),
-    ("o200k", O200K_PATTERN, O200K_PATTERN),
-];
+const TIKTOKEN_READINGS: &[(&str, &str, &str)] =
+    &[("r50k", GPT2_PATTERN, R50K_PATTERN), ("cl100k", CL100K_ONIG_PATTERN, CL100K_PATTERN), ("o200k", O200K_PATTERN, O200K_PATTERN)];
 
 /// Patterns whose lexer must split as Oniguruma does.
 pub(super) const ONIG_READINGS: &[&str] = &[
@@ -114,10 +109,8 @@ fn check_all(texts: &[String]) {
             assert_eq!(got, want, "{pattern} vs Oniguruma on {:?}", t.chars().take(60).collect::<String>());
         }
     }
-    let chain: Vec<SysRegex> = [DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_CJK_PATTERN, DEEPSEEK_MAIN_PATTERN]
-        .iter()
-        .map(|p| SysRegex::onig_only(p).unwrap())
-        .collect();
+    let chain: Vec<SysRegex> =
+        [DEEPSEEK_DIGITS_PATTERN, DEEPSEEK_CJK_PATTERN, DEEPSEEK_MAIN_PATTERN].iter().map(|p| SysRegex::onig_only(p).unwrap()).collect();
     let mut got = Vec::new();
     for t in texts {
         got.clear();
@@ -140,7 +133,8 @@ fn lexers_match_references_on_random_strings() {
 /// go on.
 #[test]
 fn lexers_match_references_on_random_ascii_runs() {
-    let strings = super::random_strings("aaaaZZZZzz0000999''!!!??..//--  \t\n\r\r\nsStTdDlLé٣«ǅ", 0x005E_ED0F_A5C1_1234, random_count(20_000));
+    let strings =
+        super::random_strings("aaaaZZZZzz0000999''!!!??..//--  \t\n\r\r\nsStTdDlLé٣«ǅ", 0x005E_ED0F_A5C1_1234, random_count(20_000));
     let texts: Vec<String> = strings.chunks(6).map(|c| c.concat()).collect();
     check_all(&texts);
 }

@@ -5,8 +5,8 @@
 //! them (by start, then by length, the unk node of a char last), and sums are accumulated in
 //! the order HF accumulates them, so that the floats agree with HF's as far as possible.
 
-use crate::utils::trie::Trie;
 use crate::models::unigram::UNK_PENALTY;
+use crate::utils::trie::Trie;
 
 /// The id of the unk piece during training.
 pub(super) const UNK: u32 = 0;
@@ -116,21 +116,11 @@ impl Lattice {
                 if id == DROPPED {
                     return;
                 }
-                nodes.push(Node {
-                    start: start as u32,
-                    end: (start + len) as u32,
-                    id,
-                    score: model.scores[id as usize],
-                });
+                nodes.push(Node { start: start as u32, end: (start + len) as u32, id, score: model.scores[id as usize] });
                 has_single |= len == char_len;
             });
             if !has_single {
-                self.nodes.push(Node {
-                    start: start as u32,
-                    end: (start + char_len) as u32,
-                    id: UNK,
-                    score: model.unk_score,
-                });
+                self.nodes.push(Node { start: start as u32, end: (start + char_len) as u32, id: UNK, score: model.unk_score });
             }
         }
     }

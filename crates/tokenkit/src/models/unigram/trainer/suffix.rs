@@ -214,10 +214,7 @@ mod tests {
         let t = chars("banana");
         let mut got = Vec::new();
         for_each_repeat(&t, |r| {
-            let s: String = t[r.offset as usize..(r.offset + r.len) as usize]
-                .iter()
-                .map(|&c| char::from_u32(c).unwrap())
-                .collect();
+            let s: String = t[r.offset as usize..(r.offset + r.len) as usize].iter().map(|&c| char::from_u32(c).unwrap()).collect();
             got.push((s, r.freq));
         })
         .unwrap();
