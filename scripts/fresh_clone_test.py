@@ -168,6 +168,8 @@ def check_output(cmd: str, out: str, promised: str | None, clone: Path, binary: 
     if "-o" in words:
         target = clone / words[words.index("-o") + 1] if not words[words.index("-o") + 1].startswith("/") \
             else Path(words[words.index("-o") + 1])
+        if "--format" in words and words[words.index("--format") + 1] == "sentencepiece":
+            target = target.with_name(target.name + ".model")  # -o is a prefix: PREFIX.model, PREFIX.vocab
         if not target.exists() or (target.is_file() and target.stat().st_size == 0) \
                 or (target.is_dir() and not any(target.iterdir())):
             return f"{target} not written"
