@@ -174,23 +174,57 @@ def tokens_per_byte(model: bytes, lines: list) -> float:
     return sum(len(x) for x in sp.encode(lines)) / sum(len(l.encode()) for l in lines)
 
 
-# Not yet within 0.5% everywhere (measured: en +1.87% on bible-kjv's first 600 kB, +0.37% on
-# botchan; mixed +6.9%): tokenkit's Unigram trainer still differs from sentencepiece's in ways
-# not yet found. Kept as the acceptance check, expected to fail until then.
-@pytest.mark.xfail(reason="Unigram tokens/byte not yet within 0.5% of sentencepiece's on every corpus", strict=False)
+# sentencepiece 0.2.3's Unigram trainer cannot be reproduced to the last float (its E step sums
+# f32 over 16 threads), so the check is the issue's: tokens per byte on held-out text within 0.5%
+# of sentencepiece's with the same options. Measured: en 2000/2000 pieces in common, ja 2999/3000,
+# zh 2403/2403, mixed 3500/3500, tokens/byte identical on all four.
+def unigram_split(lang: str) -> tuple:
+    """The first 600 kB of the first `lang` corpus file, as lines: every tenth held out, the others
+    to train on (a held-out tail would be one kind of text: Botchan's ends with the Project
+    Gutenberg licence). On much less text, many pieces are seen about once and sentencepiece's
+    choice among them follows the rounding of its f32 sums, not anything reproducible."""
+    text = corpus_files(lang)[0].read_bytes()[:600_000].decode("utf-8", "ignore")
+    lines = [l for l in text.splitlines() if l.strip()][:-1]
+    return [l for i, l in enumerate(lines) if i % 10 != 9], lines[9::10]
+
+
 @pytest.mark.parametrize("lang,vocab_size", [("en", 2000), ("ja", 3000), ("zh", 3000), ("mixed", 3500)])
 def test_unigram_tokens_per_byte(lang, vocab_size):
-    files = corpus_files(lang)
-    text = files[0].read_bytes()[:600_000].decode("utf-8", "ignore")
-    lines = [l for l in text.splitlines() if l.strip()][:-1]
-    cut = len(lines) * 9 // 10
-    train, held = lines[:cut], lines[cut:]
+    train, held = unigram_split(lang)
     ref, ours = io.BytesIO(), io.BytesIO()
     kw = dict(vocab_size=vocab_size, model_type="unigram", hard_vocab_limit=False)
     spm_ref.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=ref, minloglevel=2, **kw)
     spm.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=ours, **kw)
     a, b = tokens_per_byte(ref.getvalue(), held), tokens_per_byte(ours.getvalue(), held)
+    pa, pb_ = {p.piece for p in proto(ref.getvalue()).pieces}, {p.piece for p in proto(ours.getvalue()).pieces}
+    print(f"{lang}: {len(pa & pb_)}/{len(pa)} pieces in common, tokens/byte {b:.5f} vs {a:.5f} ({100 * (b / a - 1):+.2f}%)")
     assert abs(b / a - 1) <= 0.005, f"{lang}: tokens/byte {b:.5f} vs sentencepiece {a:.5f} ({100 * (b / a - 1):+.2f}%)"
+
+
+UNIGRAM_OPTIONS = [
+    dict(character_coverage=0.98),
+    dict(split_digits=True),
+    dict(split_by_whitespace=False),
+    dict(split_by_unicode_script=False),
+    dict(byte_fallback=True),
+    dict(user_defined_symbols=["the", "<sep>"]),
+    dict(max_sentencepiece_length=4),
+    dict(normalization_rule_name="nfkc_cf"),
+    dict(seed_sentencepiece_size=0),
+    dict(num_threads=1),
+]
+
+
+@pytest.mark.parametrize("options", UNIGRAM_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_unigram_option_tokens_per_byte(options):
+    """Each trainer option, Unigram: held-out tokens per byte within 0.5% of sentencepiece's."""
+    train, held = unigram_split("en")
+    kw = dict(vocab_size=2000, model_type="unigram", hard_vocab_limit=False, **options)
+    ref, ours = io.BytesIO(), io.BytesIO()
+    spm_ref.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=ref, minloglevel=2, **kw)
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=ours, **kw)
+    a, b = tokens_per_byte(ref.getvalue(), held), tokens_per_byte(ours.getvalue(), held)
+    assert abs(b / a - 1) <= 0.005, f"{options}: tokens/byte {b:.5f} vs sentencepiece {a:.5f} ({100 * (b / a - 1):+.2f}%)"
 
 
 def test_files_string_and_keyword_forms(corpora, tmp_path):

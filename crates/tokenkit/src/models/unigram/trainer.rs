@@ -68,11 +68,28 @@ pub struct UnigramTrainer {
     pub max_piece_length: usize,
     /// Number of seed pieces taken from the suffix array.
     pub seed_size: usize,
-    /// SentencePiece's rules for the seed pieces (none for HF's trainer): only valid pieces are
-    /// seeds, and a seed scores its occurrences weighted by word counts (HF's trainer counts
-    /// each distinct word once). Not part of HF's JSON.
-    #[serde(skip)]
-    pub piece_rules: Option<piece_rules::PieceRules>,
+}
+
+/// What SentencePiece's Unigram trainer (sentencepiece 0.2.3, `unigram_model_trainer.cc`)
+/// works from beyond the word counts, and where it differs from HF's:
+/// - seeds come from the bytes of the whole sentences (before they are cut into words, each
+///   occurrence counted), only pieces valid under its piece rules, cut at char boundaries;
+/// - every EM round ends with a pruning (HF stops before pruning once small enough), which
+///   removes pieces off every best path and those whose best path is split, and weighs a
+///   removal by its own alternatives;
+/// - after the rounds, pieces that their own Viterbi path never produces are removed;
+/// - the final vocabulary takes the best-scoring pieces, and the required chars missing from
+///   the model get their penalties in decreasing count order.
+pub struct SpmInput<'a> {
+    /// The piece rules of the trainer spec.
+    pub rules: piece_rules::PieceRules,
+    /// The normalized training sentences (meta pieces and rare chars as `▅`).
+    pub sentences: &'a [String],
+    /// The required chars, most frequent first.
+    pub alphabet: &'a [char],
+    /// The trainer spec's `vocab_size` (meta pieces included): pruning stops within 110% of
+    /// it, and a seed size of 0 scales with it.
+    pub vocab_size: u32,
 }
 
 impl Default for UnigramTrainer {
@@ -89,7 +106,6 @@ impl Default for UnigramTrainer {
             unk_token: None,
             max_piece_length: 16,
             seed_size: 1_000_000,
-            piece_rules: None,
         }
     }
 }
@@ -121,6 +137,16 @@ impl UnigramTrainer {
     /// Errors: `vocab_size` 0, below the special tokens or below the number of distinct chars
     /// (HF's rule), a `shrinking_factor` outside (0, 1), no words.
     pub fn train_model(&self, counts: &WordCounts, progress: &dyn Progress) -> Result<Unigram> {
+        self.train(counts, None, progress)
+    }
+
+    /// Trains a Unigram model as SentencePiece's trainer does (see [`SpmInput`]) on the word
+    /// counts of `spm.sentences`.
+    pub fn train_spm(&self, counts: &WordCounts, spm: &SpmInput<'_>, progress: &dyn Progress) -> Result<Unigram> {
+        self.train(counts, Some(spm), progress)
+    }
+
+    fn train(&self, counts: &WordCounts, spm: Option<&SpmInput<'_>>, progress: &dyn Progress) -> Result<Unigram> {
         if self.vocab_size == 0 {
             return Err(Error::invalid("Unigram training: vocab_size must be at least 1"));
         }
@@ -145,7 +171,10 @@ impl UnigramTrainer {
         }
         words.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
 
-        let required = self.required_chars(&words);
+        let required = match spm {
+            Some(spm) => spm.alphabet.iter().copied().collect(),
+            None => self.required_chars(&words),
+        };
         if required.len() > self.vocab_size as usize {
             // HF's check (special tokens not counted); without it pruning would never end.
             return Err(Error::invalid(format!(
@@ -156,34 +185,65 @@ impl UnigramTrainer {
             )));
         }
         let mut pieces: Vec<Piece> = vec![(TRAIN_UNK.to_owned(), f64::NAN)];
-        pieces.extend(self.seed_pieces(&words)?);
+        match spm {
+            Some(spm) => pieces.extend(self.spm_seed_pieces(spm)?),
+            None => pieces.extend(self.seed_pieces(&words)?),
+        }
 
-        let desired = self.vocab_size as usize * 11 / 10;
+        let desired = self.desired_size(spm);
         let expected_rounds = ((desired as f64).ln() - (pieces.len() as f64).ln()) / self.shrinking_factor.ln();
         let expected_updates = (expected_rounds.max(0.0) as u64 + 1) * u64::from(self.n_sub_iterations);
         progress.start(Stage::Unigram, Some(expected_updates));
         let mut model = TrainModel::new(&pieces);
+        if spm.is_some() {
+            model = model.with_unk_as_first_piece();
+        }
         loop {
             for _ in 0..self.n_sub_iterations {
                 let expected = e_step(&model, &words)?;
+
                 let from;
                 (pieces, from) = m_step(&pieces, &expected);
+                if spm.is_some() {
+                    // sentencepiece keeps its scores as f32: pieces seen as often score the
+                    // same, and the final vocabulary breaks such ties by the piece.
+                    pieces.iter_mut().for_each(|(_, v)| *v = *v as f32 as f64);
+                }
                 model = model.retain(&pieces, &from);
                 progress.inc(1);
             }
-            if pieces.len() <= desired {
+            // SentencePiece prunes after every round, HF only while the pieces are too many.
+            if spm.is_none() && pieces.len() <= desired {
                 break;
             }
-            let kept = self.prune(&model, &pieces, &words);
-            if kept.len() >= pieces.len() {
-                // Cannot happen once all chars fit (checked above); a guard against a hang.
+            let kept = self.prune(&model, &pieces, &words, spm.is_some(), desired);
+            // Not shrinking cannot happen while too many pieces remain once all chars fit
+            // (checked above): a guard against a hang.
+            let stuck = kept.len() >= pieces.len();
+            if stuck && spm.is_none() {
                 break;
             }
             pieces = kept.iter().map(|&id| pieces[id].clone()).collect();
             model = model.retain(&pieces, &kept);
+            if spm.is_some() && (pieces.len() - 1 <= desired || stuck) {
+                break;
+            }
+        }
+        if spm.is_some() {
+            let kept = unreachable_pruned(&model, &pieces);
+            pieces = kept.iter().map(|&id| pieces[id].clone()).collect();
         }
         progress.finish(Stage::Unigram);
-        self.finalize(&pieces, required)
+        self.finalize(&pieces, required, spm.map(|s| s.alphabet))
+    }
+
+    /// How many pieces the EM rounds stop at: 110% of the vocabulary size (sentencepiece's
+    /// counts its meta pieces).
+    fn desired_size(&self, spm: Option<&SpmInput<'_>>) -> usize {
+        match spm {
+            Some(spm) => (f64::from(spm.vocab_size) * 1.1) as usize,
+            None => self.vocab_size as usize * 11 / 10,
+        }
     }
 
     /// Whether the unk token is set and is not among the special tokens (it then gets id 0).
@@ -200,76 +260,111 @@ impl UnigramTrainer {
         seen.into_iter().collect()
     }
 
-    /// The seed pieces with their log probabilities: the chars by decreasing count, then the
-    /// repeated substrings by decreasing occurrences × length (ties: the larger string first).
+    /// The seed pieces with their log probabilities (HF's): the chars by decreasing count, then
+    /// the repeated substrings of the distinct words by decreasing occurrences × length (ties:
+    /// the larger string first).
     fn seed_pieces(&self, words: &[(&str, u64)]) -> Result<Vec<Piece>> {
         let total: usize = words.iter().map(|(w, _)| w.len() + 1).sum();
         let mut text: Vec<u32> = Vec::with_capacity(total);
         let mut char_counts: AHashMap<char, u64> = AHashMap::new();
-        // With SentencePiece's rules, a substring scores its occurrences in the corpus (each
-        // word weighted by its count, as sentencepiece's suffix array over all sentences has
-        // it): a word seen more than once is put in twice, the copy weighing nothing, so that
-        // its substrings are repeats.
-        let spm = self.piece_rules.is_some();
-        let mut weights: Vec<u64> = Vec::new();
         for &(w, n) in words {
-            let copies = if spm && n > 1 { 2 } else { 1 };
-            for copy in 0..copies {
-                for c in w.chars() {
-                    text.push(c as u32);
-                    if spm {
-                        weights.push(if copy == 0 { n } else { 0 });
-                    }
-                    if c != '\0' && copy == 0 {
-                        *char_counts.entry(c).or_insert(0) += n;
-                    }
-                }
-                text.push(0);
-                if spm {
-                    weights.push(0);
+            for c in w.chars() {
+                text.push(c as u32);
+                if c != '\0' {
+                    *char_counts.entry(c).or_insert(0) += n;
                 }
             }
+            text.push(0);
         }
         let mut chars: Vec<(u64, char)> = char_counts.into_iter().map(|(c, n)| (n, c)).collect();
         chars.sort_unstable_by(|a, b| b.cmp(a));
 
         let mut substrings: Vec<(u64, u32, u32)> = Vec::new();
-        suffix::for_each_weighted_repeat(&text, spm.then_some(weights.as_slice()), |r| {
+        suffix::for_each_repeat(&text, |r| {
             let (start, len) = (r.offset as usize, r.len as usize);
             if len <= 1 || len > self.max_piece_length || text[start..start + len].contains(&0) {
                 return;
             }
-            substrings.push((r.weight * len as u64, r.offset, r.len));
+            substrings.push((u64::from(r.freq) * len as u64, r.offset, r.len));
         })?;
         let slice = |&(_, off, len): &(u64, u32, u32)| &text[off as usize..(off + len) as usize];
         substrings.par_sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| slice(b).cmp(slice(a))));
 
         let mut seeds: Vec<Piece> = chars.into_iter().map(|(n, c)| (c.to_string(), n as f64)).collect();
-        for s in &substrings {
-            let piece: String = slice(s).iter().filter_map(|&c| char::from_u32(c)).collect();
-            if let Some(rules) = &self.piece_rules {
-                let chars: Vec<char> = piece.chars().collect();
-                if !rules.is_valid(&chars) {
-                    continue;
+        // HF adds a substring before it checks the size.
+        for s in substrings.iter().take(self.seed_size.saturating_sub(seeds.len()).max(1)) {
+            seeds.push((slice(s).iter().filter_map(|&c| char::from_u32(c)).collect(), s.0 as f64));
+        }
+        Ok(to_log_prob(seeds))
+    }
+
+    /// SentencePiece's seed pieces (`MakeSeedSentencePiecesFromCorpus`): the chars of the
+    /// sentences by decreasing count, then, from a suffix array over the bytes of all the
+    /// sentences (each followed by a NUL), every repeated byte string that starts and ends at
+    /// char boundaries (trailing NULs cut off, none inside), 2 to `max_piece_length` chars
+    /// long and a valid piece, scored by its occurrences × its length in chars (a string found
+    /// at several nodes adds their occurrences); the best `seed_size` by decreasing score,
+    /// then decreasing byte length, then byte order.
+    fn spm_seed_pieces(&self, spm: &SpmInput<'_>) -> Result<Vec<Piece>> {
+        use piece_rules::{BOUNDARY, UNK_CHAR};
+        let total: usize = spm.sentences.iter().map(|s| s.len() + 1).sum();
+        let mut text: Vec<u32> = Vec::with_capacity(total);
+        let mut char_counts: AHashMap<char, u64> = AHashMap::new();
+        for s in spm.sentences {
+            for c in s.chars() {
+                if c != UNK_CHAR && c != BOUNDARY {
+                    *char_counts.entry(c).or_insert(0) += 1;
                 }
             }
-            seeds.push((piece, s.0 as f64));
-            if seeds.len() >= self.seed_size {
-                break;
+            text.extend(s.bytes().map(u32::from));
+            text.push(0);
+        }
+        let mut chars: Vec<(u64, char)> = char_counts.into_iter().map(|(c, n)| (n, c)).collect();
+        chars.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+
+        let continuation = |b: u32| b & 0xC0 == 0x80;
+        let mut occurrences: AHashMap<String, u64> = AHashMap::new();
+        let mut piece_chars: Vec<char> = Vec::new();
+        suffix::for_each_repeat(&text, |r| {
+            let (start, depth) = (r.offset as usize, r.len as usize);
+            if depth <= 1 || continuation(text[start]) || text.get(start + depth).is_some_and(|&b| continuation(b)) {
+                return;
             }
-        }
-        let log_sum = seeds.iter().map(|(_, v)| v).sum::<f64>().ln();
-        for (_, v) in &mut seeds {
-            *v = v.ln() - log_sum;
-        }
-        Ok(seeds)
+            let mut bytes = &text[start..start + depth];
+            while let [rest @ .., 0] = bytes {
+                bytes = rest;
+            }
+            if bytes.contains(&0) {
+                return;
+            }
+            let Ok(piece) = String::from_utf8(bytes.iter().map(|&b| b as u8).collect()) else { return };
+            piece_chars.clear();
+            piece_chars.extend(piece.chars());
+            if piece_chars.len() <= 1 || !spm.rules.is_valid(&piece_chars) {
+                return;
+            }
+            *occurrences.entry(piece).or_insert(0) += u64::from(r.freq);
+        })?;
+        // Scores as sentencepiece computes them, in f32.
+        let mut substrings: Vec<(f32, String)> = occurrences.into_iter().map(|(p, n)| (n as f32 * p.chars().count() as f32, p)).collect();
+        substrings.par_sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.len().cmp(&a.1.len())).then_with(|| a.1.cmp(&b.1)));
+        let mut seeds: Vec<Piece> = chars.into_iter().map(|(n, c)| (c.to_string(), n as f32 as f64)).collect();
+        // sentencepiece's seed size counts the substrings only; 0 scales it with the vocabulary.
+        let seed_size = if self.seed_size == 0 { 100_000.max(8 * spm.vocab_size as usize) } else { self.seed_size };
+        seeds.extend(substrings.into_iter().take(seed_size).map(|(score, p)| (p, f64::from(score))));
+        Ok(to_log_prob(seeds))
     }
 
     /// Keeps the pieces whose removal would lose the most likelihood (SentencePiece's
     /// approximation: a removed piece is replaced by its second-best segmentation), down to
     /// `shrinking_factor` of the pieces but not below 110% of `vocab_size`. Returns the ids
     /// of the kept pieces, in their new order.
-    fn prune(&self, model: &TrainModel, pieces: &[Piece], words: &[(&str, u64)]) -> Vec<usize> {
+    ///
+    /// With `spm` (sentencepiece 0.2.3's rules, where HF's differ): a piece is removed when it
+    /// is on no best path *or* its own best path is split (HF: only when both), and a removal
+    /// is weighed by its number of alternatives and the Viterbi token count (HF: the number of
+    /// pieces and the word count).
+    fn prune(&self, model: &TrainModel, pieces: &[Piece], words: &[(&str, u64)], spm: bool, desired: usize) -> Vec<usize> {
         // How each piece would be segmented without itself.
         let alternatives: Vec<(bool, Vec<u32>)> = pieces
             .par_iter()
@@ -324,8 +419,9 @@ impl UnigramTrainer {
         let mut candidates: Vec<(usize, f64)> = Vec::new();
         for (id, (always_keep, alt)) in alternatives.iter().enumerate().skip(1) {
             let f = freq[id];
-            if f == 0.0 && !always_keep {
-                // Never on a best path: safe to remove.
+            let removable = if spm { f == 0.0 || !always_keep } else { f == 0.0 && !always_keep };
+            if removable {
+                // Never on a best path (or split on its own best path): safe to remove.
                 continue;
             }
             if alt.is_empty() {
@@ -336,15 +432,17 @@ impl UnigramTrainer {
                 continue;
             }
             let logprob = f.ln() - log_sum;
-            // HF scales by the number of pieces here (SentencePiece by the number of
-            // alternatives); kept for parity.
-            let log_sum_alt = (sum + f * (pieces.len() - 1) as f64).ln();
+            // HF scales by the number of pieces here, SentencePiece by the number of
+            // alternatives; HF normalizes by the word count, SentencePiece by the token count.
+            let (scale, total) = if spm { (alt.len() - 1, sum) } else { (pieces.len() - 1, vsum) };
+            let log_sum_alt = (sum + f * scale as f64).ln();
             let logprob_alt: f64 = alt.iter().map(|&a| (freq[a as usize] + f).ln() - log_sum_alt).sum();
-            let loss = f / vsum * (logprob - logprob_alt);
+            let loss = f / total * (logprob - logprob_alt);
             candidates.push((id, loss));
         }
-        let desired = self.vocab_size as usize * 11 / 10;
-        let target = desired.max((pieces.len() as f64 * self.shrinking_factor) as usize);
+        // (sentencepiece's pieces do not include the unk piece, which is kept here.)
+        let real = pieces.len() - usize::from(spm);
+        let target = desired.max((real as f64 * self.shrinking_factor) as usize) + usize::from(spm);
         // Stable: equal losses keep the piece order.
         candidates.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal));
         for (id, _) in candidates {
@@ -358,7 +456,11 @@ impl UnigramTrainer {
 
     /// The final model: special tokens (and the unk token) first, then the required chars
     /// and the best pieces by decreasing score.
-    fn finalize(&self, pieces: &[Piece], required: BTreeSet<char>) -> Result<Unigram> {
+    ///
+    /// With SentencePiece's `alphabet` (most frequent first), the missing chars get their
+    /// penalties in that order, the pieces are taken best first and ties sort by the piece
+    /// (HF: char order, the model's order, and a stable sort).
+    fn finalize(&self, pieces: &[Piece], required: BTreeSet<char>, alphabet: Option<&[char]>) -> Result<Unigram> {
         let scores: Vec<f64> = pieces.iter().map(|(_, s)| *s).collect();
         let min = min_score(&scores);
         let existing: AHashMap<&str, f64> = pieces.iter().map(|(p, s)| (p.as_str(), *s)).collect();
@@ -366,6 +468,25 @@ impl UnigramTrainer {
         inserted.insert(TRAIN_UNK.to_owned());
         let mut out: Vec<Piece> = Vec::with_capacity(self.vocab_size as usize);
         let mut penalty = 0.0;
+        let required: Vec<char> = match alphabet {
+            Some(order) => {
+                let mut rest = required;
+                let mut v: Vec<char> = order.iter().copied().filter(|c| rest.remove(c)).collect();
+                v.extend(rest);
+                v
+            }
+            None => required.into_iter().collect(),
+        };
+        let sorted: Vec<Piece>;
+        let pieces = if alphabet.is_some() {
+            let mut v = pieces.to_vec();
+            // (The unk piece's score is NaN: a total order, and it is skipped below.)
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            sorted = v;
+            &sorted[..]
+        } else {
+            pieces
+        };
         for c in required {
             let c = c.to_string();
             let score = match existing.get(c.as_str()) {
@@ -392,7 +513,11 @@ impl UnigramTrainer {
                 break;
             }
         }
-        out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal));
+        if alphabet.is_some() {
+            out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        } else {
+            out.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal));
+        }
 
         let mut vocab: Vec<Piece> = Vec::with_capacity(out.len() + self.special_tokens.len() + 1);
         let unk_id = match &self.unk_token {
@@ -407,6 +532,39 @@ impl UnigramTrainer {
         vocab.extend(out);
         Unigram::new(vocab, unk_id, false)
     }
+}
+
+/// Counts to log probabilities: `ln(v) - ln(Σ v)`.
+fn to_log_prob(mut pieces: Vec<Piece>) -> Vec<Piece> {
+    let log_sum = pieces.iter().map(|(_, v)| v).sum::<f64>().ln();
+    for (_, v) in &mut pieces {
+        *v = v.ln() - log_sum;
+    }
+    pieces
+}
+
+/// SentencePiece's `PruneUnreachableSentencePieces`: the ids of the pieces (the unk piece
+/// included) whose own string is not segmented better without them; a piece beaten by its
+/// own segmentation could never be produced.
+fn unreachable_pruned(model: &TrainModel, pieces: &[Piece]) -> Vec<usize> {
+    pieces
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (Lattice::default(), Vec::new()),
+            |(lattice, path), (id, (piece, score))| {
+                if id == 0 {
+                    return Some(0);
+                }
+                lattice.build(model, piece);
+                match lattice.viterbi(true, path) {
+                    Some(alt) if alt > *score => None,
+                    _ => Some(id),
+                }
+            },
+        )
+        .flatten()
+        .collect()
 }
 
 /// Expected count of each piece over all segmentations of all words. The words are cut into

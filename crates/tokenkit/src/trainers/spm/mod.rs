@@ -21,7 +21,8 @@
 //! distinct words) rather than kept, so memory grows with the distinct words.
 //!
 //! BPE, char and word models have the same pieces and scores as sentencepiece's; Unigram uses
-//! tokenkit's Unigram trainer (SentencePiece's EM and pruning) on the same words and alphabet.
+//! tokenkit's Unigram trainer with sentencepiece 0.2.3's seeds, EM and pruning
+//! ([`crate::models::unigram::trainer::SpmInput`]) on the same sentences, words and alphabet.
 
 mod bpe;
 mod options;
@@ -32,6 +33,7 @@ use std::path::Path;
 use ahash::AHashMap;
 use aho_corasick::{AhoCorasick, MatchKind};
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 
 use crate::models::unigram::trainer::piece_rules::{PieceRules, BOUNDARY, UNK_CHAR, WS};
 pub use options::SpmTrainerSpec;
@@ -238,10 +240,17 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         .map_err(|e| Error::invalid(format!("sentencepiece trainer: meta pieces: {e}")))?;
     // Units counted: words (split at `▁`) or whole sentences.
     let by_words = spec.split_by_whitespace || spec.model_type == ModelType::Word;
+    // The Unigram trainer takes its seeds from the whole sentences, so it keeps them (as
+    // sentencepiece does for every model).
+    let keep_sentences = spec.model_type == ModelType::Unigram;
+    let sentences: std::sync::Mutex<Vec<String>> = Default::default();
     let split = |s: &str, f: &mut dyn FnMut(&str)| -> Result<()> {
         let mut out = Normalized::default();
         normalizer.normalize_text(s, &mut out);
         let text = meta_matcher.replace_all(&out.text, &["\t"; 1].repeat(meta.len()));
+        if keep_sentences && !text.is_empty() {
+            sentences.lock().unwrap_or_else(|e| e.into_inner()).push(text.clone());
+        }
         if by_words {
             split_into_words(&text, f);
         } else if !text.is_empty() {
@@ -329,23 +338,33 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
             }
             out
         }
-        ModelType::Unigram => unigram(spec, &words, &required, slots)?,
+        ModelType::Unigram => {
+            // The sentences as sentencepiece trains on them: rare chars (and boundaries) as `▅`.
+            let mut sentences = sentences.into_inner().unwrap_or_else(|e| e.into_inner());
+            sentences.par_iter_mut().for_each(|s| {
+                if !s.chars().all(|c| alphabet.contains(&c)) {
+                    *s = s.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
+                }
+            });
+            unigram(spec, &words, &required, &sentences, slots)?
+        }
     };
     let proto = serialize(spec, meta, pieces, charsmap)?;
     Ok((proto, report))
 }
 
-/// Unigram: tokenkit's Unigram trainer on the words cut at unknown chars and boundaries, with
-/// the alphabet as its required chars.
-fn unigram(spec: &SpmTrainerSpec, words: &[(String, u64)], required: &[(char, u64)], slots: usize) -> Result<Vec<(String, f32)>> {
-    let mut counts = WordCounts::default();
-    for (w, n) in words {
-        for part in w.split(UNK_CHAR) {
-            if !part.is_empty() {
-                *counts.entry(part.to_owned()).or_insert(0) += n;
-            }
-        }
-    }
+/// Unigram: tokenkit's Unigram trainer as sentencepiece's (`train_spm`) on the sentences and
+/// words, with the alphabet as its required chars.
+fn unigram(
+    spec: &SpmTrainerSpec,
+    words: &[(String, u64)],
+    required: &[(char, u64)],
+    sentences: &[String],
+    slots: usize,
+) -> Result<Vec<(String, f32)>> {
+    // The words keep their `▅`: an unknown char's lattice node counts for sentencepiece's
+    // first piece (see `SpmInput`), so cutting the words there would change the counts.
+    let counts: WordCounts = words.iter().cloned().collect();
     let trainer = crate::trainers::UnigramTrainer {
         show_progress: false,
         vocab_size: slots as u32,
@@ -355,10 +374,17 @@ fn unigram(spec: &SpmTrainerSpec, words: &[(String, u64)], required: &[(char, u6
         initial_alphabet: required.iter().map(|&(c, _)| c).collect(),
         unk_token: None,
         max_piece_length: spec.max_sentencepiece_length as usize,
+        // A negative size is no limit (the cast wraps to usize::MAX, as in sentencepiece).
         seed_size: spec.seed_sentencepiece_size as usize,
-        piece_rules: Some(piece_rules(spec)),
     };
-    let model = trainer.train_model(&counts, &NoProgress)?;
+    let alphabet: Vec<char> = required.iter().map(|&(c, _)| c).collect();
+    let input = crate::models::unigram::trainer::SpmInput {
+        rules: piece_rules(spec),
+        sentences,
+        alphabet: &alphabet,
+        vocab_size: spec.vocab_size.max(0) as u32,
+    };
+    let model = trainer.train_spm(&counts, &input, &NoProgress)?;
     Ok(model.pieces().iter().map(|(p, s)| (p.clone(), *s as f32)).collect())
 }
 

@@ -268,9 +268,8 @@ impl SpmTrainerSpec {
         if self.input_sentence_size > 0 && self.input_sentence_size <= 100 {
             return bad(format!("input_sentence_size must be 0 or more than 100, got {}", self.input_sentence_size));
         }
-        if self.seed_sentencepiece_size <= 0 {
-            return bad(format!("seed_sentencepiece_size must be positive, got {}", self.seed_sentencepiece_size));
-        }
+        // seed_sentencepiece_size: any value, as in sentencepiece 0.2.3 (0 scales it with the
+        // vocabulary, a negative one is no limit).
         for (name, p) in [("unk", &self.unk_piece), ("bos", &self.bos_piece), ("eos", &self.eos_piece), ("pad", &self.pad_piece)] {
             if p.is_empty() {
                 return bad(format!("{name}_piece must not be empty"));

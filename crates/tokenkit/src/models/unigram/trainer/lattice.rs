@@ -29,6 +29,9 @@ pub(super) struct TrainModel {
     /// Trie id of each current id.
     trie_id: Vec<u32>,
     unk_score: f64,
+    /// The id an unknown char's node counts for: the unk piece, or (sentencepiece's trainer,
+    /// whose model leaves its unk id at 0) the first piece.
+    unk_node: u32,
 }
 
 impl TrainModel {
@@ -39,7 +42,18 @@ impl TrainModel {
         let trie = Trie::new(pieces.iter().enumerate().skip(1).map(|(i, (p, _))| (p.as_str(), i as u32)));
         let scores: Vec<f64> = pieces.iter().map(|(_, s)| *s).collect();
         let ids: Vec<u32> = (0..pieces.len() as u32).collect();
-        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie, current: ids.clone(), trie_id: ids }
+        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie, current: ids.clone(), trie_id: ids, unk_node: UNK }
+    }
+
+    /// This model, with unknown chars counted as piece 1 (the first piece after the unk
+    /// piece): sentencepiece 0.2.3's trainer model never sets its unk id, so an unknown char's
+    /// node has id 0, its first piece, in the E step, the Viterbi counts and the alternatives
+    /// of pruning.
+    pub fn with_unk_as_first_piece(mut self) -> Self {
+        if self.scores.len() > 1 {
+            self.unk_node = 1;
+        }
+        self
     }
 
     /// The model of `pieces`, a subset of this model's pieces: `pieces[i]` is this model's
@@ -48,7 +62,8 @@ impl TrainModel {
     pub fn retain(mut self, pieces: &[(String, f64)], from: &[usize]) -> Self {
         debug_assert_eq!(pieces.len(), from.len());
         if pieces.len() * 2 < self.current.len() {
-            return Self::new(pieces);
+            let model = Self::new(pieces);
+            return if self.unk_node != UNK { model.with_unk_as_first_piece() } else { model };
         }
         let trie_id: Vec<u32> = from.iter().map(|&old| self.trie_id[old]).collect();
         self.current.iter_mut().for_each(|c| *c = DROPPED);
@@ -56,7 +71,8 @@ impl TrainModel {
             self.current[t as usize] = id as u32;
         }
         let scores: Vec<f64> = pieces.iter().map(|(_, s)| *s).collect();
-        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie: self.trie, current: self.current, trie_id }
+        let unk_node = if self.unk_node != UNK && pieces.len() > 1 { 1 } else { UNK };
+        Self { unk_score: min_score(&scores) - UNK_PENALTY, scores, trie: self.trie, current: self.current, trie_id, unk_node }
     }
 }
 
@@ -120,7 +136,7 @@ impl Lattice {
                 has_single |= len == char_len;
             });
             if !has_single {
-                self.nodes.push(Node { start: start as u32, end: (start + char_len) as u32, id: UNK, score: model.unk_score });
+                self.nodes.push(Node { start: start as u32, end: (start + char_len) as u32, id: model.unk_node, score: model.unk_score });
             }
         }
     }

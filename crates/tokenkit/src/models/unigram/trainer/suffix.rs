@@ -1,11 +1,11 @@
-//! Frequent substrings of the training words, from a suffix array (the seed pieces of the
-//! Unigram trainer, as SentencePiece and HF find them).
+//! Repeated substrings of a text, from a suffix array (the seed pieces of the Unigram trainer,
+//! as SentencePiece and HF find them).
 //!
-//! The words are joined into one char sequence, each followed by `'\0'`. A substring that
-//! occurs at least twice and is followed by at least two different chars (or by the end) is
-//! an internal node of the suffix tree, that is an lcp-interval of the suffix array: those are
-//! the candidates, with their number of occurrences in the joined text (each distinct word
-//! counts once, whatever its count in the corpus).
+//! A substring that occurs at least twice and is followed by at least two different symbols
+//! (or by the end) is an internal node of the suffix tree, that is an lcp-interval of the
+//! suffix array: those are the candidates, with their number of occurrences. HF's trainer runs
+//! this over its distinct words (chars, each word once, whatever its count); SentencePiece's
+//! over the bytes of all its sentences.
 
 use rayon::prelude::*;
 
@@ -20,8 +20,6 @@ pub(super) struct Repeat {
     pub len: u32,
     /// Number of occurrences.
     pub freq: u32,
-    /// Sum of the weights of the occurrences' start positions (`freq` without weights).
-    pub weight: u64,
 }
 
 /// The suffix array of `text` by prefix doubling (Manber and Myers): the suffixes sorted by
@@ -123,27 +121,12 @@ pub(super) fn lcp_array(text: &[u32], sa: &[u32]) -> Vec<u32> {
 }
 
 /// Calls `f` on every internal node of the suffix tree of `text` (every lcp-interval of at
-/// least two suffixes), the root (depth 0) included.
-#[cfg(test)]
-pub(super) fn for_each_repeat(text: &[u32], f: impl FnMut(Repeat)) -> Result<()> {
-    for_each_weighted_repeat(text, None, f)
-}
-
-/// [`for_each_repeat`] where each occurrence counts the weight of its start position
-/// (`weights[i]` for the suffix at `i`) in [`Repeat::weight`].
-pub(super) fn for_each_weighted_repeat(text: &[u32], weights: Option<&[u64]>, mut f: impl FnMut(Repeat)) -> Result<()> {
+/// least two suffixes), the root (depth 0) included. [`Repeat::offset`] is the occurrence
+/// whose suffix sorts first (the one SentencePiece looks at).
+pub(super) fn for_each_repeat(text: &[u32], mut f: impl FnMut(Repeat)) -> Result<()> {
     let sa = suffix_array(text)?;
     let lcp = lcp_array(text, &sa);
     let n = text.len();
-    // Prefix sums of the weights in suffix array order.
-    let mut sums: Vec<u64> = Vec::with_capacity(if weights.is_some() { n + 1 } else { 0 });
-    if let Some(w) = weights {
-        sums.push(0);
-        for &s in &sa {
-            sums.push(sums.last().copied().unwrap_or(0) + w[s as usize]);
-        }
-    }
-    let weight = |from: u32, to: u32| if sums.is_empty() { u64::from(to - from) } else { sums[to as usize] - sums[from as usize] };
     // Stack of open intervals: (depth, left bound).
     let mut stack: Vec<(u32, u32)> = vec![(0, 0)];
     for i in 1..=n {
@@ -154,7 +137,7 @@ pub(super) fn for_each_weighted_repeat(text: &[u32], weights: Option<&[u64]>, mu
                 break;
             }
             stack.pop();
-            f(Repeat { offset: sa[left as usize], len: depth, freq: i as u32 - left, weight: weight(left, i as u32) });
+            f(Repeat { offset: sa[left as usize], len: depth, freq: i as u32 - left });
             lb = left;
         }
         if l > stack.last().map_or(0, |&(depth, _)| depth) {
@@ -163,7 +146,7 @@ pub(super) fn for_each_weighted_repeat(text: &[u32], weights: Option<&[u64]>, mu
     }
     for (depth, left) in stack.into_iter().rev() {
         if n as u32 - left > 1 {
-            f(Repeat { offset: sa[left as usize], len: depth, freq: n as u32 - left, weight: weight(left, n as u32) });
+            f(Repeat { offset: sa[left as usize], len: depth, freq: n as u32 - left });
         }
     }
     Ok(())
