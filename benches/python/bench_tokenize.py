@@ -5,9 +5,12 @@ same texts. Every runner is its own process: tokens/s and its peak RSS (wait4's 
 The ids of each peer are checked equal to tokenkit's before the timings are reported.
 
     .venv/bin/python benches/python/bench_tokenize.py [--mb 100] [--tokenizers cl100k,llama3] [--skip-datasets]
+        [--rss-mb 512 --rss-times 5] [--tmp DIR]
 
 The JSONL corpus is built from the shared corpora (../shared/corpora, else .fixtures/corpora):
-their paragraphs, repeated and shuffled with a fixed seed up to --mb megabytes.
+their paragraphs, repeated and shuffled with a fixed seed up to --mb megabytes. With --rss-mb,
+peak RSS of `tokenkit tokenize -e cl100k_base` on the first --rss-mb MiB of it and on that file
+concatenated --rss-times times (streaming: the peak must not grow with the input).
 """
 from __future__ import annotations
 
@@ -120,9 +123,12 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--tokenizers", default="cl100k,llama3")
     ap.add_argument("--skip-datasets", action="store_true")
+    ap.add_argument("--rss-mb", type=int, default=0, help="peak RSS on this many MiB and on --rss-times times that")
+    ap.add_argument("--rss-times", type=int, default=5)
+    ap.add_argument("--tmp", type=Path, default=None, help="directory for the corpus and outputs (default: $TMPDIR)")
     args = ap.parse_args()
     py = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         tmp = Path(tmp)
         corpus = tmp / "corpus.jsonl"
         size = build_corpus(corpus, args.mb)
@@ -161,7 +167,37 @@ def main() -> None:
                 print(f"  {label:<78} {secs:7.2f} s {n / secs / 1e6:7.2f} M tokens/s {size / secs / 2**20:7.1f} MiB/s"
                       f"  peak {rss:7.1f} MiB  x{secs / best:5.2f} time of tokenize (2 threads)")
             print(f"  2 threads vs 1: {rows[0][1] / rows[1][1]:.2f}x; tokenize (2 threads) vs in-memory: "
-                  f"{rows[2][1] / rows[1][1] * 100:.0f}% of its throughput")
+                  f"{rows[2][1] / rows[1][1] * 100:.0f}% of its throughput", flush=True)
+            for f in tmp.glob("tk*.bin"):
+                f.unlink()
+        if args.rss_mb:
+            rss_check(tmp, corpus, args.rss_mb, args.rss_times)
+
+
+def rss_check(tmp: Path, corpus: Path, mb: int, times: int) -> None:
+    """Peak RSS of `tokenkit tokenize` on `mb` MiB of the corpus and on `times` copies of it."""
+    small, big = tmp / "rss_small.jsonl", tmp / "rss_big.jsonl"
+    with open(corpus, "rb") as f, open(small, "wb") as out:
+        size = 0
+        for line in f:
+            if size >= mb << 20:
+                break
+            out.write(line)
+            size += len(line)
+    with open(big, "wb") as out:
+        for _ in range(times):
+            with open(small, "rb") as f:
+                while chunk := f.read(64 << 20):
+                    out.write(chunk)
+    print(f"\npeak RSS of tokenkit tokenize -e cl100k_base (2 threads) by input size:")
+    for path in (small, big):
+        secs, rss, _ = timed([str(BIN), "tokenize", "-q", "-e", "cl100k_base", "-o", str(tmp / "rss"), str(path)])
+        meta = json.loads((tmp / "rss.json").read_text())
+        gib = path.stat().st_size / 2**30
+        print(f"  {gib:6.2f} GiB input: peak {rss:7.1f} MiB, {secs:7.1f} s, {meta['tokens'] / secs / 1e6:5.2f} M tokens/s",
+              flush=True)
+        (tmp / "rss.bin").unlink()
+    big.unlink()
 
 
 if __name__ == "__main__":

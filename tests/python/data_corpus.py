@@ -40,16 +40,38 @@ def tokenkit_bin() -> Path:
     raise AssertionError(f"no tokenkit binary at {cands}: run scripts/setup.sh")
 
 
+# The corpus of each language: the first of these that the set-up provides (../shared/corpora on
+# the project machines; on a fresh clone Botchan from the sentencepiece sdist for English and the
+# built-in samples of scripts/fetch_fixtures.py for the others).
+SOURCES = {
+    "en": ["corpora/en/botchan.txt", "corpora/builtin/en/sample.txt"],
+    "ja": ["corpora/ja/wagahai.txt", "corpora/builtin/ja/sample.txt"],
+    "zh": ["corpora/zh/lunyu.txt", "corpora/builtin/zh/sample.txt"],
+    "code": ["corpora/code/cpython-3.11-stdlib.py.txt", "corpora/builtin/code/sample.py.txt"],
+    "mixed": ["corpora/mixed/utf8_input.txt", "corpora/builtin/mixed/sample.txt"],
+}
+
+
+def corpus_file(lang: str) -> Path:
+    """The corpus file of `lang` (see SOURCES); none at all is an error, never a skip."""
+    for rel in SOURCES[lang]:
+        if (FIXTURES / rel).is_file():
+            return FIXTURES / rel
+    raise AssertionError(f"no {lang} corpus in {FIXTURES / 'corpora'}: run scripts/setup.sh")
+
+
 def documents(max_docs: int = 4000) -> list[str]:
-    """Paragraphs (texts between blank lines) of English, Japanese, Chinese and code corpora,
-    interleaved, up to `max_docs`."""
-    sources = ["corpora/en/botchan.txt", "corpora/ja/wagahai.txt", "corpora/zh/lunyu.txt",
-               "corpora/code/cpython-3.11-stdlib.py.txt", "corpora/mixed/utf8_input.txt"]
+    """Paragraphs (texts between blank lines; the non-blank lines of a file with too few
+    paragraphs, such as a built-in sample) of the English, Japanese, Chinese, code and mixed
+    corpora, interleaved, up to `max_docs`."""
     per_source = []
-    for rel in sources:
-        text = fixture(rel).read_text(encoding="utf-8")
+    for lang in SOURCES:
+        text = corpus_file(lang).read_text(encoding="utf-8")
+        want = max_docs // len(SOURCES) + 1
         paras = [p for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
-        per_source.append(paras[: max_docs // len(sources) + 1])
+        if len(paras) < want:
+            paras = [line for line in text.splitlines() if line.strip()]
+        per_source.append(paras[:want])
     docs = []
     for k in range(max(len(p) for p in per_source)):
         for paras in per_source:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pickle
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -51,7 +52,9 @@ def test_document_encoder_pickles_small():
 
 
 def test_ray_data_map_batches(parquet_input):
-    ray = pytest.importorskip("ray")
+    import ray  # installed by the set-up (requirements-test.txt): missing is a failure, not a skip
+    import ray.data
+
     d, path, docs = parquet_input
     want = cli_documents(d, path, "-e", "cl100k_base")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -74,13 +77,16 @@ def test_ray_data_map_batches(parquet_input):
     assert table.column("id").to_pylist() == list(range(len(docs)))
 
 
-def test_spark_map_in_arrow_with_broadcast(parquet_input):
-    pytest.importorskip("pyspark")
+def test_spark_map_in_arrow_with_broadcast(parquet_input, monkeypatch):
     from pyspark.sql import SparkSession
 
     d, path, docs = parquet_input
-    tok_path = str(fixture("hub/gpt2.json"))
+    tok_path = str(fixture("registry/mistral01/tokenizer.json"))
     want = cli_documents(d, path, "-t", tok_path)
+    # Spark starts its Python workers with `python3` from PATH unless told: they must be this
+    # interpreter (the one with pyarrow and tokenkit), set before the session starts.
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").appName("tokenkit-test")
              .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
              .getOrCreate())

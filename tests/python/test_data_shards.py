@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data_corpus import (BAD_LINES, documents, fixture, read_megatron, reference_tiktoken, tokenkit_bin,
+from data_corpus import (BAD_LINES, corpus_file, documents, fixture, read_megatron, reference_tiktoken, tokenkit_bin,
                          write_jsonl)
 
 import tokenkit
@@ -35,8 +35,10 @@ def corpus(tmp_path_factory):
     d = tmp_path_factory.mktemp("corpus")
     docs = documents(3000)
     path = d / "docs.jsonl"
-    n_bad = write_jsonl(path, docs, bad_every=500)
-    return docs, path, n_bad
+    # Eight bad lines (each kind twice) whatever the corpus size (smaller on a fresh clone).
+    bad_every = len(docs) // 8
+    n_bad = write_jsonl(path, docs, bad_every=bad_every)
+    return docs, path, n_bad, bad_every
 
 
 def compare_flat(flat: np.ndarray, expected: list[list[int]]) -> int:
@@ -51,7 +53,7 @@ def compare_flat(flat: np.ndarray, expected: list[list[int]]) -> int:
 
 
 def test_bin_cl100k_matches_tiktoken_encode_ordinary(corpus, tmp_path):
-    docs, path, n_bad = corpus
+    docs, path, n_bad, _ = corpus
     out = tmp_path / "train"
     run_cli("-e", "cl100k_base", "--field", "text", "--format", "bin", "-o", out, path)
     meta = json.loads((tmp_path / "train.json").read_text())
@@ -68,51 +70,82 @@ def test_bin_cl100k_matches_tiktoken_encode_ordinary(corpus, tmp_path):
     assert meta["sha256"] == hashlib.sha256((tmp_path / "train.bin").read_bytes()).hexdigest()
 
 
-def test_bin_gpt2_tokenizer_json_is_uint16_and_matches_hf(corpus, tmp_path):
+def test_bin_mistral_tokenizer_json_is_uint16_with_bos_and_eos_as_hf(corpus, tmp_path):
+    """A tokenizer.json whose template starts each encoding with <s> (Mistral v0.1, Llama-2's
+    layout): each document is HF's `encode` (BOS included) and then </s>."""
     from tokenizers import Tokenizer as HfTokenizer
 
-    docs, path, _ = corpus
-    tok_path = fixture("hub/gpt2.json")
-    run_cli("-t", tok_path, "--format", "bin", "-o", tmp_path / "g", path)
-    meta = json.loads((tmp_path / "g.json").read_text())
-    assert meta["dtype"] == "uint16" and meta["separator"] == {"token": "<|endoftext|>", "id": 50256}
+    docs, path, _, _ = corpus
+    tok_path = fixture("registry/mistral01/tokenizer.json")
+    run_cli("-t", tok_path, "--format", "bin", "-o", tmp_path / "m", path)
+    meta = json.loads((tmp_path / "m.json").read_text())
+    assert meta["dtype"] == "uint16" and meta["separator"] == {"token": "</s>", "id": 2}
     hf = HfTokenizer.from_file(str(tok_path))
-    expected = [e.ids + [50256] for e in hf.encode_batch(docs)]
-    same = compare_flat(np.memmap(tmp_path / "g.bin", dtype=np.uint16, mode="r"), expected)
-    print(f"gpt2 bin: {same}/{len(docs)} documents identical to tokenizers")
+    expected = [e.ids + [2] for e in hf.encode_batch(docs)]
+    assert all(ids[0] == 1 for ids in expected)  # <s>, from the template
+    same = compare_flat(np.memmap(tmp_path / "m.bin", dtype=np.uint16, mode="r"), expected)
+    print(f"mistral01 bin: {same}/{len(docs)} documents identical to tokenizers")
     assert same == len(docs)
 
 
-def test_megatron_llama3_matches_hf_with_bos_and_eos(corpus, tmp_path):
+# Meta's current Llama-3 tokenizer.json: ByteLevel, then a template that starts every encoding
+# with <|begin_of_text|> (the fixture is the first release, whose post-processor is ByteLevel only,
+# so that neither HF nor tokenkit adds a BOS with it).
+LLAMA3_BOS_TEMPLATE = {
+    "type": "Sequence",
+    "processors": [
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        {"type": "TemplateProcessing",
+         "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+         "pair": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                  {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+         "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [128000],
+                                                  "tokens": ["<|begin_of_text|>"]}}},
+    ],
+}
+
+
+@pytest.mark.parametrize("variant", ["fixture", "bos_template"])
+def test_megatron_llama3_matches_hf_bos_from_the_post_processor(corpus, tmp_path, variant):
+    """Megatron's preprocess_data.py with a HuggingFace tokenizer writes `tokenizer(text).input_ids`
+    (the post-processor's special tokens) and, with --append-eod, the EOS (`<|end_of_text|>` for
+    Llama-3): tokenkit writes the same, with a BOS exactly when the tokenizer.json adds one."""
     from tokenizers import Tokenizer as HfTokenizer
 
-    docs, path, _ = corpus
+    docs, path, _, _ = corpus
     tok_path = fixture("registry/llama3/tokenizer.json")
+    if variant == "bos_template":
+        tj = json.loads(tok_path.read_text(encoding="utf-8"))
+        tj["post_processor"] = LLAMA3_BOS_TEMPLATE
+        tok_path = tmp_path / "llama3_bos.json"
+        tok_path.write_text(json.dumps(tj), encoding="utf-8")
     run_cli("-t", tok_path, "--format", "megatron", "-o", tmp_path / "m_text_document", path)
     dtype, seqs, doc_idx = read_megatron(tmp_path / "m_text_document")
     hf = HfTokenizer.from_file(str(tok_path))
     eos = hf.token_to_id("<|end_of_text|>")
     expected = [e.ids + [eos] for e in hf.encode_batch(docs)]
-    assert expected[0][0] == hf.token_to_id("<|begin_of_text|>")  # the post-processor's BOS
+    assert eos == 128001
+    bos = sum(ids[0] == 128000 for ids in expected)
+    assert bos == (len(docs) if variant == "bos_template" else 0), bos
     assert dtype == np.int32  # Megatron's rule: 128256 ids >= 65500
     assert doc_idx.tolist() == list(range(len(docs) + 1))
     same = sum(s.tolist() == e for s, e in zip(seqs, expected))
-    print(f"llama3 megatron: {same}/{len(docs)} documents identical to tokenizers")
+    print(f"llama3 ({variant}) megatron: {same}/{len(docs)} documents identical to tokenizers")
     assert len(seqs) == len(docs) and same == len(docs)
 
 
 def test_megatron_uint16_for_small_vocabularies(corpus, tmp_path):
     from tokenizers import Tokenizer as HfTokenizer
 
-    docs, path, _ = corpus
-    tok_path = fixture("hub/llama2.json")
-    run_cli("-t", tok_path, "--format", "megatron", "-o", tmp_path / "l2", path)
-    dtype, seqs, _ = read_megatron(tmp_path / "l2")
+    docs, path, _, _ = corpus
+    tok_path = fixture("registry/mistral01/tokenizer.json")
+    run_cli("-t", tok_path, "--format", "megatron", "-o", tmp_path / "m", path)
+    dtype, seqs, _ = read_megatron(tmp_path / "m")
     hf = HfTokenizer.from_file(str(tok_path))
     expected = [e.ids + [hf.token_to_id("</s>")] for e in hf.encode_batch(docs)]
-    assert dtype == np.uint16
+    assert dtype == np.uint16  # 32000 ids < 65500
     same = sum(s.tolist() == e for s, e in zip(seqs, expected))
-    print(f"llama2 megatron: {same}/{len(docs)} documents identical to tokenizers")
+    print(f"mistral01 megatron: {same}/{len(docs)} documents identical to tokenizers")
     assert len(seqs) == len(docs) and same == len(docs)
 
 
@@ -120,8 +153,8 @@ def test_parquet_bert_keeps_columns_and_loads_with_datasets(corpus, tmp_path):
     import datasets
     from tokenizers import Tokenizer as HfTokenizer
 
-    docs, path, _ = corpus
-    tok_path = fixture("hub/bert_base_cased.json")
+    docs, path, _, _ = corpus
+    tok_path = fixture("registry/bert_uncased/tokenizer.json")
     run_cli("-t", tok_path, "--format", "parquet", "--keep-columns", "id", "-o", tmp_path / "p", path)
     meta = json.loads((tmp_path / "p.json").read_text())
     # BERT's template ends every document with [SEP]: no separator is added.
@@ -130,6 +163,11 @@ def test_parquet_bert_keeps_columns_and_loads_with_datasets(corpus, tmp_path):
                                cache_dir=str(tmp_path / "hf_cache"))
     assert ds.features["input_ids"].feature.dtype == "uint32"
     hf = HfTokenizer.from_file(str(tok_path))
+    # This tokenizer.json truncates and pads to 128 (a sentence-transformers model): a document is
+    # encoded whole, as `tokenizer(text)` in transformers (no truncation unless asked) does.
+    assert hf.truncation["max_length"] == 128 and hf.padding["length"] == 128
+    hf.no_truncation()
+    hf.no_padding()
     expected = [e.ids for e in hf.encode_batch(docs)]
     same = sum(row["input_ids"] == expected[int(row["id"])] and int(row["id"]) == k for k, row in enumerate(ds))
     print(f"bert parquet: {same}/{len(docs)} documents identical to tokenizers")
@@ -137,15 +175,28 @@ def test_parquet_bert_keeps_columns_and_loads_with_datasets(corpus, tmp_path):
 
 
 def test_bad_lines_are_counted_and_strict_fails(corpus, tmp_path):
-    docs, path, n_bad = corpus
-    assert n_bad == 5
+    docs, path, n_bad, bad_every = corpus
+    # An independent count of the lines that are no document: not JSON, not an object, or no
+    # string "text" (the corpus has no blank lines and no empty texts).
+    independent = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            independent += 1
+            continue
+        independent += not (isinstance(value, dict) and isinstance(value.get("text"), str))
+    assert independent == n_bad == 8
+    first = f"docs.jsonl:{bad_every + 1}: invalid JSON"
     p = subprocess.run([str(tokenkit_bin()), "tokenize", "-e", "gpt2", "-o", str(tmp_path / "b"), str(path)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert f"{n_bad} bad records skipped" in p.stderr and "docs.jsonl:501: invalid JSON" in p.stderr, p.stderr
-    assert json.loads((tmp_path / "b.json").read_text())["skipped"] == n_bad
+    assert f"{n_bad} bad records skipped" in p.stderr and first in p.stderr, p.stderr
+    meta = json.loads((tmp_path / "b.json").read_text())
+    print(f"bad lines: {meta['skipped']}/{independent} counted, {meta['documents']}/{len(docs)} documents")
+    assert (meta["skipped"], meta["empty"], meta["documents"]) == (n_bad, 0, len(docs))
     p = run_cli("-e", "gpt2", "--strict", "-o", tmp_path / "s", path, check=False)
-    assert p.returncode == 1 and "docs.jsonl:501: invalid JSON" in p.stderr and "--strict" in p.stderr, p.stderr
+    assert p.returncode == 1 and first in p.stderr and "--strict" in p.stderr, p.stderr
     assert not (tmp_path / "s.bin").exists() and not (tmp_path / "s.json").exists()
     assert BAD_LINES  # the corpus holds each kind of bad line
 
@@ -154,7 +205,7 @@ def test_text_files_gzip_globs_and_directories(tmp_path):
     """Text inputs: a document per line or per file, plain and gzip, through a glob and a
     directory; ids equal tiktoken's."""
     ref = reference_tiktoken("r50k_base")
-    src = [fixture("corpora/en/botchan.txt"), fixture("corpora/ja/wagahai.txt")]
+    src = [corpus_file("en"), corpus_file("ja")]
     d = tmp_path / "in"
     d.mkdir()
     (d / "a.txt").write_bytes(src[0].read_bytes())
@@ -172,7 +223,7 @@ def test_text_files_gzip_globs_and_directories(tmp_path):
 
 
 def test_thread_counts_python_and_val_split_give_the_same_bytes(corpus, tmp_path):
-    docs, path, _ = corpus
+    docs, path, _, _ = corpus
     outs = []
     for threads in (1, 2):
         run_cli("-e", "o200k_base", "--threads", threads, "--chunk-bytes", 50000, "-o", tmp_path / f"t{threads}", path)
@@ -192,7 +243,7 @@ def test_thread_counts_python_and_val_split_give_the_same_bytes(corpus, tmp_path
 
 
 def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
-    docs, _, _ = corpus
+    docs, _, _, _ = corpus
     big = tmp_path / "big.jsonl"
     write_jsonl(big, docs * 6, bad_every=997)
     args = ["-e", "cl100k_base", "--format", "megatron", "--chunk-bytes", 40000]
@@ -218,9 +269,13 @@ def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
             f = Path(f"{out}.{ext}")
             assert not f.exists() or f.read_bytes() == want, f"seed {seed}: partial {f}"
     p = run_cli(*args, "-o", out, big)
+    resumed += "resumed" in p.stderr
     got = (Path(f"{out}.bin").read_bytes(), Path(f"{out}.idx").read_bytes(), Path(f"{out}.json").read_text())
-    print(f"kill-and-resume (seed {seed}): {kills} kills, uninterrupted run {full:.2f} s")
+    print(f"kill-and-resume (seed {seed}): {kills} kills, {resumed} runs continued a killed one, "
+          f"uninterrupted run {full:.2f} s; output identical: {got[:2] == ref[:2]}")
     assert kills >= 3, f"seed {seed}: only {kills} of 5 runs were still running when killed"
+    # A run that completes continues from a journal (the summary says "resumed"): resuming was tested.
+    assert resumed >= 1, f"seed {seed}: no run continued from a journal"
     assert got[0] == ref[0] and got[1] == ref[1], f"seed {seed}"
     assert json.loads(got[2])["tokens"] == json.loads(ref[2])["tokens"]
     assert not Path(f"{out}.journal").exists()
@@ -231,7 +286,7 @@ def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
 def test_a_different_command_does_not_resume(corpus, tmp_path):
     """A journal left by one command is not used by another (different tokenizer): the output
     is that of the second command alone."""
-    docs, path, _ = corpus
+    docs, path, _, _ = corpus
     out = tmp_path / "x"
     p = subprocess.Popen([str(tokenkit_bin()), "tokenize", "-q", "-e", "cl100k_base", "--chunk-bytes", "20000",
                           "-o", str(out), str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -246,7 +301,7 @@ def test_a_different_command_does_not_resume(corpus, tmp_path):
 def test_arrow_batches_match_encode(corpus):
     import pyarrow as pa
 
-    docs, _, _ = corpus
+    docs, _, _, _ = corpus
     docs = docs[:500]
     tok = tokenkit.Tokenizer.from_file(str(fixture("registry/llama3/tokenizer.json")))
     arr = tok.encode_batch_to_arrow(docs)

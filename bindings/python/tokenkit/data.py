@@ -11,6 +11,7 @@ what it was made from (an encoding name or tokenizer path pickles as that string
 encoder once per process.
 """
 import os
+from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 from ._tokenkit import Tokenizer, _DocumentEncoder
@@ -63,8 +64,8 @@ class DocumentEncoder:
     ``tokenizer`` is what :func:`tokenize_files` takes. Calling the object on a ``pyarrow``
     table or record batch (Ray Data ``map_batches(..., batch_format="pyarrow")``, Spark
     ``mapInArrow``) returns it with an ``input_ids`` column (``list<uint32>``) in place of
-    ``field``; on a dict of lists (``datasets.map(batched=True)``) it returns
-    ``{"input_ids": [...]}``.
+    ``field``; on a mapping of column name to list (the batch ``datasets.map(batched=True)``
+    passes) it returns ``{"input_ids": [...]}``.
     """
 
     def __init__(self, tokenizer: TokenizerLike, *, field: str = "text", separator: Optional[str] = None,
@@ -93,7 +94,8 @@ class DocumentEncoder:
         return self._encoder().encode_batch_to_arrow(texts)
 
     def __call__(self, batch: Any) -> Any:
-        if isinstance(batch, dict):
+        # datasets.map(batched=True) passes a LazyBatch: a Mapping of column name to list, not a dict.
+        if isinstance(batch, Mapping):
             ids = self.encode_batch_to_arrow(batch[self.field]).to_pylist()
             return {"input_ids": ids}
         import pyarrow as pa
