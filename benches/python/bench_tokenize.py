@@ -1,7 +1,8 @@
 """Dataset tokenization, end to end with I/O: `tokenkit tokenize` (1 and 2 threads) vs a
 nanoGPT-style `prepare.py` loop over tiktoken (`encode_ordinary_batch`, numpy write) and
 `datasets.map(num_proc=2)` with HF tokenizers, and tokenkit's own in-memory batch encode on the
-same texts. Every runner is its own process: tokens/s and its peak RSS (wait4's ru_maxrss).
+same texts. Every runner is its own process: wall and CPU time (the machine may be shared: CPU time shows
+the work, wall time what a user waits), tokens/s, and the peak resident memory of its process tree.
 The ids of each peer are checked equal to tokenkit's before the timings are reported.
 
     .venv/bin/python benches/python/bench_tokenize.py [--mb 100] [--tokenizers cl100k,llama3] [--skip-datasets]
@@ -18,9 +19,11 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -55,16 +58,47 @@ def build_corpus(path: Path, mb: int) -> int:
     return size
 
 
-def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, str]:
-    """(seconds, peak RSS MiB, stdout) of a child process."""
+def tree_rss_kib(root: int) -> int:
+    """Resident memory (KiB) of `root` and its descendants now (forked workers' shared pages
+    counted in each)."""
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            total += int(next(l.split()[1] for l in status.splitlines() if l.startswith("VmRSS:")))
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, StopIteration, ValueError):
+            pass
+    return total
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS MiB, stdout) of a child process. The peak is the
+    largest resident size of the process tree sampled every 50 ms (wait4's ru_maxrss would count
+    the memory of this Python process, which the child inherits at fork)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    out, err = p.stdout.read(), p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], tree_rss_kib(p.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = p.communicate()
     secs = time.perf_counter() - t
-    if status != 0:
+    done.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
         raise SystemExit(f"{cmd} failed: {err[-2000:]}")
-    return secs, ru.ru_maxrss / 1024, out
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return secs, cpu, peak[0] / 1024, out
 
 
 NANOGPT = r'''
@@ -111,10 +145,10 @@ path, spec = sys.argv[1:3]
 texts = [json.loads(l)["text"] for l in open(path, encoding="utf-8")]
 enc = tokenkit.data.DocumentEncoder(spec)
 enc.encode_batch_to_arrow(texts[:100])
-t = time.perf_counter(); n = 0
+t, c = time.perf_counter(), time.process_time(); n = 0
 for k in range(0, len(texts), 20000):
     n += len(enc.encode_batch_to_arrow(texts[k:k + 20000]).flatten())
-print(json.dumps({"secs": time.perf_counter() - t, "tokens": n}))
+print(json.dumps({"secs": time.perf_counter() - t, "cpu": time.process_time() - c, "tokens": n}))
 '''
 
 
@@ -135,39 +169,44 @@ def main() -> None:
         print(f"corpus: {size / 2**20:.0f} MiB of JSONL from the shared corpora ({corpus})")
         for name in args.tokenizers.split(","):
             spec = ["-e", "cl100k_base"] if name == "cl100k" else ["-t", str(LLAMA3)]
-            rows = []
+            rows = []  # (label, wall s, CPU s, peak MiB)
             ref = None
             for threads in (1, 2):
-                secs, rss, _ = timed([str(BIN), "tokenize", "-q", *spec, "--threads", str(threads), "-o",
-                                      str(tmp / f"tk{threads}"), str(corpus)])
+                secs, cpu, rss, _ = timed([str(BIN), "tokenize", "-q", *spec, "--threads", str(threads), "-o",
+                                           str(tmp / f"tk{threads}"), str(corpus)])
                 meta = json.loads((tmp / f"tk{threads}.json").read_text())
                 data = (tmp / f"tk{threads}.bin").read_bytes()
                 assert ref is None or data == ref, "thread counts differ"
                 ref = data
-                rows.append((f"tokenkit tokenize, {threads} thread{'s' * (threads > 1)}", secs, rss, meta["tokens"]))
-            tokens = rows[0][3]
+                rows.append((f"tokenkit tokenize, {threads} thread{'s' * (threads > 1)}", secs, cpu, rss))
+            tokens = meta["tokens"]
             ids = np.frombuffer(ref, dtype=meta["dtype"]).astype(np.uint32)
+            del data, ref
             peer_spec = "cl100k_base" if name == "cl100k" else str(LLAMA3)
-            out = json.loads(timed([py, "-c", IN_MEMORY, str(corpus), peer_spec, str(FIXTURES / "tiktoken")])[2])
-            rows.append(("tokenkit in-memory batch encode, 2 threads (no I/O)", out["secs"], float("nan"), out["tokens"]))
+            _, _, rss, out = timed([py, "-c", IN_MEMORY, str(corpus), peer_spec, str(FIXTURES / "tiktoken")])
+            out = json.loads(out)
+            assert out["tokens"] == tokens, (out["tokens"], tokens)
+            rows.append(("tokenkit in-memory encode_batch, 2 threads (encode only)", out["secs"], out["cpu"], float("nan")))
             if name == "cl100k":
-                secs, rss, _ = timed([py, "-c", NANOGPT, str(corpus), str(tmp / "nano.bin"),
-                                      str(FIXTURES / "tiktoken" / "cl100k_base.tiktoken")])
+                secs, cpu, rss, _ = timed([py, "-c", NANOGPT, str(corpus), str(tmp / "nano.bin"),
+                                           str(FIXTURES / "tiktoken" / "cl100k_base.tiktoken")])
                 same = np.array_equal(np.fromfile(tmp / "nano.bin", dtype=np.uint32), ids)
                 rows.append((f"nanoGPT loop, tiktoken encode_ordinary_batch (ids {'identical' if same else 'DIFFER'})",
-                             secs, rss, tokens))
+                             secs, cpu, rss))
             elif not args.skip_datasets:
-                secs, rss, _ = timed([py, "-c", DATASETS, str(corpus), str(tmp / "ds.bin"), str(LLAMA3)])
+                secs, cpu, rss, _ = timed([py, "-c", DATASETS, str(corpus), str(tmp / "ds.bin"), str(LLAMA3)])
                 same = np.array_equal(np.fromfile(tmp / "ds.bin", dtype=np.uint32), ids)
                 rows.append((f"datasets.map(num_proc=2), HF tokenizers (ids {'identical' if same else 'DIFFER'})",
-                             secs, rss, tokens))
+                             secs, cpu, rss))
             print(f"\n{name}: {tokens} tokens, {size / tokens:.2f} bytes/token")
-            best = rows[1][1]
-            for label, secs, rss, n in rows:
-                print(f"  {label:<78} {secs:7.2f} s {n / secs / 1e6:7.2f} M tokens/s {size / secs / 2**20:7.1f} MiB/s"
-                      f"  peak {rss:7.1f} MiB  x{secs / best:5.2f} time of tokenize (2 threads)")
-            print(f"  2 threads vs 1: {rows[0][1] / rows[1][1]:.2f}x; tokenize (2 threads) vs in-memory: "
-                  f"{rows[2][1] / rows[1][1] * 100:.0f}% of its throughput", flush=True)
+            print(f"  {'':<78} {'wall s':>8} {'M tok/s':>8} {'CPU s':>8} {'M tok/CPU-s':>11} {'peak MiB':>9}")
+            for label, secs, cpu, rss in rows:
+                print(f"  {label:<78} {secs:8.2f} {tokens / secs / 1e6:8.2f} {cpu:8.2f} {tokens / cpu / 1e6:11.2f} {rss:9.1f}")
+            t1, t2, mem = rows[0], rows[1], rows[2]
+            print(f"  2 threads vs 1: {t1[1] / t2[1]:.2f}x wall, CPU time {t2[2] / t1[2]:.2f}x of 1 thread's; "
+                  f"tokenize vs in-memory encode_batch: {mem[1] / t2[1] * 100:.0f}% of its throughput (wall), "
+                  f"{mem[2] / t2[2] * 100:.0f}% (CPU); peers: "
+                  + ", ".join(f"{r[1] / t2[1]:.1f}x the wall time" for r in rows[3:]), flush=True)
             for f in tmp.glob("tk*.bin"):
                 f.unlink()
         if args.rss_mb:
@@ -191,7 +230,7 @@ def rss_check(tmp: Path, corpus: Path, mb: int, times: int) -> None:
                     out.write(chunk)
     print(f"\npeak RSS of tokenkit tokenize -e cl100k_base (2 threads) by input size:")
     for path in (small, big):
-        secs, rss, _ = timed([str(BIN), "tokenize", "-q", "-e", "cl100k_base", "-o", str(tmp / "rss"), str(path)])
+        secs, _, rss, _ = timed([str(BIN), "tokenize", "-q", "-e", "cl100k_base", "-o", str(tmp / "rss"), str(path)])
         meta = json.loads((tmp / "rss.json").read_text())
         gib = path.stat().st_size / 2**30
         print(f"  {gib:6.2f} GiB input: peak {rss:7.1f} MiB, {secs:7.1f} s, {meta['tokens'] / secs / 1e6:5.2f} M tokens/s",
