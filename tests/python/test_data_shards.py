@@ -314,3 +314,27 @@ def test_arrow_batches_match_encode(corpus):
     de = tokenkit.data.DocumentEncoder("cl100k_base")
     assert de.separator == ("<|endoftext|>", 100257)
     assert de.encode_batch_to_arrow(docs).to_pylist() == [ids + [100257] for ids in arr.to_pylist()]
+
+
+def test_bad_arguments_and_inputs_are_clear_errors(corpus, tmp_path):
+    """Bad arguments and unreadable inputs give exit status 1 and a message naming what is wrong,
+    never a panic, and no output under a final name."""
+    _, path, _, _ = corpus
+    garbage = tmp_path / "broken.parquet"
+    garbage.write_bytes(b"PAR1 this is not a parquet file")
+    cases = [
+        (["-e", "cl100k_base", "-o", tmp_path / "x", tmp_path / "missing.jsonl"], "missing.jsonl"),
+        (["-e", "cl100k_base", "-o", tmp_path / "x", f"{tmp_path}/*.nothing"], "matches no file"),
+        (["-e", "cl100k_base", "--separator", "<nope>", "-o", tmp_path / "x", path], "not a token"),
+        (["-e", "cl100k_base", "--keep-columns", "id", "-o", tmp_path / "x", path], "Parquet output only"),
+        (["-e", "cl100k_base", "--val-fraction", "1", "-o", tmp_path / "x", path], "val-fraction"),
+        (["-e", "cl100k_base", "-o", tmp_path / "x", garbage], "broken.parquet"),
+        (["-e", "cl100k_base", "--field", "body", "-o", tmp_path / "x", garbage.with_name("none.parquet")], "none.parquet"),
+    ]
+    for args, needle in cases:
+        p = run_cli(*args, check=False)
+        assert p.returncode == 1 and needle in p.stderr and "panicked" not in p.stderr, (args, p.returncode, p.stderr)
+        # (A journal may stay: after an error mid-way, the same command continues from it.)
+        finals = [f for f in tmp_path.glob("x.*") if f.suffix != ".journal"]
+        assert not finals, (args, finals)
+    print(f"bad arguments and inputs: {len(cases)}/{len(cases)} clear errors")
