@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import os
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
+import harness  # noqa: E402  (tests/conformance/harness.py: the binary's location rule)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / ".fixtures"
@@ -27,17 +31,10 @@ def fixture(rel: str) -> Path:
 
 
 def tokenkit_bin() -> Path:
-    env = os.environ.get("TOKENKIT_BIN")
-    if env:
-        return Path(env)
-    cands = []
-    if os.environ.get("CARGO_TARGET_DIR"):
-        cands.append(Path(os.environ["CARGO_TARGET_DIR"]) / "release" / "tokenkit")
-    cands.append(ROOT / "target" / "release" / "tokenkit")
-    for c in cands:
-        if c.exists():
-            return c
-    raise AssertionError(f"no tokenkit binary at {cands}: run scripts/setup.sh")
+    """The release binary, found as the conformance suite finds it; missing is an error."""
+    path = harness.tokenkit_bin()
+    assert path.exists(), f"no tokenkit binary at {path}: run scripts/setup.sh"
+    return path
 
 
 # The corpus of each language: the first of these that the set-up provides (../shared/corpora on

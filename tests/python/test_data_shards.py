@@ -105,16 +105,26 @@ LLAMA3_BOS_TEMPLATE = {
 }
 
 
-@pytest.mark.parametrize("variant", ["fixture", "bos_template"])
-def test_megatron_llama3_matches_hf_bos_from_the_post_processor(corpus, tmp_path, variant):
+# (tokenizer, end-of-document token, BOS from the post-processor or None, Megatron's dtype)
+MEGATRON_CASES = {
+    "llama3": ("registry/llama3/tokenizer.json", "<|end_of_text|>", None, np.int32),  # 128256 ids >= 65500
+    "llama3_bos_template": ("registry/llama3/tokenizer.json", "<|end_of_text|>", 128000, np.int32),
+    "mistral01": ("registry/mistral01/tokenizer.json", "</s>", 1, np.uint16),  # 32000 ids < 65500
+}
+
+
+@pytest.mark.parametrize("case", list(MEGATRON_CASES))
+def test_megatron_matches_hf_bos_from_the_post_processor(corpus, tmp_path, case):
     """Megatron's preprocess_data.py with a HuggingFace tokenizer writes `tokenizer(text).input_ids`
     (the post-processor's special tokens) and, with --append-eod, the EOS (`<|end_of_text|>` for
-    Llama-3): tokenkit writes the same, with a BOS exactly when the tokenizer.json adds one."""
+    Llama-3, `</s>` for Mistral): tokenkit writes the same, with a BOS exactly when the
+    tokenizer.json adds one, in Megatron's dtype."""
     from tokenizers import Tokenizer as HfTokenizer
 
     docs, path, _, _ = corpus
-    tok_path = fixture("registry/llama3/tokenizer.json")
-    if variant == "bos_template":
+    rel, eos_token, bos, want_dtype = MEGATRON_CASES[case]
+    tok_path = fixture(rel)
+    if case == "llama3_bos_template":
         tj = json.loads(tok_path.read_text(encoding="utf-8"))
         tj["post_processor"] = LLAMA3_BOS_TEMPLATE
         tok_path = tmp_path / "llama3_bos.json"
@@ -122,30 +132,16 @@ def test_megatron_llama3_matches_hf_bos_from_the_post_processor(corpus, tmp_path
     run_cli("-t", tok_path, "--format", "megatron", "-o", tmp_path / "m_text_document", path)
     dtype, seqs, doc_idx = read_megatron(tmp_path / "m_text_document")
     hf = HfTokenizer.from_file(str(tok_path))
-    eos = hf.token_to_id("<|end_of_text|>")
+    eos = hf.token_to_id(eos_token)
     expected = [e.ids + [eos] for e in hf.encode_batch(docs)]
-    assert eos == 128001
-    bos = sum(ids[0] == 128000 for ids in expected)
-    assert bos == (len(docs) if variant == "bos_template" else 0), bos
-    assert dtype == np.int32  # Megatron's rule: 128256 ids >= 65500
+    if bos is None:
+        assert not any(ids[0] == hf.token_to_id("<|begin_of_text|>") for ids in expected)
+    else:
+        assert all(ids[0] == bos for ids in expected)
+    assert dtype == want_dtype
     assert doc_idx.tolist() == list(range(len(docs) + 1))
     same = sum(s.tolist() == e for s, e in zip(seqs, expected))
-    print(f"llama3 ({variant}) megatron: {same}/{len(docs)} documents identical to tokenizers")
-    assert len(seqs) == len(docs) and same == len(docs)
-
-
-def test_megatron_uint16_for_small_vocabularies(corpus, tmp_path):
-    from tokenizers import Tokenizer as HfTokenizer
-
-    docs, path, _, _ = corpus
-    tok_path = fixture("registry/mistral01/tokenizer.json")
-    run_cli("-t", tok_path, "--format", "megatron", "-o", tmp_path / "m", path)
-    dtype, seqs, _ = read_megatron(tmp_path / "m")
-    hf = HfTokenizer.from_file(str(tok_path))
-    expected = [e.ids + [hf.token_to_id("</s>")] for e in hf.encode_batch(docs)]
-    assert dtype == np.uint16  # 32000 ids < 65500
-    same = sum(s.tolist() == e for s, e in zip(seqs, expected))
-    print(f"mistral01 megatron: {same}/{len(docs)} documents identical to tokenizers")
+    print(f"{case} megatron: {same}/{len(docs)} documents identical to tokenizers")
     assert len(seqs) == len(docs) and same == len(docs)
 
 
