@@ -6,7 +6,7 @@ the work, wall time what a user waits), tokens/s, and the peak resident memory o
 The ids of each peer are checked equal to tokenkit's before the timings are reported.
 
     .venv/bin/python benches/python/bench_tokenize.py [--mb 100] [--tokenizers cl100k,llama3] [--skip-datasets]
-        [--rss-mb 512 --rss-times 5] [--tmp DIR]
+        [--rss-mb 512 --rss-times 5] [--tmp DIR]     (--tokenizers "" --rss-mb 512: the RSS check alone)
 
 The JSONL corpus is built from the shared corpora (../shared/corpora, else .fixtures/corpora):
 their paragraphs, repeated and shuffled with a fixed seed up to --mb megabytes. With --rss-mb,
@@ -167,7 +167,7 @@ def main() -> None:
         corpus = tmp / "corpus.jsonl"
         size = build_corpus(corpus, args.mb)
         print(f"corpus: {size / 2**20:.0f} MiB of JSONL from the shared corpora ({corpus})")
-        for name in args.tokenizers.split(","):
+        for name in filter(None, args.tokenizers.split(",")):  # --tokenizers "": the RSS check alone
             spec = ["-e", "cl100k_base"] if name == "cl100k" else ["-t", str(LLAMA3)]
             rows = []  # (label, wall s, CPU s, peak MiB)
             ref = None
@@ -214,15 +214,18 @@ def main() -> None:
 
 
 def rss_check(tmp: Path, corpus: Path, mb: int, times: int) -> None:
-    """Peak RSS of `tokenkit tokenize` on `mb` MiB of the corpus and on `times` copies of it."""
+    """Peak RSS of `tokenkit tokenize` on `mb` MiB of the corpus (repeated when shorter) and on
+    `times` copies of that."""
     small, big = tmp / "rss_small.jsonl", tmp / "rss_big.jsonl"
-    with open(corpus, "rb") as f, open(small, "wb") as out:
+    with open(small, "wb") as out:
         size = 0
-        for line in f:
-            if size >= mb << 20:
-                break
-            out.write(line)
-            size += len(line)
+        while size < mb << 20:  # the corpus, again from its start while it is shorter than `mb`
+            with open(corpus, "rb") as f:
+                for line in f:
+                    if size >= mb << 20:
+                        break
+                    out.write(line)
+                    size += len(line)
     with open(big, "wb") as out:
         for _ in range(times):
             with open(small, "rb") as f:
