@@ -298,15 +298,19 @@ def test_arrow_batches_match_encode(corpus):
     import pyarrow as pa
 
     docs, _, _, _ = corpus
+    from tokenizers import Tokenizer as HfTokenizer
+
     docs = docs[:500]
-    tok = tokenkit.Tokenizer.from_file(str(fixture("registry/llama3/tokenizer.json")))
-    arr = tok.encode_batch_to_arrow(docs)
+    tok_path = str(fixture("registry/mistral01/tokenizer.json"))
+    arr = tokenkit.Tokenizer.from_file(tok_path).encode_batch_to_arrow(docs)
     assert isinstance(arr, pa.ListArray) and arr.type == pa.list_(pa.uint32())
-    assert arr.to_pylist() == [e.ids for e in tok.encode_batch(docs)]
+    same = sum(a == e.ids for a, e in zip(arr.to_pylist(), HfTokenizer.from_file(tok_path).encode_batch(docs)))
     from tokenkit import tiktoken as tk
     enc = tk.get_encoding("cl100k_base")
     arr = enc.encode_ordinary_batch_to_arrow(docs)
-    assert arr.to_pylist() == reference_tiktoken("cl100k_base").encode_ordinary_batch(docs)
+    same_tt = sum(a == r for a, r in zip(arr.to_pylist(), reference_tiktoken("cl100k_base").encode_ordinary_batch(docs)))
+    print(f"arrow: {same}/{len(docs)} identical to tokenizers, {same_tt}/{len(docs)} to tiktoken")
+    assert same == same_tt == len(docs) == len(arr)
     de = tokenkit.data.DocumentEncoder("cl100k_base")
     assert de.separator == ("<|endoftext|>", 100257)
     assert de.encode_batch_to_arrow(docs).to_pylist() == [ids + [100257] for ids in arr.to_pylist()]
