@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -74,8 +75,8 @@ def tree_rss_kib(root: int) -> int:
     return total
 
 
-def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, float, str]:
-    """(wall seconds, CPU seconds, peak RSS MiB, stdout) of a child process. The peak is the
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, float, str, str]:
+    """(wall seconds, CPU seconds, peak RSS MiB, stdout, stderr) of a child process. The peak is the
     largest resident size of the process tree sampled every 50 ms (wait4's ru_maxrss would count
     the memory of this Python process, which the child inherits at fork)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -98,7 +99,7 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, float,
     if p.returncode != 0:
         raise SystemExit(f"{cmd} failed: {err[-2000:]}")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return secs, cpu, peak[0] / 1024, out
+    return secs, cpu, peak[0] / 1024, out, err
 
 
 NANOGPT = r'''
@@ -172,7 +173,7 @@ def main() -> None:
             rows = []  # (label, wall s, CPU s, peak MiB)
             ref = None
             for threads in (1, 2):
-                secs, cpu, rss, _ = timed([str(BIN), "tokenize", "-q", *spec, "--threads", str(threads), "-o",
+                secs, cpu, rss, _, _ = timed([str(BIN), "tokenize", "-q", *spec, "--threads", str(threads), "-o",
                                            str(tmp / f"tk{threads}"), str(corpus)])
                 meta = json.loads((tmp / f"tk{threads}.json").read_text())
                 data = (tmp / f"tk{threads}.bin").read_bytes()
@@ -183,18 +184,18 @@ def main() -> None:
             ids = np.frombuffer(ref, dtype=meta["dtype"]).astype(np.uint32)
             del data, ref
             peer_spec = "cl100k_base" if name == "cl100k" else str(LLAMA3)
-            _, _, rss, out = timed([py, "-c", IN_MEMORY, str(corpus), peer_spec, str(FIXTURES / "tiktoken")])
+            _, _, rss, out, _ = timed([py, "-c", IN_MEMORY, str(corpus), peer_spec, str(FIXTURES / "tiktoken")])
             out = json.loads(out)
             assert out["tokens"] == tokens, (out["tokens"], tokens)
             rows.append(("tokenkit in-memory encode_batch, 2 threads (encode only)", out["secs"], out["cpu"], float("nan")))
             if name == "cl100k":
-                secs, cpu, rss, _ = timed([py, "-c", NANOGPT, str(corpus), str(tmp / "nano.bin"),
+                secs, cpu, rss, _, _ = timed([py, "-c", NANOGPT, str(corpus), str(tmp / "nano.bin"),
                                            str(FIXTURES / "tiktoken" / "cl100k_base.tiktoken")])
                 same = np.array_equal(np.fromfile(tmp / "nano.bin", dtype=np.uint32), ids)
                 rows.append((f"nanoGPT loop, tiktoken encode_ordinary_batch (ids {'identical' if same else 'DIFFER'})",
                              secs, cpu, rss))
             elif not args.skip_datasets:
-                secs, cpu, rss, _ = timed([py, "-c", DATASETS, str(corpus), str(tmp / "ds.bin"), str(LLAMA3)])
+                secs, cpu, rss, _, _ = timed([py, "-c", DATASETS, str(corpus), str(tmp / "ds.bin"), str(LLAMA3)])
                 same = np.array_equal(np.fromfile(tmp / "ds.bin", dtype=np.uint32), ids)
                 rows.append((f"datasets.map(num_proc=2), HF tokenizers (ids {'identical' if same else 'DIFFER'})",
                              secs, cpu, rss))
@@ -233,11 +234,12 @@ def rss_check(tmp: Path, corpus: Path, mb: int, times: int) -> None:
                     out.write(chunk)
     print(f"\npeak RSS of tokenkit tokenize -e cl100k_base (2 threads) by input size:")
     for path in (small, big):
-        secs, _, rss, _ = timed([str(BIN), "tokenize", "-q", "-e", "cl100k_base", "-o", str(tmp / "rss"), str(path)])
+        secs, _, rss, _, err = timed([str(BIN), "tokenize", "-q", "-e", "cl100k_base", "-o", str(tmp / "rss"), str(path)])
         meta = json.loads((tmp / "rss.json").read_text())
         gib = path.stat().st_size / 2**30
-        print(f"  {gib:6.2f} GiB input: peak {rss:7.1f} MiB, {secs:7.1f} s, {meta['tokens'] / secs / 1e6:5.2f} M tokens/s",
-              flush=True)
+        hwm = re.search(r"peak memory ([0-9.]+) MiB", err)  # the process's own VmHWM, from its summary
+        print(f"  {gib:6.2f} GiB input: peak {rss:7.1f} MiB sampled, {hwm.group(1) if hwm else '?'} MiB VmHWM, "
+              f"{secs:7.1f} s, {meta['tokens'] / secs / 1e6:5.2f} M tokens/s", flush=True)
         (tmp / "rss.bin").unlink()
     big.unlink()
 
