@@ -12,7 +12,8 @@ there is no ``../shared`` beside it), then in the clone:
 2. checks the fixture state: nothing links outside the clone, the Hub files only ../shared has are
    recorded as absent in MANIFEST.json, the two a registry ships are present;
 3. runs every example of README.md, taken from the README itself so they cannot drift: every
-   command of the ```sh blocks of "Use" and "Train" (``target/release/tokenkit`` is the built
+   command of the ```sh blocks of "Use", "Train" and "Prepare a pre-training dataset"
+   (``target/release/tokenkit`` is the built
    binary), the inline ``tokenkit ... .fixtures/...`` commands of the prose, and the ```python
    block with ``.venv/bin/python``; each must exit 0 and print something sane (a JSON result
    where the command prints one, the output a ``# {...}`` comment promises, a file written with
@@ -170,6 +171,8 @@ def check_output(cmd: str, out: str, promised: str | None, clone: Path, binary: 
             else Path(words[words.index("-o") + 1])
         if "--format" in words and words[words.index("--format") + 1] == "sentencepiece":
             target = target.with_name(target.name + ".model")  # -o is a prefix: PREFIX.model, PREFIX.vocab
+        if sub == "tokenize":
+            target = target.with_name(target.name + ".json")  # -o is a prefix: PREFIX.bin/.idx/.parquet, PREFIX.json
         if not target.exists() or (target.is_file() and target.stat().st_size == 0) \
                 or (target.is_dir() and not any(target.iterdir())):
             return f"{target} not written"
@@ -203,7 +206,7 @@ def readme_examples(clone: Path, binary: Path, env: dict) -> None:
     make_train_data(clone)
     n_sh = n_py = 0
     for section, lang, body in blocks:
-        if lang == "sh" and section in ("Use", "Train"):
+        if lang == "sh" and section in ("Use", "Train", "Prepare a pre-training dataset"):
             for cmd, comment in sh_commands(body):
                 cmd, promised = trailing_comment(cmd)
                 real = cmd.replace("target/release/tokenkit", shlex.quote(str(binary)))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Idempotent developer/CI set-up: Python venv with the oracle libraries, release build of the
-# `tokenkit` CLI, and the fixture files in .fixtures/ (see scripts/fetch_fixtures.py).
+# Idempotent developer/CI set-up: Python venv with the oracle libraries, a Java runtime for PySpark
+# (apt-get, when missing), release build of the `tokenkit` CLI, and the fixture files in .fixtures/
+# (see scripts/fetch_fixtures.py).
 #
 # Environment:
 #   PYTHON            interpreter used to create .venv (default: python3)
@@ -21,6 +22,20 @@ fi
 if ! .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt; then
     echo "[setup] pip install -r requirements-test.txt failed" >&2
     exit 1
+fi
+
+# PySpark's local mode (tests/python/test_data_engines.py, the README's Spark recipe) runs on a
+# Java runtime (17 or 21): installed from the Debian archive when there is none.
+if ! command -v java >/dev/null 2>&1; then
+    echo "[setup] no java on PATH: installing a headless JRE with apt-get (PySpark local mode)"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! command -v apt-get >/dev/null 2>&1 || ! $sudo apt-get update -q \
+        || ! { $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openjdk-17-jre-headless \
+               || $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends default-jre-headless; }; then
+        echo "[setup] could not install Java (openjdk-17-jre-headless): install a Java 17 runtime for PySpark" >&2
+        exit 1
+    fi
 fi
 
 if [ "${SKIP_BUILD:-0}" != "1" ]; then

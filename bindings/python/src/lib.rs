@@ -15,6 +15,7 @@ mod added_token;
 mod chat;
 mod component;
 mod convert;
+mod data;
 mod decode_stream;
 mod encoding;
 mod errors;
@@ -58,6 +59,8 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_data_dirs, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_encoding_names, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
+    m.add_function(wrap_pyfunction!(data::tokenize_files, m)?)?;
+    m.add_class::<data::PyDocumentEncoder>()?;
     Ok(())
 }
 

@@ -55,6 +55,11 @@ fn utf8_all<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Vec<std::borrow::C
 }
 
 impl PyTiktokenCore {
+    /// The library encoding (shared).
+    pub fn encoding(&self) -> Arc<Encoding> {
+        self.enc.clone()
+    }
+
     /// The ids of `text` with tiktoken's special-token policy, as a vector.
     fn encode_ids(
         &self,
@@ -184,6 +189,17 @@ impl PyTiktokenCore {
             enc.encode_ordinary_batch(&refs)
         })?;
         ids::lists(py, &rows)
+    }
+
+    /// `encode_ordinary` of each text, in parallel, as a `pyarrow.ListArray` of uint32 (no
+    /// Python object per token).
+    fn encode_ordinary_batch_to_arrow<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyAny>> {
+        let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
+        let rows = run(py, || {
+            let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+            enc.encode_ordinary_batch(&refs)
+        })?;
+        crate::data::list_array(py, &rows)
     }
 
     /// `encode` of each text, in parallel.

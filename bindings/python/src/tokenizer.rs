@@ -316,6 +316,24 @@ impl PyTokenizer {
         Ok((numpy::u32_array(py, &ids, &shape)?, numpy::u32_array(py, &mask, &shape)?))
     }
 
+    /// Encodes many inputs in parallel (GIL released) and returns their ids as a
+    /// `pyarrow.ListArray` of uint32 (no Python object per token), for dataframe engines.
+    #[pyo3(signature = (input, is_pretokenized = false, add_special_tokens = true))]
+    fn encode_batch_to_arrow<'py>(
+        slf: &Bound<'py, Self>,
+        input: &Bound<'py, PyAny>,
+        is_pretokenized: bool,
+        add_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let items = batch_items(input)?;
+        let inputs = batch_inputs(&items, is_pretokenized)?;
+        let (py, tok) = (slf.py(), slf.borrow().tok.clone());
+        let rows = run_interruptible(py, move || {
+            Ok(tok.encode_batch(inputs, add_special_tokens)?.iter().map(|e| e.get_ids().to_vec()).collect::<Vec<_>>())
+        })?;
+        crate::data::list_array(py, &rows)
+    }
+
     /// Trains the model on text files (one sequence per line) with `trainer` (a
     /// `tokenkit.trainers` trainer; by default the model kind's default trainer). The
     /// normalizer and pre-tokenizer are applied; the model is replaced by the trained one.

@@ -285,6 +285,14 @@ class Tokenizer:
         add_special_tokens: bool = True,
     ) -> "numpy.ndarray":
         """Encodes like :meth:`encode` and returns only the ids, as a 1-D ``numpy.uint32`` array."""
+    def encode_batch_to_arrow(
+        self,
+        input: Iterable[EncodeInput],
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+    ) -> "pyarrow.ListArray":
+        """Encodes many inputs in parallel and returns their ids as a ``pyarrow.ListArray`` of
+        uint32, written without a Python object per token (for dataframe engines)."""
     def encode_batch_to_numpy(
         self,
         input: Iterable[EncodeInput],

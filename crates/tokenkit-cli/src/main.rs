@@ -17,6 +17,7 @@ use tokenkit::formats::Format;
 use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
+mod tokenize;
 mod train;
 
 /// mimalloc: tokenization allocates many small strings (token values), and mimalloc takes
@@ -236,6 +237,37 @@ An option the chosen model has no use for is an error.",
   tokenkit train --recipe minimind -o minimind_tokenizer/ pretrain.jsonl"
     )]
     Train(Box<train::TrainArgs>),
+    /// Tokenize whole datasets (text, JSONL, Parquet; plain, .gz, .zst; files, directories,
+    /// globs) into training shards: a flat token file (numpy.memmap), Megatron-LM's indexed
+    /// dataset, or Parquet. Streams with bounded memory on all cores; output in input order,
+    /// the same bytes for any thread count; a killed run continues when the same command runs
+    /// again.
+    #[command(
+        long_about = "Tokenize whole datasets into training shards.
+
+Each document is encoded (tiktoken: encode_ordinary; other tokenizers: encode with the
+post-processor's special tokens, as tokenizer(text) in HF, unless --no-special) and followed by
+the separator: <|endoftext|> for tiktoken encodings; for other tokenizers nothing when the
+post-processor already ends every encoding with a special token (BERT's [SEP]), else the first of
+</s>, <|endoftext|>, <|end_of_text|>, <eos>, <｜end▁of▁sentence｜> in the vocabulary (--separator
+TOKEN or --no-eos to choose).
+
+Inputs: .jsonl/.ndjson/.json (the --field of each line), .parquet (the --field column), any other
+file is text (--text-docs line|file); .gz and .zst are decompressed; directories are read
+recursively (sorted, hidden files left out); globs are expanded (sorted).
+
+Outputs are written under temporary names beside PREFIX and renamed when complete. A journal
+(PREFIX.journal) records after each chunk how far the job got: run the same command again after a
+crash or kill and it continues from there, with output identical to an uninterrupted run. Bad
+records (invalid JSON, missing field, invalid UTF-8) are counted and reported, or an error with
+--strict.",
+        after_help = "Examples:
+  tokenkit tokenize -e cl100k_base --field text --format bin -o data/train corpus.jsonl.zst
+  tokenkit tokenize -t tokenizer.json --format megatron -o data/corpus_text_document shards/
+  tokenkit tokenize -t tokenizer.json --format parquet --keep-columns id,url -o out 'data/*.parquet'
+  tokenkit tokenize -e gpt2 --text-docs file --val-fraction 0.01 -o tiny books/"
+    )]
+    Tokenize(Box<tokenize::TokenizeArgs>),
 }
 
 /// tiktoken's special-token options of `encode`.
@@ -459,6 +491,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Chat(args) => chat::run(args),
         Command::Save { source, output, pretty } => save(&source, &output, pretty),
         Command::Train(args) => train::run(*args),
+        Command::Tokenize(args) => tokenize::run(*args),
     }
 }
 

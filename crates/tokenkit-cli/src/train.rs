@@ -513,7 +513,7 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
 }
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), when known.
-fn peak_memory() -> Option<u64> {
+pub(crate) fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

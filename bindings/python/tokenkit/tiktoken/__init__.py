@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import AbstractSet, Collection, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, Any, Collection, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from .._tokenkit import TiktokenCore, tiktoken_encoding_names
 from . import load
@@ -113,6 +113,14 @@ class Encoding:
             return self._core.encode_ordinary_batch(list(text))
         except UnicodeEncodeError:
             return self._core.encode_ordinary_batch([_fix_surrogates(t) for t in text])
+
+    def encode_ordinary_batch_to_arrow(self, text: List[str]) -> Any:
+        """:meth:`encode_ordinary_batch` as a ``pyarrow.ListArray`` of uint32 (no Python object per
+        token), for dataframe engines."""
+        try:
+            return self._core.encode_ordinary_batch_to_arrow(list(text))
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary_batch_to_arrow([_fix_surrogates(t) for t in text])
 
     def encode_batch(self, text: List[str], *, num_threads: int = 8,
                      allowed_special: AllowedSpecial = set(),  # noqa: B006
