@@ -296,12 +296,7 @@ fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) 
         Ok(v) => v,
         Err(e) => return Record::Bad(format!("{at}: invalid JSON ({e})")),
     };
-    let Some(obj) = value.as_object() else { return Record::Bad(format!("{at}: not a JSON object")) };
-    let text = match obj.get(&options.field) {
-        Some(serde_json::Value::String(s)) => s,
-        Some(_) => return Record::Bad(format!("{at}: field `{}` is not a string", options.field)),
-        None => return Record::Bad(format!("{at}: no field `{}`", options.field)),
-    };
+    let serde_json::Value::Object(mut obj) = value else { return Record::Bad(format!("{at}: not a JSON object")) };
     let keep = options
         .keep
         .iter()
@@ -311,10 +306,16 @@ fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) 
             Some(other) => Some(other.to_string()),
         })
         .collect();
+    // The text is moved out of the parsed line, not copied (documents can be large).
+    let text = match obj.remove(&options.field) {
+        Some(serde_json::Value::String(s)) => s,
+        Some(_) => return Record::Bad(format!("{at}: field `{}` is not a string", options.field)),
+        None => return Record::Bad(format!("{at}: no field `{}`", options.field)),
+    };
     if text.is_empty() {
         return Record::Empty;
     }
-    Record::Doc { text: text.clone(), keep }
+    Record::Doc { text, keep }
 }
 
 /// The string at `row` of a string column of any arrow string type; `Err` for another type.
