@@ -74,11 +74,7 @@ fn checksum(payload: &[u8]) -> u64 {
     hash_bytes(payload, 0x7461_626c_6573)
 }
 
-/// The payload stored under `key`, when there is an entry and it checks out.
-pub fn load(key: &Key) -> Option<Vec<u8>> {
-    load_from(&dir()?, key)
-}
-
+/// The payload stored under `key` in `dir`, when there is an entry and it checks out.
 fn load_from(dir: &Path, key: &Key) -> Option<Vec<u8>> {
     let mut data = std::fs::read(path_in(dir, key)).ok()?;
     let header = MAGIC.len() + 32 + 16;
@@ -94,13 +90,27 @@ fn load_from(dir: &Path, key: &Key) -> Option<Vec<u8>> {
     Some(data)
 }
 
-/// Stores `payload` under `key`; failures (no directory, read-only, full disk) are ignored.
-pub fn store(key: &Key, payload: &[u8]) {
-    if let Some(dir) = dir() {
-        store_in(&dir, key, payload);
+/// The value stored under `key` (`read` from its payload), else the one `build` makes, then
+/// stored (`write` gives its payload, `None` for a value the cache does not hold). An entry
+/// that `read` rejects is built again and replaced: the cache never changes an answer.
+pub fn cached<T>(
+    key: &Key,
+    read: impl FnOnce(&[u8]) -> Result<T>,
+    build: impl FnOnce() -> Result<T>,
+    write: impl FnOnce(&T) -> Option<Vec<u8>>,
+) -> Result<T> {
+    let Some(dir) = dir() else { return build() };
+    if let Some(value) = load_from(&dir, key).and_then(|p| read(&p).ok()) {
+        return Ok(value);
     }
+    let value = build()?;
+    if let Some(payload) = write(&value) {
+        store_in(&dir, key, &payload);
+    }
+    Ok(value)
 }
 
+/// Stores `payload` under `key` in `dir`; failures (read-only, full disk) are ignored.
 fn store_in(dir: &Path, key: &Key, payload: &[u8]) {
     let path = path_in(dir, key);
     if let Some(parent) = path.parent() {
