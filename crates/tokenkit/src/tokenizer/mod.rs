@@ -171,7 +171,7 @@ impl Tokenizer {
     /// Parses `json`, or reads what an earlier parse of the same text built from the table
     /// cache ([`Tokenizer::cached`]); errors name `context`.
     fn from_str_with_context(json: &str, context: &str) -> Result<Self> {
-        Self::cached("tokenizer.json", json.as_bytes(), || Self::parse_json(json, context))
+        Self::cached(serialization::JSON_KIND, json.as_bytes(), || Self::parse_json(json, context))
     }
 
     fn parse_json(json: &str, context: &str) -> Result<Self> {

@@ -123,6 +123,9 @@ impl<'de> Deserialize<'de> for Tokenizer {
     }
 }
 
+/// The cache kind of tokenizer.json content.
+pub(crate) const JSON_KIND: &str = "tokenizer.json";
+
 impl Tokenizer {
     /// The tokenizer `build` makes from `input` (the bytes of a file of kind `kind`: all it is
     /// built from), read from the [`table_cache`] when an earlier load of the same input (by
@@ -136,6 +139,17 @@ impl Tokenizer {
         }
         let key = table_cache::Key::new(kind, &[input]);
         table_cache::cached(&key, Self::read_table, build, Self::write_table)
+    }
+
+    /// tokenizer.json content (compact) that loads fast: its cached form is stored under
+    /// the key [`Tokenizer::from_json`] looks up, so that a load of it (in a worker process,
+    /// from a pickle) reads the built tables instead of building them.
+    pub fn to_json_cached(&self) -> crate::Result<String> {
+        let json = self.to_json(false)?;
+        if table_cache::dir().is_some() {
+            table_cache::ensure(&table_cache::Key::new(JSON_KIND, &[json.as_bytes()]), || self.write_table());
+        }
+        Ok(json)
     }
 
     /// The cached form: the tokenizer without its model as tokenizer.json, whether special
