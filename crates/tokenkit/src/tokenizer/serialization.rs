@@ -123,6 +123,10 @@ impl<'de> Deserialize<'de> for Tokenizer {
     }
 }
 
+/// The models the cached form holds, as it tags them.
+const MODEL_BPE: u32 = 0;
+const MODEL_WORDPIECE: u32 = 1;
+
 /// The cache kind of tokenizer.json content.
 pub(crate) const JSON_KIND: &str = "tokenizer.json";
 
@@ -131,8 +135,9 @@ impl Tokenizer {
     /// built from), read from the [`table_cache`] when an earlier load of the same input (by
     /// the same library) stored it, else built and stored. The cache holds the built model
     /// tables of a byte-level BPE model (whose building is most of a load: parsing the
-    /// vocabulary and merges, the merge table, the linear-time encoder) and the rest of the
-    /// tokenizer as tokenizer.json; any other tokenizer is built every time.
+    /// vocabulary and merges, the merge table, the linear-time encoder) or a WordPiece model
+    /// (vocabulary and tries), and the rest of the tokenizer as tokenizer.json; any other
+    /// tokenizer is built every time.
     pub(crate) fn cached(kind: &str, input: &[u8], build: impl FnOnce() -> crate::Result<Tokenizer>) -> crate::Result<Tokenizer> {
         if table_cache::dir().is_none() {
             return build();
@@ -153,15 +158,25 @@ impl Tokenizer {
     }
 
     /// The cached form: the tokenizer without its model as tokenizer.json, whether special
-    /// tokens are encoded as text, then the model's tables; `None` for a model the cache does
-    /// not hold.
+    /// tokens are encoded as text, then the model's kind and tables; `None` for a model the
+    /// cache does not hold.
     fn write_table(&self) -> Option<Vec<u8>> {
-        let ModelWrapper::BPE(bpe) = &self.pipeline.model else { return None };
         let mut w = table_cache::Writer::default();
         w.bytes(serde_json::to_string(&WithoutModel(self)).ok()?.as_bytes());
         // Not in tokenizer.json (as in HF), set by loaders such as Tekken's.
         w.bool(self.pipeline.added_vocabulary.get_encode_special_tokens());
-        bpe.write_table(&mut w).then_some(w.buf)
+        let written = match &self.pipeline.model {
+            ModelWrapper::BPE(bpe) => {
+                w.u32(MODEL_BPE);
+                bpe.write_table(&mut w)
+            }
+            ModelWrapper::WordPiece(wp) => {
+                w.u32(MODEL_WORDPIECE);
+                wp.write_table(&mut w)
+            }
+            _ => false,
+        };
+        written.then_some(w.buf)
     }
 
     /// Reads what [`Tokenizer::write_table`] wrote.
@@ -171,9 +186,13 @@ impl Tokenizer {
         let fields: TokenizerFile<serde::de::IgnoredAny> =
             serde_json::from_slice(json).map_err(|e| crate::Error::Json { context: "table cache".into(), message: e.to_string() })?;
         let encode_special_tokens = r.bool()?;
-        let bpe = crate::models::bpe::BPE::read_table(&mut r)?;
+        let model = match r.u32()? {
+            MODEL_BPE => ModelWrapper::BPE(crate::models::bpe::BPE::read_table(&mut r)?),
+            MODEL_WORDPIECE => ModelWrapper::WordPiece(crate::models::wordpiece::WordPiece::read_table(&mut r)?),
+            _ => return Err(crate::Error::invalid("table cache: unknown model")),
+        };
         r.finish()?;
-        let mut tok = fields.with_model(ModelWrapper::BPE(bpe)).into_tokenizer()?;
+        let mut tok = fields.with_model(model).into_tokenizer()?;
         tok.set_encode_special_tokens(encode_special_tokens);
         Ok(tok)
     }
@@ -190,7 +209,7 @@ mod tests {
         let texts = [
             "Hello world, this is the first encode: 12345 héllo 你好.",
             "<|begin_of_text|>A<|eot_id|> [INST] x [/INST]</s><s> <unk>",
-            "  \n\ttabs\tand  spaces  \u{1F600}!!",
+            "  \n\ttabs\tand  spaces  \u{1F600}!! [CLS] [SEP] [MASK] unaffable Überraschung",
             "",
         ];
         let mut n = 0;
@@ -201,6 +220,7 @@ mod tests {
                     as fn(&std::path::Path) -> crate::Result<Tokenizer>,
             ),
             ("registry/tekken/tekken_240911.json", |p| crate::formats::tekken::build(&std::fs::read(p).unwrap(), "tekken")),
+            ("registry/bert_uncased/tokenizer.json", |p| Tokenizer::from_json_uncached(&std::fs::read_to_string(p).unwrap())),
         ] {
             let Some(path) = crate::test_fixtures::get(rel) else { continue };
             let tok = build(&path).unwrap();
@@ -223,10 +243,10 @@ mod tests {
             }
             n += 1;
         }
-        assert!(n > 0, "no fixture to test the cached form on");
+        assert!(n == 3, "fixtures missing: only {n} of 3 tested");
         // A tokenizer whose model the cache does not hold gives no payload.
-        if let Some(p) = crate::test_fixtures::get("registry/bert_uncased/tokenizer.json") {
-            assert!(Tokenizer::from_json_uncached(&std::fs::read_to_string(p).unwrap()).unwrap().write_table().is_none());
+        if let Some(p) = crate::test_fixtures::get("hub/llama2.model") {
+            assert!(crate::formats::sentencepiece::from_model_file(&p).unwrap().write_table().is_none());
         }
     }
 }
