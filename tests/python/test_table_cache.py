@@ -1,7 +1,9 @@
 """The cache of built tables (`TOKENKIT_CACHE_DIR`): a tiktoken encoding loaded from the cache
 gives tiktoken's ids, exactly as one built from the rank file; an entry that is corrupt or
 truncated is not read (the tables are built again and the entry rewritten); a different
-encoding gets its own entry; `TOKENKIT_CACHE=0` writes nothing."""
+encoding gets its own entry; `TOKENKIT_CACHE=0` writes nothing. The same for tokenizer.json
+files (byte-level BPE and WordPiece) against HF tokenizers, for a tokenizer pickled by one
+process and unpickled by another, and the cache's size bound (`TOKENKIT_CACHE_MAX_MB`)."""
 import json
 import os
 import subprocess
@@ -66,9 +68,10 @@ def test_cached_tables_give_tiktoken_ids_and_bad_entries_are_rebuilt(tmp_path):
     # Miss: built, stored. Hit: read, not rewritten.
     assert load_and_encode(rank_file, "cl100k_base", inputs, on) == expected
     (entry,) = cache.iterdir()
-    stamp = entry.stat().st_mtime_ns
+    # A hit marks the entry used (its mtime); a rebuild would replace the file (a new inode).
+    stamp = entry.stat().st_ino
     assert load_and_encode(rank_file, "cl100k_base", inputs, on) == expected
-    assert entry.stat().st_mtime_ns == stamp, "a valid entry was rebuilt"
+    assert entry.stat().st_ino == stamp, "a valid entry was rebuilt"
 
     # A flipped byte and a truncated entry are not read: built again and rewritten.
     good = entry.read_bytes()
@@ -83,3 +86,62 @@ def test_cached_tables_give_tiktoken_ids_and_bad_entries_are_rebuilt(tmp_path):
     p50k = need("tiktoken/p50k_base.tiktoken")
     assert load_and_encode(p50k, "p50k_base", inputs[:300], on) == reference("p50k_base", p50k, inputs[:300])
     assert len(list(cache.iterdir())) == 2
+
+
+TOKENIZER_CHILD = """
+import json, pickle, sys
+from tokenkit import Tokenizer
+src, how = sys.argv[1], sys.argv[2]
+if how == "pickle":
+    open(sys.argv[3], "wb").write(pickle.dumps(Tokenizer.from_file(src)))
+    sys.exit()
+tok = pickle.loads(open(src, "rb").read()) if how == "unpickle" else Tokenizer.from_file(src)
+print(json.dumps([tok.encode(t).ids for t in json.loads(sys.stdin.read())]))
+"""
+
+
+def run_tokenizer(env: dict, *args: str, inputs: list[str] | None = None) -> list[list[int]] | None:
+    r = subprocess.run([sys.executable, "-c", TOKENIZER_CHILD, *args], input=json.dumps(inputs or []),
+                       capture_output=True, text=True, env={**os.environ, **env}, check=True)
+    return json.loads(r.stdout) if r.stdout.strip() else None
+
+
+@pytest.mark.parametrize("rel", ["registry/llama3/tokenizer.json", "registry/bert_uncased/tokenizer.json"])
+def test_cached_tokenizer_json_and_pickles_give_hf_ids(tmp_path, rel):
+    tokenizers = pytest.importorskip("tokenizers")
+    path = need(rel)
+    inputs = texts()[:1500] + ["<|begin_of_text|>hi<|eot_id|> [CLS] x [SEP] [MASK]"]
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    expected = [hf.encode(t).ids for t in inputs]
+    cache = tmp_path / "cache"
+    on = {"TOKENKIT_CACHE_DIR": str(cache)}
+    assert run_tokenizer(on, str(path), "load", inputs=inputs) == expected  # built, stored
+    (entry,) = cache.iterdir()
+    stamp = entry.stat().st_ino
+    assert run_tokenizer(on, str(path), "load", inputs=inputs) == expected  # read
+    assert entry.stat().st_ino == stamp, "a valid entry was rebuilt"
+    # Pickled by one process: its tables are stored under the pickled JSON's key, which the
+    # unpickling process reads (no second build: the entry is there before it runs).
+    blob = tmp_path / "tok.pkl"
+    run_tokenizer(on, str(path), "pickle", str(blob))
+    assert len(list(cache.iterdir())) == 2, "pickling did not store the tables"
+    entries = {e.name: e.stat().st_ino for e in cache.iterdir()}
+    assert run_tokenizer(on, str(blob), "unpickle", inputs=inputs) == expected
+    assert {e.name: e.stat().st_ino for e in cache.iterdir()} == entries
+    # Without a cache, the same ids.
+    assert run_tokenizer({"TOKENKIT_CACHE": "0"}, str(blob), "unpickle", inputs=inputs) == expected
+    print(f"{rel}: {len(inputs)}/{len(inputs)} texts identical to HF tokenizers, built, cached and unpickled")
+
+
+def test_cache_size_bound_keeps_the_most_recent_entries(tmp_path):
+    cache = tmp_path / "cache"
+    files = [need("registry/bert_uncased/tokenizer.json"), need("registry/llama3/tokenizer.json")]
+    # Room for one entry (BERT's is about 1.6 MB, Llama-3's about 35 MB): writing the second
+    # removes the first; the entry just written stays whatever the bound.
+    env = {"TOKENKIT_CACHE_DIR": str(cache), "TOKENKIT_CACHE_MAX_MB": "10"}
+    for f in files:
+        run_tokenizer(env, str(f), "load", inputs=["hello"])
+    (entry,) = cache.iterdir()
+    assert entry.stat().st_size > 2_000_000, "the entry kept is not the one written last"
+    run_tokenizer({**env, "TOKENKIT_CACHE_MAX_MB": "0"}, str(files[0]), "load", inputs=["hello"])
+    assert len(list(cache.iterdir())) == 1

@@ -202,18 +202,26 @@ impl PyTokenizer {
         guard(|| self.tok.save(&path, pretty))
     }
 
-    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, self.to_str(false)?.as_bytes()))
+    /// The pickled state: the tokenizer.json content (its built tables stored in the table
+    /// cache, so that unpickling in a worker process reads them instead of building them) and
+    /// whether special tokens are encoded as text (not in tokenizer.json).
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, bool)> {
+        let json = guard(|| self.tok.to_json_cached())?;
+        Ok((PyBytes::new(py, json.as_bytes()), self.tok.get_added_vocabulary().get_encode_special_tokens()))
     }
 
     fn __setstate__(&mut self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
-        let json: String = match state.downcast::<PyBytes>() {
-            Ok(b) => String::from_utf8(b.as_bytes().to_vec()).map_err(|e| value_err(e.to_string()))?,
-            Err(_) => state.extract()?,
+        // A tuple (json, encode_special_tokens); a pickle of an earlier version is the json alone.
+        let (json, enc_special) = match state.downcast::<PyTuple>() {
+            Ok(t) if t.len() == 2 => (t.get_item(0)?, Some(t.get_item(1)?.extract::<bool>()?)),
+            _ => (state.clone(), None),
         };
-        let enc_special = self.tok.get_added_vocabulary().get_encode_special_tokens();
+        let json: String = match json.downcast::<PyBytes>() {
+            Ok(b) => String::from_utf8(b.as_bytes().to_vec()).map_err(|e| value_err(e.to_string()))?,
+            Err(_) => json.extract()?,
+        };
         let mut t = run(py, || Tokenizer::from_json(&json))?;
-        t.set_encode_special_tokens(enc_special);
+        t.set_encode_special_tokens(enc_special.unwrap_or(false));
         self.tok = Arc::new(t);
         Ok(())
     }

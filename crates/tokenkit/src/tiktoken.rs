@@ -262,14 +262,7 @@ impl Encoding {
         special_tokens: &[(String, u32)],
         build: impl FnOnce() -> Result<Self>,
     ) -> Result<Self> {
-        if let Some(enc) = table_cache::load(key).and_then(|p| Self::read_table(name, pat_str, special_tokens, &p).ok()) {
-            return Ok(enc);
-        }
-        let enc = build()?;
-        if let Some(payload) = enc.write_table() {
-            table_cache::store(key, &payload);
-        }
-        Ok(enc)
+        table_cache::cached(key, |p| Self::read_table(name, pat_str, special_tokens, p), build, Self::write_table)
     }
 
     /// [`Encoding::new`] without the cache.

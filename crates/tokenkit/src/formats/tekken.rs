@@ -163,6 +163,11 @@ pub fn from_tekken_file(path: &Path) -> Result<Tokenizer> {
 
 /// [`from_tekken_file`] on the file's bytes; errors name `origin`.
 pub fn from_tekken_bytes(data: &[u8], origin: &str) -> Result<Tokenizer> {
+    Tokenizer::cached("tekken.json", data, || build(data, origin))
+}
+
+/// [`from_tekken_bytes`] without the table cache.
+pub(crate) fn build(data: &[u8], origin: &str) -> Result<Tokenizer> {
     let Tekken { pattern, ranks, specials } = parse(data, origin)?;
     let (mut tok, rank_of) = build_tokenizer(&ranks, &pattern, &specials).map_err(|e| Error::invalid(format!("{origin}: {e}")))?;
     // `parse` requires ranks 0..n after the special ids and every single byte, so the model's

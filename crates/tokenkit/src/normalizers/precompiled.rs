@@ -151,10 +151,25 @@ impl Precompiled {
                     _ => return Err(err(format!("the key ending at unit {i} has no valid replacement"))),
                 }
             }
-            for c in 1..=255u32 {
-                let j = base ^ c as usize;
-                if self.trie.get(j).is_some_and(|&u| label(u) == c) {
-                    stack.push(j);
+            // The children lie in the 256 units of `base`'s block: when the block is whole (always
+            // for a unit the first pass checked), a fixed-size array without bounds checks.
+            let lo = base & !0xFF;
+            match self.trie.get(lo..lo + 256).and_then(|b| <&[u32; 256]>::try_from(b).ok()) {
+                Some(block) => {
+                    for c in 1..=255usize {
+                        let k = (base & 0xFF) ^ c;
+                        if label(block[k]) == c as u32 {
+                            stack.push(lo + k);
+                        }
+                    }
+                }
+                None => {
+                    for c in 1..=255u32 {
+                        let j = base ^ c as usize;
+                        if self.trie.get(j).is_some_and(|&u| label(u) == c) {
+                            stack.push(j);
+                        }
+                    }
                 }
             }
         }

@@ -168,8 +168,20 @@ impl Tokenizer {
         Self::from_str_with_context(json, "tokenizer.json")
     }
 
+    /// Parses `json`, or reads what an earlier parse of the same text built from the table
+    /// cache ([`Tokenizer::cached`]); errors name `context`.
     fn from_str_with_context(json: &str, context: &str) -> Result<Self> {
+        Self::cached(serialization::JSON_KIND, json.as_bytes(), || Self::parse_json(json, context))
+    }
+
+    fn parse_json(json: &str, context: &str) -> Result<Self> {
         serde_json::from_str(json).map_err(|e| Error::Json { context: context.to_owned(), message: e.to_string() })
+    }
+
+    /// [`Tokenizer::from_json`] without the table cache.
+    #[cfg(test)]
+    pub(crate) fn from_json_uncached(json: &str) -> Result<Self> {
+        Self::parse_json(json, "tokenizer.json")
     }
 
     /// Serializes to tokenizer.json content.

@@ -14,6 +14,12 @@
 //!
 //! Where: `$TOKENKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/tokenkit/tables` (or
 //! `~/.cache/tokenkit/tables`); `TOKENKIT_CACHE=0` turns the cache off.
+//!
+//! Size: at most `$TOKENKIT_CACHE_MAX_MB` megabytes (default [`DEFAULT_MAX_MB`]). A load that
+//! finds an entry marks it used (its modification time); after an entry is written, the least
+//! recently used entries past the budget are removed ([`prune`]). Processes never wait on each
+//! other: a reader keeps reading an entry removed meanwhile (the open file outlives its name), a
+//! removal that loses a race is ignored, and an entry is only ever replaced whole (by rename).
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +33,16 @@ pub const CACHE_DIR_ENV: &str = "TOKENKIT_CACHE_DIR";
 /// The environment variable that turns the cache off when `0`, `off` or `false`.
 pub const CACHE_ENV: &str = "TOKENKIT_CACHE";
 
+/// The environment variable bounding the cache's size, in megabytes (10^6 bytes).
+pub const MAX_MB_ENV: &str = "TOKENKIT_CACHE_MAX_MB";
+/// The cache's size bound when [`MAX_MB_ENV`] is not set: room for some thirty tokenizers with
+/// a 200k vocabulary.
+pub const DEFAULT_MAX_MB: u64 = 1000;
+
 const MAGIC: &[u8; 8] = b"TKTABLE1";
+const SUFFIX: &str = ".bin";
+/// Temporary files of a writer that died are removed once they are this old.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The name of a cache entry: a sha256 over the inputs of the tables and the library's sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,13 +89,21 @@ fn checksum(payload: &[u8]) -> u64 {
     hash_bytes(payload, 0x7461_626c_6573)
 }
 
-/// The payload stored under `key`, when there is an entry and it checks out.
-pub fn load(key: &Key) -> Option<Vec<u8>> {
-    load_from(&dir()?, key)
+/// Stores what `write` gives under `key` unless an entry is there already (it is not read:
+/// a bad one is replaced by the next load that rejects it).
+pub fn ensure(key: &Key, write: impl FnOnce() -> Option<Vec<u8>>) {
+    let Some(dir) = dir() else { return };
+    if !path_in(&dir, key).is_file() {
+        if let Some(payload) = write() {
+            store_in(&dir, key, &payload);
+        }
+    }
 }
 
+/// The payload stored under `key` in `dir`, when there is an entry and it checks out.
 fn load_from(dir: &Path, key: &Key) -> Option<Vec<u8>> {
-    let mut data = std::fs::read(path_in(dir, key)).ok()?;
+    let path = path_in(dir, key);
+    let mut data = std::fs::read(&path).ok()?;
     let header = MAGIC.len() + 32 + 16;
     if data.len() < header || &data[..8] != MAGIC || data[8..40] != key.0 {
         return None;
@@ -91,16 +114,75 @@ fn load_from(dir: &Path, key: &Key) -> Option<Vec<u8>> {
         return None;
     }
     data.drain(..header);
+    mark_used(&path);
     Some(data)
 }
 
-/// Stores `payload` under `key`; failures (no directory, read-only, full disk) are ignored.
-pub fn store(key: &Key, payload: &[u8]) {
-    if let Some(dir) = dir() {
-        store_in(&dir, key, payload);
+/// Sets the modification time of the entry at `path` to now: the order [`prune`] keeps.
+fn mark_used(path: &Path) {
+    if let Ok(f) = std::fs::File::options().write(true).open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
     }
 }
 
+/// The size bound in bytes: [`MAX_MB_ENV`] megabytes, else [`DEFAULT_MAX_MB`].
+fn max_bytes() -> u64 {
+    let mb = std::env::var(MAX_MB_ENV).ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(DEFAULT_MAX_MB);
+    mb.saturating_mul(1_000_000)
+}
+
+/// Removes the least recently used entries of `dir` until the others fit in `max_bytes`
+/// (never `keep`, the entry just written), and temporary files older than [`STALE_TEMP`].
+/// Files that are not the cache's are left alone.
+pub fn prune(dir: &Path, max_bytes: u64, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let now = std::time::SystemTime::now();
+    let mut found = Vec::new();
+    for e in entries.flatten() {
+        let (name, Ok(meta)) = (e.file_name(), e.metadata()) else { continue };
+        let Some(name) = name.to_str() else { continue };
+        let modified = meta.modified().unwrap_or(now);
+        let is_entry = |n: &str| n.len() == 64 + SUFFIX.len() && n.ends_with(SUFFIX) && n[..64].bytes().all(|b| b.is_ascii_hexdigit());
+        if is_entry(name) {
+            found.push((modified, meta.len(), e.path()));
+        } else if name.split_once(".tmp").is_some_and(|(entry, _)| is_entry(entry))
+            && now.duration_since(modified).is_ok_and(|age| age > STALE_TEMP)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    // Newest first; the entry just written counts first whatever its time says.
+    found.sort_by(|a, b| (b.2 == keep).cmp(&(a.2 == keep)).then(b.0.cmp(&a.0)));
+    let mut total = 0u64;
+    for (_, len, path) in found {
+        total = total.saturating_add(len);
+        if total > max_bytes && path != keep {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// The value stored under `key` (`read` from its payload), else the one `build` makes, then
+/// stored (`write` gives its payload, `None` for a value the cache does not hold). An entry
+/// that `read` rejects is built again and replaced: the cache never changes an answer.
+pub fn cached<T>(
+    key: &Key,
+    read: impl FnOnce(&[u8]) -> Result<T>,
+    build: impl FnOnce() -> Result<T>,
+    write: impl FnOnce(&T) -> Option<Vec<u8>>,
+) -> Result<T> {
+    let Some(dir) = dir() else { return build() };
+    if let Some(value) = load_from(&dir, key).and_then(|p| read(&p).ok()) {
+        return Ok(value);
+    }
+    let value = build()?;
+    if let Some(payload) = write(&value) {
+        store_in(&dir, key, &payload);
+    }
+    Ok(value)
+}
+
+/// Stores `payload` under `key` in `dir`; failures (read-only, full disk) are ignored.
 fn store_in(dir: &Path, key: &Key, payload: &[u8]) {
     let path = path_in(dir, key);
     if let Some(parent) = path.parent() {
@@ -114,7 +196,9 @@ fn store_in(dir: &Path, key: &Key, payload: &[u8]) {
     data.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     data.extend_from_slice(&checksum(payload).to_le_bytes());
     data.extend_from_slice(payload);
-    let _ = crate::utils::atomic_file::write_atomic(&path, &data);
+    if crate::utils::atomic_file::write_atomic(&path, &data).is_ok() {
+        prune(dir, max_bytes(), &path);
+    }
 }
 
 /// Writes tables as little-endian numbers and length-prefixed arrays.
@@ -283,6 +367,36 @@ mod tests {
         let mut huge = Writer::default();
         huge.u64(u64::MAX);
         assert!(Reader::new(&huge.buf).u32s().is_err());
+    }
+
+    #[test]
+    fn prune_keeps_the_most_recently_used_entries_within_the_budget() {
+        let dir = std::env::temp_dir().join(format!("tokenkit-table-cache-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys: Vec<Key> = (0..4u8).map(|i| Key::new("test", &[&[i]])).collect();
+        let t0 = std::time::SystemTime::now() - std::time::Duration::from_secs(10_000);
+        for (i, key) in keys.iter().enumerate() {
+            store_in(&dir, key, &[0u8; 1000]);
+            let f = std::fs::File::options().write(true).open(path_in(&dir, key)).unwrap();
+            f.set_modified(t0 + std::time::Duration::from_secs(i as u64 * 100)).unwrap();
+        }
+        // Entry 0 is read (marked used): it is now the most recent.
+        assert!(load_from(&dir, &keys[0]).is_some());
+        let other = dir.join("not-an-entry.txt");
+        std::fs::write(&other, [0u8; 5000]).unwrap();
+        let stale_temp = dir.join(format!("{}.tmp1.0", path_in(&dir, &keys[3]).file_name().unwrap().to_str().unwrap()));
+        std::fs::write(&stale_temp, b"half").unwrap();
+        std::fs::File::options().write(true).open(&stale_temp).unwrap().set_modified(t0).unwrap();
+        // Room for two entries (1056 bytes each), the one just written (3) kept.
+        prune(&dir, 2200, &path_in(&dir, &keys[3]));
+        let present: Vec<bool> = keys.iter().map(|k| path_in(&dir, k).is_file()).collect();
+        assert_eq!(present, [true, false, false, true]);
+        assert!(other.is_file() && !stale_temp.exists());
+        // A budget of nothing still keeps the entry just written.
+        prune(&dir, 0, &path_in(&dir, &keys[3]));
+        assert_eq!(keys.iter().map(|k| path_in(&dir, k).is_file()).collect::<Vec<_>>(), [false, false, false, true]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

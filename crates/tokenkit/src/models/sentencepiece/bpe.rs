@@ -110,27 +110,31 @@ impl BpeTables {
                 t.set_entry(c, id as u32);
             }
         }
-        let mut results = std::collections::HashSet::new();
-        let mut in_merge = std::collections::HashSet::new();
+        // Per piece id: whether it is the result of a merge, whether it takes part in one.
+        let mut is_result = vec![false; pieces.len()];
+        let mut in_merge = vec![false; pieces.len()];
         for (p, &id) in mergeable {
             t.orphan_chars |= p.chars().any(|c| t.entry(c) == NONE);
             for (k, _) in p.char_indices().skip(1) {
                 if let (Some(&l), Some(&r)) = (piece_to_id.get(&p[..k]), piece_to_id.get(&p[k..])) {
                     t.merges.insert((l, r), (t.ranks[id as usize], id));
-                    results.insert(id);
-                    in_merge.extend([l, r]);
+                    is_result[id as usize] = true;
+                    in_merge[l as usize] = true;
+                    in_merge[r as usize] = true;
                 }
             }
         }
         for (id, p) in pieces.iter().enumerate() {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
-                let id = id as u32;
-                t.set_entry(c, if in_merge.contains(&id) { id } else { id | FREE });
+                t.set_entry(c, if in_merge[id] { id as u32 } else { id as u32 | FREE });
             }
         }
-        let distinct_ranks: std::collections::HashSet<u32> = results.iter().map(|&id| t.ranks[id as usize]).collect();
-        t.scan_exact = distinct_ranks.len() == results.len();
+        let mut result_ranks: Vec<u32> = (0..pieces.len()).filter(|&id| is_result[id]).map(|id| t.ranks[id]).collect();
+        let n_results = result_ranks.len();
+        result_ranks.sort_unstable();
+        result_ranks.dedup();
+        t.scan_exact = result_ranks.len() == n_results;
         // Ids must leave the `FREE` bit clear.
         t.cut = !t.orphan_chars && !any_unused && pieces.len() < FREE as usize;
         t

@@ -284,6 +284,49 @@ impl WordPiece {
     }
 }
 
+impl WordPiece {
+    /// Writes the built model (vocabulary, options, tries, char table), for
+    /// [`crate::utils::table_cache`]; `false` (nothing usable written) when two tokens share
+    /// an id.
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) -> bool {
+        if !self.vocab.write_table(w) {
+            return false;
+        }
+        w.bytes(self.unk_token.as_bytes());
+        w.bytes(self.continuing_subword_prefix.as_bytes());
+        w.len(self.max_input_chars_per_word);
+        w.len(self.max_token_len);
+        w.bool(self.tries.is_some());
+        if let Some(tries) = &self.tries {
+            tries.0.write_table(w);
+            tries.1.write_table(w);
+        }
+        w.u32s(&self.char_ids);
+        true
+    }
+
+    /// Reads what [`WordPiece::write_table`] wrote.
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> Result<Self> {
+        let vocab = Vocab::read_table(r)?;
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| Error::invalid("table cache: malformed WordPiece"));
+        let unk_token = text(r.bytes()?)?;
+        let continuing_subword_prefix = text(r.bytes()?)?;
+        let (max_input_chars_per_word, max_token_len) = (r.len(0)?, r.len(0)?);
+        let tries = if r.bool()? { Some(Arc::new((Trie::read_table(r)?, Trie::read_table(r)?))) } else { None };
+        let char_ids: Arc<[u32]> = r.u32s()?.into();
+        Ok(Self {
+            unk_id: vocab.id(&unk_token),
+            vocab,
+            unk_token,
+            continuing_subword_prefix,
+            max_input_chars_per_word,
+            max_token_len,
+            tries,
+            char_ids,
+        })
+    }
+}
+
 impl Serialize for WordPiece {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let mut m = serializer.serialize_struct("WordPiece", 5)?;

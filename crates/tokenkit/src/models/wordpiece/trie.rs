@@ -103,6 +103,23 @@ impl Trie {
     }
 }
 
+impl Trie {
+    /// Writes the cells, for [`crate::utils::table_cache`].
+    pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) {
+        w.records(self.cells.iter().map(|c| [c.base, c.parent, c.id]));
+    }
+
+    /// Reads what [`Trie::write_table`] wrote. Any cells are safe to walk ([`Trie::longest`]
+    /// bounds-checks every step); a trie without its root is an error.
+    pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
+        let cells: Vec<Cell> = r.records::<3>()?.into_iter().map(|[base, parent, id]| Cell { base, parent, id }).collect();
+        if cells.is_empty() {
+            return Err(crate::Error::invalid("table cache: malformed trie"));
+        }
+        Ok(Self { cells })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
