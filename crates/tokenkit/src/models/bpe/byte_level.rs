@@ -174,15 +174,15 @@ impl ByteLevelBpe {
     /// for id-only encoding, a short piece's tokens copied as one array.
     #[inline]
     pub fn extend_tokens(&self, piece: &[u8], out: &mut Vec<u32>) {
-        if piece.len() <= 2 {
-            // The pieces of runs of one-byte pieces (a space before each digit, symbols
-            // between letters): two ids copied, not the short pieces' array of six.
-            let (two, n) = self.tiny_tokens(piece);
-            out.extend_from_slice(&two);
-            out.truncate(out.len() - (2 - n));
-            return;
-        }
         if piece.len() <= SHORT {
+            if piece.len() <= 2 {
+                // The pieces of runs of one-byte pieces (a space before each digit, symbols
+                // between letters): two ids copied, not the short pieces' array of six.
+                let (two, n) = self.tiny_tokens(piece);
+                out.extend_from_slice(&two);
+                out.truncate(out.len() - (2 - n));
+                return;
+            }
             let (ids, n) = self.short_tokens(piece);
             // The whole array, then the unused tail dropped (a length update for u32).
             out.extend_from_slice(&ids);

@@ -1,7 +1,7 @@
 //! The GPT-2 pattern, also the default of HF's ByteLevel pre-tokenizer:
 //! `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 
-use super::classes::{ascii_run, char_at, class_of, AsciiSet, Class, Digits, Letters, Other, L, N, WS};
+use super::classes::{ascii_class, ascii_run, char_at, class_of, AsciiSet, Class, Digits, Letters, Other, L, N, WS};
 
 /// Yields the `(start, end)` byte ranges of the pattern's matches in `text`, in order. The
 /// pattern matches every char, so the ranges cover the whole text.
@@ -92,7 +92,13 @@ impl Iterator for Gpt2Lexer<'_> {
                 }
             }
             // Whitespace: `\s+(?!\S)` leaves the last space to the next piece when a
-            // non-space follows; `\s+` takes a lone space before a non-space.
+            // non-space follows; `\s+` takes a lone space before a non-space (a one-char
+            // piece, decided on two ASCII bytes when the next is not whitespace).
+            if let Some(k1) = t.get(start + 1).and_then(|&b| ascii_class(b)) {
+                if b < 0x80 && k1 & WS == 0 {
+                    break 'm start + 1;
+                }
+            }
             let (_, len0) = self.class_at(start);
             let mut last_start = start;
             let mut i = start + len0;
