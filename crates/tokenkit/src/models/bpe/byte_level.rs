@@ -197,6 +197,18 @@ impl ByteLevelBpe {
     #[inline]
     pub fn for_each_token(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
         if piece.len() <= SHORT {
+            if piece.len() <= 2 {
+                // One token for the whole piece, or one per byte (none for an empty piece).
+                match self.tiny_tokens(piece) {
+                    (two, 1) => emit(two[0], piece.len() as u32),
+                    (two, 2) => {
+                        emit(two[0], 1);
+                        emit(two[1], 1);
+                    }
+                    _ => {}
+                }
+                return;
+            }
             let (ids, n) = self.short_tokens(piece);
             if n == 1 {
                 // The whole piece, which may be a token the merges do not reach (with
