@@ -121,6 +121,27 @@ def test_a_backtracking_split_regex_is_an_error_not_a_panic():
     assert "(a|aa)+$" in str(info.value) and "backtracks" in str(info.value)
 
 
+def test_a_split_regex_that_scans_ahead_is_an_error_in_bounded_time():
+    """`a(?=.*z)` scans to the end of the text from every `a`: quadratic in HF (about 70 s
+    for 200 KB of `a`), an error naming the pattern in well under a second in tokenkit, and
+    HF's pieces on short texts."""
+    import time
+    tokenizers = pytest.importorskip("tokenizers")
+    for pattern in ["a(?=.*z)", "a.*z"]:
+        split = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+        ours = tokenkit.Tokenizer.from_str(_wordlevel_json(split))
+        ref = tokenizers.Tokenizer.from_str(_wordlevel_json(split))
+        for short in ["ab", "aazb", "b" * 50, "a" * 100 + "z"]:
+            assert ours.encode(short).ids == ref.encode(short).ids
+        start = time.process_time()
+        with pytest.raises(Exception) as info:
+            ours.encode("a" * 200_000)
+        secs = time.process_time() - start
+        assert type(info.value).__name__ != "PanicException"
+        assert pattern in str(info.value) and "regex too expensive on this input" in str(info.value)
+        assert secs < 1.0, f"{pattern}: {secs:.2f} s"
+
+
 def test_a_megabyte_added_token_loads_and_matches_like_hf():
     tokenizers = pytest.importorskip("tokenizers")
     ours = tokenkit.Tokenizer.from_str(_wordlevel_json({"type": "WhitespaceSplit"}))

@@ -3,8 +3,9 @@
 //! patterns are recognised and run by hand-written lexers that give the same matches
 //! (see `utils::lexers`), any other pattern runs on Oniguruma itself.
 
-use onig::{MatchParam, Regex, Region, SearchOptions};
+mod onig;
 
+use self::onig::{OnigError, OnigRegex, Searcher};
 use crate::utils::lexers::{
     CjkRuns, Cl100kLexer, DeepSeekLexer, DigitGroups, DigitRun, Gpt2Lexer, O200kLexer, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
     DEEPSEEK_MAIN_PATTERN, O200K_PATTERN,
@@ -69,8 +70,12 @@ fn recognise(pattern: &str) -> Option<Fast> {
 
 /// A compiled regex with Oniguruma (Ruby syntax) semantics.
 pub struct SysRegex {
-    regex: Regex,
+    regex: OnigRegex,
     fast: Option<Fast>,
+    /// Whether a match attempt can scan ahead without bound ([`scans_ahead`]): the matches
+    /// are then found by trying one start position at a time, with the text's step budget
+    /// looked at after each.
+    scans_ahead: bool,
     pattern: String,
 }
 
@@ -95,8 +100,8 @@ impl PartialEq for SysRegex {
 impl SysRegex {
     /// Compiles `pattern`; a clear error if Oniguruma rejects it.
     pub fn new(pattern: &str) -> Result<Self> {
-        let regex = Regex::new(pattern).map_err(|e| Error::Regex { pattern: pattern.to_owned(), message: e.to_string() })?;
-        Ok(Self { regex, fast: recognise(pattern), pattern: pattern.to_owned() })
+        let regex = OnigRegex::new(pattern).map_err(|message| Error::Regex { pattern: pattern.to_owned(), message })?;
+        Ok(Self { regex, fast: recognise(pattern), scans_ahead: scans_ahead(pattern), pattern: pattern.to_owned() })
     }
 
     /// Compiles `pattern` for Oniguruma alone, never a fast lexer (the reference the lexers
@@ -128,13 +133,14 @@ impl SysRegex {
             self.find_iter(inside).for_each(|(s, e)| each(s, e));
             return Ok(());
         }
-        let mut matches = OnigMatches::new(&self.regex, inside);
+        let mut matches = OnigMatches::new(self, inside);
         (&mut matches).for_each(|(s, e)| each(s, e));
         match matches.error {
             None => Ok(()),
             Some(message) => Err(Error::invalid(format!(
                 "regex too expensive on this input: {:?} gave up on a text of {} bytes ({message}); \
-                 the pattern backtracks too much, rewrite it without nested or overlapping repeats",
+                 the pattern backtracks or scans ahead too much, rewrite it without nested or overlapping \
+                 repeats or unbounded repeats in lookarounds",
                 self.pattern,
                 inside.len()
             ))),
@@ -153,7 +159,7 @@ impl SysRegex {
             Some(Fast::DigitGroups) => Matches::DigitGroups(DigitGroups::new(inside)),
             Some(Fast::Cjk) => Matches::Cjk(CjkRuns::new(inside)),
             Some(Fast::DeepSeek) => Matches::DeepSeek(DeepSeekLexer::new(inside)),
-            None => Matches::Onig(OnigMatches::new(&self.regex, inside)),
+            None => Matches::Onig(OnigMatches::new(self, inside)),
         }
     }
 }
@@ -171,6 +177,177 @@ fn text_retry_budget(len: usize) -> u64 {
     BASE.saturating_add(PER_BYTE.saturating_mul(len as u64))
 }
 
+/// The chars Oniguruma may step over for one text of `len` bytes, across all its searches
+/// (see `onig.rs`: the steps a retry does not count, such as `.*` scanning to the end of the
+/// text from every start position of `a(?=.*z)`). The tokenizer patterns on the general path
+/// step over at most 13 chars per byte of text (every alternative tried at every position,
+/// on the worst-case texts of `lexers::adversarial_texts`; a test keeps it under 32); a
+/// pattern that scans to the end of the text from each position needs about `len` per byte.
+fn text_step_budget(len: usize) -> u64 {
+    const BASE: u64 = 10_000_000;
+    const PER_BYTE: u64 = 128;
+    BASE.saturating_add(PER_BYTE.saturating_mul(len as u64))
+}
+
+/// Whether a match attempt of `pattern` may scan ahead of where it ends without bound, so
+/// that a search from every position costs time quadratic in the text: an unbounded repeat
+/// (`*`, `+`, `{n,}`) inside a lookaround, or followed by anything else in its top-level
+/// alternative (`a.*z`; `\s+(?!\S)` too, whose searches all succeed), a repeated group, a
+/// back-reference or subroutine call, or extended syntax. Conservative: `false` only for
+/// patterns whose every unbounded repeat ends its alternative outside any lookaround (such a
+/// repeat succeeds wherever it starts, so no attempt scans further than the match it makes).
+fn scans_ahead(pattern: &str) -> bool {
+    let b = pattern.as_bytes();
+    let mut i = 0;
+    // Open groups: whether each is a lookaround.
+    let mut groups: Vec<bool> = Vec::new();
+    // An unbounded repeat was seen in the current top-level alternative.
+    let mut pending = false;
+    // The previous item was a group that closed (a repeat after it repeats a group).
+    let mut closed_group = false;
+    while i < b.len() {
+        let c = b[i];
+        let was_group = std::mem::replace(&mut closed_group, false);
+        // A repeat of the previous item.
+        let repeat = match c {
+            b'*' | b'+' => Some((true, 1)),
+            b'?' => Some((false, 1)),
+            b'{' => {
+                let close = b[i..].iter().position(|&x| x == b'}').map(|n| i + n);
+                match close.map(|e| (e, &pattern[i + 1..e])) {
+                    Some((e, body)) if !body.is_empty() && body.bytes().all(|x| x.is_ascii_digit() || x == b',') => {
+                        Some((body.ends_with(','), e + 1 - i))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((unbounded, len)) = repeat {
+            if was_group {
+                return true;
+            }
+            if unbounded {
+                if groups.iter().any(|&look| look) {
+                    return true;
+                }
+                pending = true;
+            }
+            i += len;
+            match b.get(i) {
+                // Lazy; possessive after `*`, `+`, `?`.
+                Some(b'?') => i += 1,
+                Some(b'+') if c != b'{' => i += 1,
+                // After an interval, `+` repeats it (Ruby syntax): `\p{N}{1,3}+` is unbounded.
+                Some(b'+') => {
+                    if groups.iter().any(|&look| look) {
+                        return true;
+                    }
+                    pending = true;
+                    i += 1;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'|' if groups.is_empty() => {
+                pending = false;
+                i += 1;
+                continue;
+            }
+            b'|' => {
+                i += 1;
+                continue;
+            }
+            b')' => {
+                groups.pop();
+                closed_group = true;
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        // Anything else matches or asserts something after a pending repeat.
+        if pending {
+            return true;
+        }
+        match c {
+            b'\\' => {
+                let Some(&e) = b.get(i + 1) else { return true };
+                if e.is_ascii_digit() && e != b'0' || e == b'k' || e == b'g' {
+                    return true;
+                }
+                i += 2;
+                // `\p{..}`, `\x{..}`, `\u{..}`, `\o{..}`.
+                if b.get(i) == Some(&b'{') {
+                    i += b[i..].iter().position(|&x| x == b'}').map_or(b.len() - i, |n| n + 1);
+                }
+            }
+            b'[' => {
+                // A class, nested classes and escapes included; `]` first is a literal.
+                let mut depth = 0;
+                let mut j = i;
+                loop {
+                    match b.get(j) {
+                        None => return true,
+                        Some(b'\\') => j += 2,
+                        Some(b'[') => {
+                            depth += 1;
+                            j += 1;
+                            if b.get(j) == Some(&b'^') {
+                                j += 1;
+                            }
+                            if b.get(j) == Some(&b']') {
+                                j += 1;
+                            }
+                        }
+                        Some(b']') => {
+                            depth -= 1;
+                            j += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        Some(_) => j += 1,
+                    }
+                }
+                i = j;
+            }
+            b'(' => {
+                let rest = &pattern[i + 1..];
+                if rest.starts_with("?#") {
+                    i += rest.find(')').map_or(b.len() - i, |n| n + 2);
+                    continue;
+                }
+                // Option settings: `x` allows whitespace and comments.
+                if rest.starts_with('?') && rest[1..].bytes().take_while(|x| x.is_ascii_alphabetic() || *x == b'-').any(|x| x == b'x') {
+                    return true;
+                }
+                let look = ["?=", "?!", "?<=", "?<!"].iter().any(|p| rest.starts_with(p));
+                groups.push(look);
+                // The group's prefix: a lookaround, atomic, options (`?i:`, `?-i)`), a name.
+                let prefix = if let Some(p) = ["?<=", "?<!", "?=", "?!", "?>"].iter().find(|p| rest.starts_with(**p)) {
+                    p.len()
+                } else if let Some(opts) = rest.strip_prefix('?') {
+                    let n = opts.bytes().take_while(|x| x.is_ascii_alphabetic() || *x == b'-').count();
+                    match opts.as_bytes().get(n) {
+                        Some(b':') => n + 2,
+                        Some(b')') => n + 1,
+                        // `?<name>`, `?'name'`, `?P<name>`: to the name's end.
+                        _ => opts.find(['>', '\'']).map_or(1, |e| e + 2),
+                    }
+                } else {
+                    0
+                };
+                i += 1 + prefix;
+            }
+            _ => i += pattern[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    false
+}
+
 /// The retry limit a search starts with; multiplied by [`SEARCH_LIMIT_GROWTH`] while the
 /// search runs out of it and the text's budget has more (each attempt starts the search
 /// again: the attempts before the last cost at most a third of it). Oniguruma does not say how many retries a search that succeeds
@@ -185,55 +362,84 @@ const SEARCH_LIMIT_GROWTH: u64 = 4;
 
 /// The matches of an Oniguruma regex, with `onig`'s own rule for empty matches (none right
 /// after the previous match), but keeping the search's error (in `error`, ending the
-/// iteration) where `onig`'s iterator panics, and with one retry budget for the whole text
-/// ([`text_retry_budget`]).
+/// iteration) where `onig`'s iterator panics, and with one retry budget and one step budget
+/// for the whole text ([`text_retry_budget`], [`text_step_budget`]).
 pub struct OnigMatches<'r, 't> {
-    regex: &'r Regex,
-    region: Region,
+    searcher: Searcher<'r>,
+    /// Try one start position at a time ([`SysRegex::scans_ahead`]).
+    one_at_a_time: bool,
     text: &'t str,
     last_end: usize,
     last_match_end: Option<usize>,
     /// Retries left of the text's budget.
     budget: u64,
+    /// The step count ([`onig::steps`]) past which the text's step budget is spent.
+    steps_until: u64,
     error: Option<String>,
 }
 
 impl<'r, 't> OnigMatches<'r, 't> {
-    fn new(regex: &'r Regex, text: &'t str) -> Self {
-        let budget = text_retry_budget(text.len());
-        Self { regex, region: Region::new(), text, last_end: 0, last_match_end: None, budget, error: None }
+    fn new(regex: &'r SysRegex, text: &'t str) -> Self {
+        Self {
+            searcher: Searcher::new(&regex.regex),
+            one_at_a_time: regex.scans_ahead,
+            text,
+            last_end: 0,
+            last_match_end: None,
+            budget: text_retry_budget(text.len()),
+            steps_until: onig::steps().saturating_add(text_step_budget(text.len())),
+            error: None,
+        }
     }
 
-    /// The next match's start (the region holds it), `None` when there is none; an error when
-    /// the search needs more retries than the text's budget has left.
-    fn search(&mut self) -> Result<Option<usize>, onig::Error> {
+    /// The next match (the searcher holds it), `Ok(false)` when there is none; an error when
+    /// the search needs more retries or steps than the text's budgets have left.
+    fn search(&mut self) -> Result<bool, String> {
+        if !self.one_at_a_time {
+            let from = self.last_end;
+            let found = self.with_retry_budget(|s, text, limit| s.search(text, from, limit))?;
+            self.check_steps()?;
+            return Ok(found);
+        }
+        // A search tries each start position in turn; trying them one call each lets the
+        // step budget stop a pattern that scans ahead from every one.
+        let mut at = self.last_end;
+        loop {
+            let begin = at == self.last_end;
+            let found = self.with_retry_budget(|s, text, limit| s.match_at(text, at, begin, limit))?;
+            self.check_steps()?;
+            if found {
+                return Ok(true);
+            }
+            match self.text[at..].chars().next() {
+                Some(c) => at += c.len_utf8(),
+                None => return Ok(false),
+            }
+        }
+    }
+
+    fn check_steps(&self) -> Result<(), String> {
+        if onig::steps() > self.steps_until {
+            return Err(format!("scans too far ahead: more than {} chars stepped over", text_step_budget(self.text.len())));
+        }
+        Ok(())
+    }
+
+    /// Runs `call` with a retry limit, growing the limit while the call runs out of it and
+    /// the text's retry budget has more (see [`FIRST_SEARCH_LIMIT`]).
+    fn with_retry_budget(&mut self, mut call: impl FnMut(&mut Searcher<'r>, &str, u64) -> Result<bool, OnigError>) -> Result<bool, String> {
         let mut limit = FIRST_SEARCH_LIMIT.min(self.budget);
         let mut exceeded = 0;
         loop {
-            self.region.clear();
-            let param = MatchParam::default();
-            // A limit of 0 is "no limit" to Oniguruma: an empty budget is 1 retry.
-            let raw_limit = std::os::raw::c_ulong::try_from(limit.max(1)).unwrap_or(std::os::raw::c_ulong::MAX);
-            // SAFETY: `param` owns a live, initialised match param until the search below
-            // consumes it; the setter only stores the limit in it.
-            unsafe { onig_sys::onig_set_retry_limit_in_search_of_match_param(param.as_raw(), raw_limit) };
-            let found = self.regex.search_with_param(
-                self.text,
-                self.last_end,
-                self.text.len(),
-                SearchOptions::SEARCH_OPTION_NONE,
-                Some(&mut self.region),
-                param,
-            );
-            match found {
-                Err(e) if e.code() == onig_sys::ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER && limit < self.budget => {
+            match call(&mut self.searcher, self.text, limit) {
+                Err(e) if e.code == onig_sys::ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER && limit < self.budget => {
                     self.budget -= limit;
                     exceeded = limit;
                     limit = limit.saturating_mul(SEARCH_LIMIT_GROWTH).min(self.budget);
                 }
                 Err(e) => {
                     self.budget = 0;
-                    return Err(e);
+                    return Err(e.message);
                 }
                 Ok(found) => {
                     self.budget = self.budget.saturating_sub(exceeded);
@@ -253,14 +459,14 @@ impl Iterator for OnigMatches<'_, '_> {
                 return None;
             }
             match self.search() {
-                Ok(Some(_)) => {}
-                Ok(None) => return None,
+                Ok(true) => {}
+                Ok(false) => return None,
                 Err(e) => {
-                    self.error = Some(e.description().to_owned());
+                    self.error = Some(e);
                     return None;
                 }
             }
-            let (s, e) = self.region.pos(0)?;
+            let (s, e) = self.searcher.span()?;
             if e == s && self.last_match_end == Some(e) {
                 // No empty match right after the previous one: step over a char.
                 self.last_end += self.text[self.last_end..].chars().next().map_or(1, char::len_utf8);
@@ -378,12 +584,96 @@ mod tests {
         assert_eq!(got, [(text.len() - 2, text.len())]);
     }
 
+    /// Patterns that scan to the end of the text from every start position (quadratic time,
+    /// with few or no retries for Oniguruma's counters: `.*` before a literal pushes nothing)
+    /// get the error in bounded time; with a shorter text, Oniguruma's matches.
+    #[test]
+    fn patterns_that_scan_ahead_are_stopped_by_the_step_budget() {
+        let text = "a".repeat(200_000);
+        for pattern in ["a(?=.*z)", "a.*z", "a(?!.*z)", "a[^z]*+z", r"a(?=\w*z)"] {
+            let re = SysRegex::new(pattern).unwrap();
+            assert!(re.scans_ahead, "{pattern}");
+            let mut got = Vec::new();
+            re.try_for_each_match("aaz ba", |s, e| got.push((s, e))).unwrap();
+            let want: Vec<_> = ::onig::Regex::new(pattern).unwrap().find_iter("aaz ba").collect();
+            assert_eq!(got, want, "{pattern}");
+            let start = crate::pre_tokenizers::lexers::adversarial::thread_cpu_seconds();
+            let err = re.try_for_each_match(&text, |_, _| {}).unwrap_err().to_string();
+            let secs = crate::pre_tokenizers::lexers::adversarial::thread_cpu_seconds() - start;
+            assert!(err.contains("regex too expensive on this input") && err.contains("scans too far ahead"), "{pattern}: {err}");
+            // About 0.1 s in a release build; a debug build's Oniguruma is slower.
+            assert!(secs < 10.0, "{pattern}: {secs} s");
+        }
+    }
+
+    /// The tokenizer patterns of the general path step over a few chars per byte on every
+    /// worst-case text, far below the text's step budget (which stops `a(?=.*z)` above).
+    #[test]
+    fn tokenizer_patterns_stay_far_below_the_step_budget() {
+        let texts = crate::utils::lexers::adversarial_texts(16 << 10);
+        let mut checked = 0;
+        for pattern in crate::utils::lexers::reference_tests::ONIG_READINGS {
+            let re = SysRegex::onig_only(pattern).unwrap();
+            for (name, text) in &texts {
+                let before = onig::steps();
+                re.try_for_each_match(text, |_, _| {}).unwrap();
+                let per_byte = (onig::steps() - before) as f64 / text.len() as f64;
+                assert!(per_byte < 32.0, "{pattern} on {name}: {per_byte} steps per byte");
+                checked += 1;
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
+
+    /// Which patterns are searched one start position at a time.
+    #[test]
+    fn patterns_that_may_scan_ahead_are_recognised() {
+        for p in [
+            "a(?=.*z)",
+            "a(?=b+)",
+            "(?<=a+)b",
+            "a.*z",
+            r"\s+(?!\S)",
+            r"\p{N}{1,3}+x",
+            r"\p{N}{2,}x",
+            "(?:ab)+",
+            "(a|b)*",
+            r"(a)\1",
+            r"(?<n>a)\k<n>",
+            "(?x) a+ b",
+            "(?:a+|b)c",
+            GPT2_PATTERN,
+            LLAMA3_PATTERN,
+        ] {
+            assert!(scans_ahead(p), "{p}");
+        }
+        for p in [
+            "",
+            "abc",
+            r"\p{N}{1,3}",
+            r"[\p{N}]{1,3}",
+            r"\s+",
+            "a+|b+",
+            "(?:ab)",
+            "(?i:'s|'t)|x+",
+            r"[a-z\]+*]+",
+            r"[^\r\n\p{L}\p{N}]?\p{L}+",
+            "a(?=b)c+",
+            "a{2}b*",
+            "a{,3}b",
+            "x{y}z+",
+            "(?#comment (a+))b",
+        ] {
+            assert!(!scans_ahead(p), "{p}");
+        }
+    }
+
     #[test]
     fn empty_matches_follow_onig() {
         let re = SysRegex::new("a*").unwrap();
         let mut got = Vec::new();
         re.try_for_each_match("baab", |s, e| got.push((s, e))).unwrap();
-        let want: Vec<_> = Regex::new("a*").unwrap().find_iter("baab").collect();
+        let want: Vec<_> = ::onig::Regex::new("a*").unwrap().find_iter("baab").collect();
         assert_eq!(got, want);
     }
 }

@@ -127,6 +127,18 @@ impl ByteLevelBpe {
         (t != NONE).then_some(t)
     }
 
+    /// The tokens of a piece of at most two bytes: the first `n` entries of the pair, and `n`.
+    /// One byte is its token; two bytes are one token or their two byte tokens. Both by
+    /// table, without a branch on which.
+    #[inline]
+    fn tiny_tokens(&self, piece: &[u8]) -> ([u32; 2], usize) {
+        let (Some(&a), Some(&b)) = (piece.first(), piece.last()) else { return ([NONE; 2], 0) };
+        let at = if piece.len() == 2 { usize::from(a) << 8 } else { 1 << 16 } | usize::from(b);
+        let whole = self.pair_tokens.get(at).copied().unwrap_or(NONE);
+        let split = whole == NONE;
+        ([if split { self.byte_ids[usize::from(a)] } else { whole }, self.byte_ids[usize::from(b)]], 1 + usize::from(split))
+    }
+
     /// The tokens of a piece of one to [`SHORT`] bytes (none for an empty one): the first
     /// `n` entries of the array, and `n`. A fixed-size array rather than a loop of calls, so
     /// that the caller can copy it whole (the pieces of random punctuation and symbols vary
@@ -134,16 +146,10 @@ impl ByteLevelBpe {
     #[inline]
     pub fn short_tokens(&self, piece: &[u8]) -> ([u32; SHORT], usize) {
         let mut ids = [NONE; SHORT];
-        let (Some(&a), Some(&b)) = (piece.first(), piece.last()) else { return (ids, 0) };
         if piece.len() <= 2 {
-            // One byte is its token; two bytes are one token or their two byte tokens. Both
-            // by table, without a branch on which.
-            let at = if piece.len() == 2 { usize::from(a) << 8 } else { 1 << 16 } | usize::from(b);
-            let whole = self.pair_tokens.get(at).copied().unwrap_or(NONE);
-            let split = whole == NONE;
-            ids[0] = if split { self.byte_ids[usize::from(a)] } else { whole };
-            ids[1] = self.byte_ids[usize::from(b)];
-            return (ids, 1 + usize::from(split));
+            let (two, n) = self.tiny_tokens(piece);
+            ids[..2].copy_from_slice(&two);
+            return (ids, n);
         }
         if let Some(id) = self.whole(piece) {
             ids[0] = id;
@@ -169,6 +175,14 @@ impl ByteLevelBpe {
     #[inline]
     pub fn extend_tokens(&self, piece: &[u8], out: &mut Vec<u32>) {
         if piece.len() <= SHORT {
+            if piece.len() <= 2 {
+                // The pieces of runs of one-byte pieces (a space before each digit, symbols
+                // between letters): two ids copied, not the short pieces' array of six.
+                let (two, n) = self.tiny_tokens(piece);
+                out.extend_from_slice(&two);
+                out.truncate(out.len() - (2 - n));
+                return;
+            }
             let (ids, n) = self.short_tokens(piece);
             // The whole array, then the unused tail dropped (a length update for u32).
             out.extend_from_slice(&ids);
@@ -183,6 +197,18 @@ impl ByteLevelBpe {
     #[inline]
     pub fn for_each_token(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
         if piece.len() <= SHORT {
+            if piece.len() <= 2 {
+                // One token for the whole piece, or one per byte (none for an empty piece).
+                match self.tiny_tokens(piece) {
+                    (two, 1) => emit(two[0], piece.len() as u32),
+                    (two, 2) => {
+                        emit(two[0], 1);
+                        emit(two[1], 1);
+                    }
+                    _ => {}
+                }
+                return;
+            }
             let (ids, n) = self.short_tokens(piece);
             if n == 1 {
                 // The whole piece, which may be a token the merges do not reach (with

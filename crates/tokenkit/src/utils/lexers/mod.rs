@@ -83,4 +83,4 @@ pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Ve
 #[cfg(test)]
 mod linear_tests;
 #[cfg(test)]
-mod reference_tests;
+pub(crate) mod reference_tests;

@@ -31,7 +31,7 @@ const TIKTOKEN_READINGS: &[(&str, &str, &str)] =
     &[("r50k", GPT2_PATTERN, R50K_PATTERN), ("cl100k", CL100K_ONIG_PATTERN, CL100K_PATTERN), ("o200k", O200K_PATTERN, O200K_PATTERN)];
 
 /// Patterns whose lexer must split as Oniguruma does.
-pub(super) const ONIG_READINGS: &[&str] = &[
+pub(crate) const ONIG_READINGS: &[&str] = &[
     GPT2_PATTERN,
     LLAMA3_PATTERN,
     HF_CL100K_PATTERN,
