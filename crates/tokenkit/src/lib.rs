@@ -21,6 +21,7 @@
 //! 4. `tokenizer`: composes the components (added tokens, the encode plans, padding, truncation).
 //! 5. `formats`: reads and writes files (tokenizer.json, .tiktoken, SentencePiece .model, …).
 //! 6. `tiktoken`, `trainers`: tiktoken's surface and training's front end.
+//! 7. `data`: whole datasets into training shards (`tokenkit tokenize`), over any tokenizer.
 //!
 //! Exception, still to remove: `formats` -> `tiktoken` (`formats::load` and
 //! `formats::inspect_file` build a `.tiktoken` file's tokenizer through `tiktoken::Encoding`).
