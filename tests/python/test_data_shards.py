@@ -206,7 +206,8 @@ def test_text_files_gzip_globs_and_directories(tmp_path):
     d.mkdir()
     (d / "a.txt").write_bytes(src[0].read_bytes())
     (d / "b.txt.gz").write_bytes(gzip.compress(src[1].read_bytes()))
-    texts = [s.read_text(encoding="utf-8") for s in src]
+    # The bytes as the CLI reads them (read_text would turn a CRLF file's line ends into "\n").
+    texts = [s.read_bytes().decode("utf-8") for s in src]
     run_cli("-e", "r50k_base", "--text-docs", "file", "-o", tmp_path / "f", d)
     expected = [ids + [50256] for ids in ref.encode_ordinary_batch(texts)]
     assert compare_flat(np.memmap(tmp_path / "f.bin", dtype=np.uint16, mode="r"), expected) == 2
@@ -241,7 +242,10 @@ def test_thread_counts_python_and_val_split_give_the_same_bytes(corpus, tmp_path
 def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
     docs, _, _, _ = corpus
     big = tmp_path / "big.jsonl"
-    write_jsonl(big, docs * 6, bad_every=997)
+    # Enough text (3 MB at least) that encoding, not loading the tokenizer, takes most of a run,
+    # so that kills land after some chunks were journaled (the built-in corpus is small).
+    size = sum(len(d.encode()) for d in docs)
+    write_jsonl(big, docs * max(6, -(-3_000_000 // max(size, 1))), bad_every=997)
     args = ["-e", "cl100k_base", "--format", "megatron", "--chunk-bytes", 40000]
     t0 = time.monotonic()
     run_cli(*args, "-o", tmp_path / "ref", big)

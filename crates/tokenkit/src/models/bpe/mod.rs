@@ -838,6 +838,9 @@ impl BPE {
         w.bool(self.fuse_unk);
         w.bool(self.ignore_merges);
         w.bool(self.cache.is_some());
+        // Without affixes each is absent or empty: which one is kept, as it is saved.
+        w.bool(self.continuing_subword_prefix.is_some());
+        w.bool(self.end_of_word_suffix.is_some());
         byte_level.write_table(w);
         true
     }
@@ -852,6 +855,7 @@ impl BPE {
             c => Some(char::from_u32(c).ok_or_else(|| Error::invalid("table cache: malformed cut char"))?),
         };
         let (scan_exact, fuse_unk, ignore_merges, cached) = (r.bool()?, r.bool()?, r.bool()?, r.bool()?);
+        let (empty_prefix, empty_suffix) = (r.bool()?, r.bool()?);
         let byte_level = ByteLevelBpe::read_table(r, &merges)?;
         Ok(BPE {
             vocab,
@@ -867,8 +871,8 @@ impl BPE {
             dropout: None,
             unk_token: None,
             unk_id: None,
-            continuing_subword_prefix: None,
-            end_of_word_suffix: None,
+            continuing_subword_prefix: empty_prefix.then(String::new),
+            end_of_word_suffix: empty_suffix.then(String::new),
             fuse_unk,
             byte_fallback: false,
             byte_ids: None,
