@@ -242,10 +242,10 @@ def test_thread_counts_python_and_val_split_give_the_same_bytes(corpus, tmp_path
 def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
     docs, _, _, _ = corpus
     big = tmp_path / "big.jsonl"
-    # Enough text (3 MB at least) that encoding, not loading the tokenizer, takes most of a run,
+    # Enough text (8 MB at least) that encoding, not loading the tokenizer, takes most of a run,
     # so that kills land after some chunks were journaled (the built-in corpus is small).
     size = sum(len(d.encode()) for d in docs)
-    write_jsonl(big, docs * max(6, -(-3_000_000 // max(size, 1))), bad_every=997)
+    write_jsonl(big, docs * max(6, -(-8_000_000 // max(size, 1))), bad_every=997)
     args = ["-e", "cl100k_base", "--format", "megatron", "--chunk-bytes", 40000]
     t0 = time.monotonic()
     run_cli(*args, "-o", tmp_path / "ref", big)
@@ -258,7 +258,7 @@ def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
     for _ in range(5):
         p = subprocess.Popen([str(tokenkit_bin()), "tokenize", "-q", *map(str, args), "-o", str(out), str(big)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.05, 0.6) * full)
+        time.sleep(rng.uniform(0.2, 0.7) * full)
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             kills += 1
