@@ -73,6 +73,15 @@ impl PyTiktokenCore {
         let enc = self.enc.clone();
         run_one(py, || enc.encode(text, &allowed, &disallowed))
     }
+
+    /// `encode_ordinary` of each text, in parallel (for the list and the arrow forms).
+    fn ordinary_rows(&self, py: Python<'_>, texts: &[Bound<'_, PyString>]) -> PyResult<Vec<Vec<u32>>> {
+        let (enc, texts) = (self.enc.clone(), utf8_all(texts)?);
+        run(py, || {
+            let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+            enc.encode_ordinary_batch(&refs)
+        })
+    }
 }
 
 #[pymethods]
@@ -183,23 +192,13 @@ impl PyTiktokenCore {
 
     /// `encode_ordinary` of each text, in parallel.
     fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyList>> {
-        let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
-        let rows = run(py, || {
-            let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
-            enc.encode_ordinary_batch(&refs)
-        })?;
-        ids::lists(py, &rows)
+        ids::lists(py, &self.ordinary_rows(py, &texts)?)
     }
 
     /// `encode_ordinary` of each text, in parallel, as a `pyarrow.ListArray` of uint32 (no
     /// Python object per token).
     fn encode_ordinary_batch_to_arrow<'py>(&self, py: Python<'py>, texts: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyAny>> {
-        let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
-        let rows = run(py, || {
-            let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
-            enc.encode_ordinary_batch(&refs)
-        })?;
-        crate::data::list_array(py, &rows)
+        crate::data::list_array(py, &self.ordinary_rows(py, &texts)?)
     }
 
     /// `encode` of each text, in parallel.
