@@ -277,6 +277,125 @@ def test_nbest(pair):
     same(f"{name} nbest scores n=8", exp, got)
 
 
+def test_proto_and_offset_mapping(pair):
+    """``SentencePieceText`` outputs (serialized, parsed) and ``offset_mapping``, encoding and
+    decoding: compared byte for byte with sentencepiece's serialized messages."""
+    name, ref, tk = pair
+    texts = TEXTS[:200]
+    ser = "serialized_proto"
+    same(f"{name} encode serialized_proto", [ref.encode(t, out_type=ser) for t in texts], [tk.encode(t, out_type=ser) for t in texts])
+    same(f"{name} encode serialized_proto batch", ref.encode(texts, out_type=ser), tk.encode(texts, out_type=ser))
+    for return_bytes in (None, True, False):
+        same(f"{name} encode offset_mapping return_bytes={return_bytes}",
+             [ref.encode(t, out_type="offset_mapping", return_bytes=return_bytes) for t in texts],
+             [tk.encode(t, out_type="offset_mapping", return_bytes=return_bytes) for t in texts])
+    same(f"{name} encode_as_offset_mapping bytes batch", ref.encode_as_offset_mapping([t.encode() for t in texts]),
+         tk.encode_as_offset_mapping([t.encode() for t in texts]))
+    ids, pieces = ref.encode(texts), ref.encode(texts, out_type=str)
+    same(f"{name} decode ids serialized_proto", [ref.decode(x, out_type=ser) for x in ids], [tk.decode(x, out_type=ser) for x in ids])
+    same(f"{name} decode pieces serialized_proto batch", ref.decode(pieces, out_type=ser), tk.decode(pieces, out_type=ser))
+    same(f"{name} decode offset_mapping", [ref.decode(x, out_type="offset_mapping") for x in ids],
+         [tk.decode(x, out_type="offset_mapping") for x in ids])
+    byte_pieces = ref.encode(texts[:50], out_type=bytes)
+    same(f"{name} decode bytes pieces offset_mapping", ref.decode(byte_pieces, out_type="offset_mapping"),
+         tk.decode(byte_pieces, out_type="offset_mapping"))
+    import random
+    rng = random.Random(11)
+    n = len(ref)
+    rand = [[rng.randrange(n) for _ in range(rng.randrange(1, 30))] for _ in range(200)]
+    same(f"{name} decode random ids serialized_proto", ref.decode(rand, out_type=ser), tk.decode(rand, out_type=ser))
+    same(f"{name} normalize with_offsets", [ref.normalize(t, with_offsets=True) for t in texts],
+         [tk.normalize(t, with_offsets=True) for t in texts])
+    same(f"{name} normalize bytes with_offsets", ref.normalize([t.encode() for t in texts], with_offsets=True),
+         tk.normalize([t.encode() for t in texts], with_offsets=True))
+    # add_bos and the like are refused with the proto outputs, as in sentencepiece.
+    for kw in (dict(add_bos=True), dict(reverse=True), dict(emit_unk_piece=True)):
+        for out_type in (ser, "offset_mapping"):
+            exp, got = outcome(lambda: ref.encode("a b", out_type=out_type, **kw)), outcome(lambda: tk.encode("a b", out_type=out_type, **kw))
+            assert exp == got, (kw, out_type, exp, got)
+    assert outcome(lambda: tk.encode("a", out_type="immutable_proto"))[1] is ValueError
+    assert outcome(lambda: tk.encode("a", return_bytes=True))[1] is ValueError
+    if is_unigram(ref):
+        short = [t for t in texts if len(t) < 400][:80]
+        same(f"{name} nbest serialized_proto", [ref.nbest_encode(t, nbest_size=5, out_type=ser) for t in short],
+             [tk.nbest_encode(t, nbest_size=5, out_type=ser) for t in short])
+    pb = pytest.importorskip("google.protobuf")
+    assert pb is not None
+    exp, got = ref.encode_as_proto(texts[5]), tk.encode_as_proto(texts[5])
+    assert got.SerializeToString() == exp.SerializeToString() and got.text == exp.text
+    assert [(p.piece, p.id, p.surface, p.begin, p.end) for p in got.pieces] == [(p.piece, p.id, p.surface, p.begin, p.end) for p in exp.pieces]
+    same(f"{name} decode_ids_as_proto", [ref.decode_ids_as_proto(x).SerializeToString() for x in ids[:50]],
+         [tk.decode_ids_as_proto(x).SerializeToString() for x in ids[:50]])
+    if is_unigram(ref):
+        assert tk.nbest_encode_as_proto(texts[5], nbest_size=3).SerializeToString() == \
+            ref.nbest_encode_as_proto(texts[5], nbest_size=3).SerializeToString()
+
+
+def test_parallel_encode(pair):
+    """``ParallelEncode`` gives ``Encode``'s result (sentencepiece's own tests require the same of
+    its chunked search). sentencepiece's chunks can pick another segmentation of the same score
+    where a text has ties: those are counted and must score the same."""
+    name, ref, tk = pair
+    texts = TEXTS[:150]
+    for out_type in (int, str):
+        same(f"{name} parallel_encode = encode {out_type.__name__}", ref.encode(texts, out_type=out_type),
+             [tk.parallel_encode(t, chunk_len=16, out_type=out_type) for t in texts])
+    exp = [ref.parallel_encode(t, chunk_len=16) for t in texts]
+    got = [tk.parallel_encode(t, chunk_len=16) for t in texts]
+    ties = [(e, g) for e, g in zip(exp, got) if e != g]
+    for e, g in ties:
+        assert abs(sum(ref.get_score(e)) - sum(ref.get_score(g))) < 1e-3, (e, g)
+    COUNTS[f"{name} parallel_encode vs sentencepiece's parallel_encode"] += len(texts)
+    print(f"{name} parallel_encode: {len(texts) - len(ties)}/{len(texts)} identical to sentencepiece's, "
+          f"{len(ties)} equal-score ties")
+    assert tk.parallel_encode_as_pieces(texts[3], chunk_len=8, add_eos=ref.eos_id() >= 0) == \
+        ref.encode(texts[3], out_type=str, add_eos=ref.eos_id() >= 0)
+    for bad in (None, 0, -1, "8"):
+        assert outcome(lambda: tk.parallel_encode("a", chunk_len=bad)) == outcome(lambda: ref.parallel_encode("a", chunk_len=bad))
+
+
+def test_normalizer(pair):
+    """``SentencePieceNormalizer`` from the model and from every built-in rule, with flags."""
+    name, ref, tk = pair
+    texts = TEXTS[:200]
+    path = str(FIXTURES / name)
+    made = [(f"{name} normalizer", spm_ref.SentencePieceNormalizer(model_file=path), spm.SentencePieceNormalizer(model_file=path)),
+            (f"{name} normalizer proto", spm_ref.SentencePieceNormalizer(model_proto=ref.serialized_model_proto()),
+             spm.SentencePieceNormalizer(model_proto=ref.serialized_model_proto()))]
+    if name == PRESENT[0]:
+        for rule in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"):
+            for flags in ({}, dict(add_dummy_prefix=False), dict(escape_whitespaces=False, remove_extra_whitespaces=False)):
+                made.append((f"normalizer {rule} {flags}", spm_ref.SentencePieceNormalizer(rule_name=rule, **flags),
+                             spm.SentencePieceNormalizer(rule_name=rule, **flags)))
+    for label, r, t in made:
+        same(label, r.normalize(texts), t.normalize(texts))
+        same(f"{label} with_offsets", r.normalize(texts, with_offsets=True), t.normalize(texts, with_offsets=True))
+        same(f"{label} bytes", [r.normalize(x.encode()) for x in texts[:50]], [t.normalize(x.encode()) for x in texts[:50]])
+        assert t.serialized_model_proto() == r.serialized_model_proto(), label
+        spec = r.serialized_normalizer_spec()
+        assert t.serialized_normalizer_spec() == spec, label
+        again = spm.SentencePieceNormalizer(normalizer_spec=spec)
+        assert again.normalize(texts[:50]) == r.normalize(texts[:50])
+        assert pickle.loads(pickle.dumps(t)).normalize(texts[:20]) == r.normalize(texts[:20])
+    for kw in (dict(), dict(rule_name="no_such_rule")):
+        exp, got = outcome(lambda: spm_ref.SentencePieceNormalizer(**kw)), outcome(lambda: spm.SentencePieceNormalizer(**kw))
+        assert exp[1] is not None and got[1] is not None, (kw, exp, got)
+
+
+def test_module_functions():
+    for fn in ("set_min_log_level", "set_data_dir", "set_nbest_timeout", "SetMinLogLevel", "SetDataDir", "SetNBestTimeout"):
+        assert callable(getattr(spm, fn)) and callable(getattr(spm_ref, fn))
+    spm.set_min_log_level(1)
+    spm.set_nbest_timeout(1000)
+    missing = {c: sorted(x for x in dir(getattr(spm_ref, c)) if not x.startswith("_")) for c in ("SentencePieceProcessor", "SentencePieceTrainer", "SentencePieceNormalizer")}
+    for cls, names in missing.items():
+        lacking = [n for n in names if not hasattr(getattr(spm, cls), n)]
+        assert not lacking, f"{cls} lacks {lacking}"
+    lacking = [n for n in dir(spm_ref) if not n.startswith("_") and n not in ("csv", "importlib", "io", "os", "sys")
+               and not n.endswith("_pb2") and not hasattr(spm, n)]
+    assert not lacking, f"tokenkit.sentencepiece lacks {lacking}"
+
+
 def segmentations(sp, text: str, draws: int, **kw) -> collections.Counter:
     return collections.Counter(tuple(x) for x in sp.encode([text] * draws, enable_sampling=True, **kw))
 

@@ -49,6 +49,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<chat::PyChatTemplate>()?;
     m.add_class::<tiktoken::PyTiktokenCore>()?;
     m.add_class::<sentencepiece::PySentencePieceCore>()?;
+    m.add_class::<sentencepiece::PySentencePieceNormalizerCore>()?;
     m.add_function(wrap_pyfunction!(sentencepiece::sentencepiece_set_random_seed, m)?)?;
     m.add_function(wrap_pyfunction!(spm_train::train_sentencepiece, m)?)?;
     m.add_function(wrap_pyfunction!(component::template_processing_json, m)?)?;

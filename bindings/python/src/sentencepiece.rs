@@ -10,12 +10,14 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 
-use pyo3::exceptions::{PyException, PyIndexError, PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyException, PyIndexError, PyOSError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use tokenkit::decoders::sentencepiece::SentencePieceDecoder;
-use tokenkit::models::sentencepiece::proto::PieceType;
+use tokenkit::models::sentencepiece::model::normalizer_from_spec;
+use tokenkit::models::sentencepiece::proto::{ModelProto, NormalizerSpec, PieceType, SentencePieceText, TextPiece};
 use tokenkit::models::sentencepiece::SentencePiece;
+use tokenkit::normalizers::sentencepiece::SpNormalizer;
 use tokenkit::tokenizer::Model as _;
 
 use crate::errors::{catch, panic_err, py_list, value_err};
@@ -317,6 +319,80 @@ impl PySentencePieceCore {
         py_list(py, rows.collect::<PyResult<Vec<_>>>()?.into_iter())
     }
 
+    /// Encodes a str (or UTF-8 bytes), or a list of them, into sentencepiece's
+    /// `SentencePieceText`: `out` is `"serialized"` (its protobuf bytes) or `"offsets"` (the
+    /// `{"ids", "pieces", "offsets"}` dict of sentencepiece's `offset_mapping`, offsets in
+    /// chars unless `return_bytes`); `sampling` as in `encode`.
+    #[pyo3(signature = (input, out, sampling = None, return_bytes = false, num_threads = -1))]
+    fn encode_text<'py>(
+        &self,
+        py: Python<'py>,
+        input: &Bound<'py, PyAny>,
+        out: &str,
+        sampling: Option<(i64, f32)>,
+        return_bytes: bool,
+        num_threads: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let encode = |t: &str, seed: u64| self.model.encode_text(t, sampling.map(|(n, alpha)| (n, alpha, seed)));
+        if let Ok(batch) = input.downcast::<PyList>() {
+            let items: Vec<Bound<'py, PyAny>> = batch.iter().collect();
+            let texts = items.iter().map(input_text).collect::<PyResult<Vec<_>>>()?;
+            let spts = self.encode_batch(py, &texts, num_threads, encode)?;
+            let rows = spts.iter().map(|spt| text_out(py, spt, out, return_bytes, false)).collect::<PyResult<Vec<_>>>()?;
+            return Ok(py_list(py, rows.into_iter())?.into_any());
+        }
+        let text = input_text(input)?;
+        let seed = if sampling.is_some() { NEXT_SEED.fetch_add(1, Ordering::SeqCst) } else { 0 };
+        let spt = released(py, || encode(&text, seed))?;
+        text_out(py, &spt, out, return_bytes, false)
+    }
+
+    /// The `nbest_size` best segmentations of a str as a serialized `NBestSentencePieceText`.
+    fn nbest_text<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>, nbest_size: usize) -> PyResult<Bound<'py, PyBytes>> {
+        use prost::Message as _;
+        let text = input_text(input)?;
+        let nbest = released(py, || self.model.nbest_encode_text(&text, nbest_size))?;
+        Ok(PyBytes::new(py, &nbest.encode_to_vec()))
+    }
+
+    /// Decodes one sequence of ids (`pieces` false) or pieces, or a batch of them, into
+    /// sentencepiece's `SentencePieceText`; `out` and `return_bytes` as in `encode_text`
+    /// (the offsets dict has the decoded text too).
+    #[pyo3(signature = (input, pieces, batch, out, return_bytes = false, num_threads = -1))]
+    #[allow(clippy::too_many_arguments)]
+    fn decode_text<'py>(
+        &self,
+        py: Python<'py>,
+        input: &Bound<'py, PyAny>,
+        pieces: bool,
+        batch: bool,
+        out: &str,
+        return_bytes: bool,
+        num_threads: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let rows: Vec<Vec<String>> = match (pieces, batch) {
+            (true, true) => input.extract()?,
+            (true, false) => vec![input.extract()?],
+            (false, true) => {
+                let ids: Vec<Vec<i64>> = input.extract()?;
+                ids.iter().map(|r| Ok(self.pieces_of(r)?.into_iter().map(str::to_owned).collect())).collect::<PyResult<_>>()?
+            }
+            (false, false) => vec![self.pieces_of(&input.extract::<Vec<i64>>()?)?.into_iter().map(str::to_owned).collect()],
+        };
+        let spts = run_batch(py, rows.iter().collect(), num_threads, |r| r.len(), |r| Ok(self.decode_spt(r)))?;
+        let outs = spts.iter().map(|spt| text_out(py, spt, out, return_bytes, true)).collect::<PyResult<Vec<_>>>()?;
+        if batch {
+            return Ok(py_list(py, outs.into_iter())?.into_any());
+        }
+        Ok(outs.into_iter().next().expect("one row"))
+    }
+
+    /// The normalized text and, per normalized char (per byte for bytes input) and the end,
+    /// the offset in the input it comes from (sentencepiece's `Normalize(with_offsets=True)`).
+    fn normalize_with_offsets<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Vec<usize>)> {
+        normalize_with_offsets(py, self.model.normalizer(), input)
+    }
+
     /// Decodes ids (each checked: IndexError when out of range).
     fn decode_ids(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<String> {
         let pieces = self.pieces_of(&ids)?;
@@ -382,6 +458,26 @@ impl PySentencePieceCore {
 }
 
 impl PySentencePieceCore {
+    /// sentencepiece's `Decode` into a `SentencePieceText`: the decoded text, and per piece
+    /// its id (the unknown id for a piece not in the vocabulary), its surface and the
+    /// surface's byte offsets.
+    fn decode_spt(&self, pieces: &[String]) -> SentencePieceText {
+        let in_vocab = |p: &str| self.model.token_to_id(p).is_some();
+        let (raw, spans) = self.decoder.decode_pieces_spans(pieces, in_vocab);
+        let pieces = pieces
+            .iter()
+            .zip(&spans)
+            .map(|(p, &(begin, end))| TextPiece {
+                piece: Some(p.clone()),
+                id: Some(self.model.token_to_id(p).unwrap_or(self.model.unk_id())),
+                surface: Some(raw[begin..end].to_owned()),
+                begin: Some(begin as u32),
+                end: Some(end as u32),
+            })
+            .collect();
+        SentencePieceText { text: Some(self.decoder.denormalize(raw)), pieces, score: None }
+    }
+
     /// sentencepiece's `DecodePieces` of pieces that may not be in the vocabulary (ids go
     /// straight to the decoder: their pieces are).
     fn decode<S: AsRef<str>>(&self, pieces: &[S]) -> String {
@@ -410,4 +506,172 @@ fn run_batch<I: Send, T: Send>(
             e
         }
     })
+}
+
+/// A `SentencePieceText` as Python wants it: `"serialized"` gives its protobuf bytes,
+/// `"offsets"` sentencepiece's `offset_mapping` dict (`ids`, `pieces`, `offsets`, and `text`
+/// when `with_text`), pieces and text as bytes and offsets in bytes when `return_bytes`, else
+/// as str with offsets in chars.
+fn text_out<'py>(py: Python<'py>, spt: &SentencePieceText, out: &str, return_bytes: bool, with_text: bool) -> PyResult<Bound<'py, PyAny>> {
+    use prost::Message as _;
+    match out {
+        "serialized" => Ok(PyBytes::new(py, &spt.encode_to_vec()).into_any()),
+        "offsets" => {
+            let text = spt.text.as_deref().unwrap_or_default();
+            let chars = (!return_bytes).then(|| char_offsets(text));
+            let offset = |o: Option<u32>| -> PyResult<usize> {
+                let o = o.unwrap_or(0) as usize;
+                match &chars {
+                    None => Ok(o),
+                    Some(c) => c.get(o).copied().ok_or_else(|| value_err("Invalid piece offsets in SentencePieceText")),
+                }
+            };
+            let dict = pyo3::types::PyDict::new(py);
+            if with_text {
+                dict.set_item("text", str_or_bytes(py, text, return_bytes))?;
+            }
+            dict.set_item("ids", spt.pieces.iter().map(|p| p.id.unwrap_or(0)).collect::<Vec<_>>())?;
+            let pieces = spt.pieces.iter().map(|p| str_or_bytes(py, p.piece.as_deref().unwrap_or_default(), return_bytes));
+            dict.set_item("pieces", py_list(py, pieces.collect::<Vec<_>>().into_iter())?)?;
+            let offsets = spt.pieces.iter().map(|p| Ok((offset(p.begin)?, offset(p.end)?))).collect::<PyResult<Vec<_>>>()?;
+            dict.set_item("offsets", offsets)?;
+            Ok(dict.into_any())
+        }
+        other => Err(value_err(format!("unknown output kind {other:?}"))),
+    }
+}
+
+fn str_or_bytes<'py>(py: Python<'py>, s: &str, bytes: bool) -> Bound<'py, PyAny> {
+    if bytes {
+        PyBytes::new(py, s.as_bytes()).into_any()
+    } else {
+        PyString::new(py, s).into_any()
+    }
+}
+
+/// For each byte offset of `text` and its end, the index of the char it is in.
+fn char_offsets(text: &str) -> Vec<usize> {
+    let mut out = Vec::with_capacity(text.len() + 1);
+    for (i, c) in text.chars().enumerate() {
+        out.extend(std::iter::repeat_n(i, c.len_utf8()));
+    }
+    out.push(text.chars().count());
+    out
+}
+
+/// `normalizer` on a str or UTF-8 bytes with sentencepiece's offsets: per normalized byte
+/// (and the end) the input byte it comes from; for a str, per normalized char the input char
+/// (sentencepiece's `ConvertToUnicodeAlignment`: a char takes its last byte's offset).
+fn normalize_with_offsets<'py>(
+    py: Python<'py>,
+    normalizer: &tokenkit::normalizers::sentencepiece::SpNormalizer,
+    input: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, Vec<usize>)> {
+    let is_bytes = input.is_instance_of::<PyBytes>();
+    let text = input_text(input)?;
+    let (norm, offsets) = py.allow_threads(|| normalizer.normalize_with_offsets(&text));
+    if is_bytes {
+        return Ok((PyBytes::new(py, norm.as_bytes()).into_any(), offsets));
+    }
+    let orig_chars = char_offsets(&text);
+    let norm_chars = char_offsets(&norm);
+    let mut chars = vec![0; norm_chars.last().copied().unwrap_or(0) + 1];
+    for (i, &o) in offsets.iter().enumerate() {
+        if let (Some(&n), Some(&c)) = (norm_chars.get(i), orig_chars.get(o)) {
+            chars[n] = c;
+        }
+    }
+    Ok((PyString::new(py, &norm).into_any(), chars))
+}
+
+/// `tokenkit._tokenkit.SentencePieceNormalizerCore`: sentencepiece's `SentencePieceNormalizer`,
+/// a `NormalizerSpec` and the normalizer it describes (as sentencepiece builds it: without the
+/// model's user-defined pieces).
+#[pyclass(module = "tokenkit", name = "SentencePieceNormalizerCore")]
+pub struct PySentencePieceNormalizerCore {
+    spec: NormalizerSpec,
+    normalizer: SpNormalizer,
+}
+
+impl PySentencePieceNormalizerCore {
+    fn from_spec(spec: NormalizerSpec) -> PyResult<Self> {
+        let normalizer = normalizer_from_spec(&spec, &[], false).map_err(|e| value_err(format!("normalizer_spec: {e}")))?;
+        Ok(Self { spec, normalizer })
+    }
+
+    fn decode<M: prost::Message + Default>(data: &[u8], what: &str) -> PyResult<M> {
+        M::decode(data).map_err(|e| PyRuntimeError::new_err(format!("{what}: not a valid protobuf message: {e}")))
+    }
+}
+
+#[pymethods]
+impl PySentencePieceNormalizerCore {
+    /// The normalizer of a serialized `ModelProto` (a `.model` file's bytes).
+    #[staticmethod]
+    fn from_model_proto(data: &[u8]) -> PyResult<Self> {
+        let proto: ModelProto = Self::decode(data, "model_proto")?;
+        Self::from_spec(proto.normalizer_spec.unwrap_or_default())
+    }
+
+    /// The normalizer of a `.model` file.
+    #[staticmethod]
+    fn from_model_file(path: std::path::PathBuf) -> PyResult<Self> {
+        let data = std::fs::read(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        Self::from_model_proto(&data)
+    }
+
+    /// The normalizer of a serialized `NormalizerSpec`.
+    #[staticmethod]
+    fn from_normalizer_spec(data: &[u8]) -> PyResult<Self> {
+        Self::from_spec(Self::decode(data, "normalizer_spec")?)
+    }
+
+    /// A built-in rule: nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf or identity.
+    #[staticmethod]
+    fn from_rule_name(name: &str) -> PyResult<Self> {
+        let charsmap = tokenkit::formats::sentencepiece::charsmaps::charsmap(name).map_err(|e| value_err(e.to_string()))?;
+        Self::from_spec(NormalizerSpec { name: Some(name.to_owned()), precompiled_charsmap: Some(charsmap), ..Default::default() })
+    }
+
+    /// Sets `add_dummy_prefix`, `escape_whitespaces` or `remove_extra_whitespaces`.
+    fn set_flag(&mut self, name: &str, value: bool) -> PyResult<()> {
+        match name {
+            "add_dummy_prefix" => self.spec.add_dummy_prefix = Some(value),
+            "escape_whitespaces" => self.spec.escape_whitespaces = Some(value),
+            "remove_extra_whitespaces" => self.spec.remove_extra_whitespaces = Some(value),
+            other => return Err(value_err(format!("unknown normalizer flag {other:?}"))),
+        }
+        *self = Self::from_spec(std::mem::take(&mut self.spec))?;
+        Ok(())
+    }
+
+    /// The normalized text of a str (bytes give bytes).
+    fn normalize<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let is_bytes = input.is_instance_of::<PyBytes>();
+        let text = input_text(input)?;
+        let norm = py.allow_threads(|| {
+            let mut out = tokenkit::normalizers::sentencepiece::Normalized::default();
+            self.normalizer.normalize_text(&text, &mut out);
+            out.text
+        });
+        Ok(str_or_bytes(py, &norm, is_bytes))
+    }
+
+    /// The normalized text with offsets (see `SentencePieceCore.normalize_with_offsets`).
+    fn normalize_with_offsets<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Vec<usize>)> {
+        normalize_with_offsets(py, &self.normalizer, input)
+    }
+
+    /// A `ModelProto` holding only the normalizer spec, serialized.
+    fn serialized_model_proto<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        use prost::Message as _;
+        let proto = ModelProto { normalizer_spec: Some(self.spec.clone()), ..Default::default() };
+        PyBytes::new(py, &proto.encode_to_vec())
+    }
+
+    /// The normalizer spec, serialized.
+    fn serialized_normalizer_spec<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        use prost::Message as _;
+        PyBytes::new(py, &self.spec.encode_to_vec())
+    }
 }

@@ -3,8 +3,9 @@
 
 :class:`SentencePieceProcessor` loads a ``.model`` (``model_file=`` or ``model_proto=``) and encodes
 and decodes as sentencepiece does: the same ids, pieces, scores, n-best order and decoded text,
-the same return types (``out_type=int``, ``str``, ``bytes`` or ``"numpy"``; a str gives a list, a
-list of str a list of lists) and the same errors (``IndexError`` for an id out of range,
+the same return types (``out_type=int``, ``str``, ``bytes``, ``"numpy"``, ``"proto"``,
+``"serialized_proto"`` or ``"offset_mapping"``; a str gives a list, a list of str a list of lists)
+and the same errors (``IndexError`` for an id out of range,
 ``ValueError`` for ``add_bos`` on a model without ``<s>``, ``TypeError`` for input that is not
 str or bytes). Every method has sentencepiece's CamelCase and snake_case names.
 
@@ -16,22 +17,33 @@ sentencepiece, for Unigram models, from tokenkit's own random generator
 sentencepiece's. ``set_encode_extra_options`` takes the options string of sentencepiece's older
 releases (``"bos:eos:reverse:unk"``).
 
-Not provided: ``out_type="proto"``/``"serialized_proto"``/``"offset_mapping"``, BPE-dropout
-(sampling with a BPE model), ``ParallelEncode``, ``calculate_entropy``, ``SentencePieceTrainer``
-and ``SentencePieceNormalizer``.
+``out_type="proto"`` gives ``SentencePieceText`` protobuf messages (the ``protobuf`` package is
+needed, as for sentencepiece; the message classes are built from the same .proto definition and
+serialize to the same bytes). ``ParallelEncode*`` returns what ``Encode`` does, as sentencepiece's
+does (its chunks are joined back into the sequential result); batches are parallel already.
+:class:`SentencePieceNormalizer` normalizes with a model's, a spec's or a built-in rule's
+normalizer.
+
+Not provided: BPE-dropout (sampling with a BPE model), ``ConvertToFlatbuffer`` (sentencepiece's
+LiteRT model format), and a ``SentencePieceNormalizer`` from ``rule_tsv`` or ``norm_map`` or its
+``Decompile``; each raises ``NotImplementedError``. ``ThreadPool`` objects are accepted as
+``thread_pool=`` and use tokenkit's pool.
 """
 from __future__ import annotations
 
 import re
 from typing import Any, List, Optional, Sequence, Union
 
-from ._tokenkit import SentencePieceCore
+from ._tokenkit import SentencePieceCore, SentencePieceNormalizerCore
 from ._tokenkit import sentencepiece_set_random_seed as _set_seed
 
-__all__ = ["SentencePieceProcessor", "SetRandomGeneratorSeed", "set_random_generator_seed"]
+__all__ = ["SentencePieceProcessor", "SentencePieceTrainer", "SentencePieceNormalizer", "SetRandomGeneratorSeed",
+           "set_random_generator_seed", "SetMinLogLevel", "set_min_log_level", "SetDataDir", "set_data_dir",
+           "SetNBestTimeout", "set_nbest_timeout", "ThreadPool", "ConvertToFlatbuffer", "convert_to_flatbuffer"]
 
-_OUT_TYPES = (int, str, bytes, "numpy")
-_UNSUPPORTED_OUT_TYPES = ("proto", "serialized_proto", "offset_mapping", "immutable_proto")
+_OUT_TYPES = (int, str, bytes, "proto", "serialized_proto", "numpy", "offset_mapping")
+# The outputs made from a SentencePieceText, and what SentencePieceCore calls them.
+_TEXT_OUTS = {"proto": "serialized", "serialized_proto": "serialized", "offset_mapping": "offsets"}
 # Encode's output kinds, as SentencePieceCore names them.
 _KINDS = {int: "ids", str: "pieces", bytes: "bytes"}
 # The proto's piece types.
@@ -44,6 +56,99 @@ def SetRandomGeneratorSeed(seed: int) -> None:
 
 
 set_random_generator_seed = SetRandomGeneratorSeed
+
+
+def SetMinLogLevel(v: int) -> None:
+    """Accepted for compatibility: tokenkit.sentencepiece logs nothing while encoding."""
+    int(v)
+
+
+def SetDataDir(data_dir: str) -> None:
+    """Accepted for compatibility: the built-in normalization rules are compiled into tokenkit."""
+    str(data_dir)
+
+
+_NBEST_TIMEOUT_MS = [0]
+
+
+def SetNBestTimeout(timeout_ms: int) -> None:
+    """Accepted for compatibility: n-best search is bounded by ``nbest_size`` (at most 512)."""
+    _NBEST_TIMEOUT_MS[0] = int(timeout_ms)
+
+
+set_min_log_level = SetMinLogLevel
+set_data_dir = SetDataDir
+set_nbest_timeout = SetNBestTimeout
+
+
+class ThreadPool:
+    """sentencepiece's ``ThreadPool(num_threads)``, accepted as ``thread_pool=``: batches run on
+    tokenkit's own pool."""
+
+    def __init__(self, num_threads: int = -1):
+        if not isinstance(num_threads, int):
+            raise TypeError("num_threads must be int")
+        self._num_threads = num_threads
+
+    def num_threads(self) -> int:
+        import os
+        return self._num_threads if self._num_threads > 0 else (os.cpu_count() or 1)
+
+
+def ConvertToFlatbuffer(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError("ConvertToFlatbuffer (sentencepiece's LiteRT model format) is not provided by tokenkit")
+
+
+convert_to_flatbuffer = ConvertToFlatbuffer
+
+_PROTO = {}
+
+
+def _proto_classes():
+    """``SentencePieceText`` and ``NBestSentencePieceText`` message classes, built from the
+    fields of sentencepiece.proto in a private descriptor pool (so they never clash with
+    sentencepiece's own module when both are imported)."""
+    if not _PROTO:
+        try:
+            from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        except ImportError as e:
+            raise ImportError("protobuf is required when using out_type='proto'. "
+                              "Please install protobuf: pip install protobuf") from e
+        F = descriptor_pb2.FieldDescriptorProto
+        opt, rep = F.LABEL_OPTIONAL, F.LABEL_REPEATED
+        file = descriptor_pb2.FileDescriptorProto(name="tokenkit/sentencepiece.proto", package="sentencepiece",
+                                                  syntax="proto2")
+        text = file.message_type.add(name="SentencePieceText")
+        piece = text.nested_type.add(name="SentencePiece")
+        for name, number, kind in (("piece", 1, F.TYPE_STRING), ("id", 2, F.TYPE_UINT32), ("surface", 3, F.TYPE_STRING),
+                                   ("begin", 4, F.TYPE_UINT32), ("end", 5, F.TYPE_UINT32)):
+            piece.field.add(name=name, number=number, label=opt, type=kind)
+        piece.extension_range.add(start=200, end=536870912)
+        text.field.add(name="text", number=1, label=opt, type=F.TYPE_STRING)
+        text.field.add(name="pieces", number=2, label=rep, type=F.TYPE_MESSAGE,
+                       type_name=".sentencepiece.SentencePieceText.SentencePiece")
+        text.field.add(name="score", number=3, label=opt, type=F.TYPE_FLOAT)
+        text.extension_range.add(start=200, end=536870912)
+        nbest = file.message_type.add(name="NBestSentencePieceText")
+        nbest.field.add(name="nbests", number=1, label=rep, type=F.TYPE_MESSAGE,
+                        type_name=".sentencepiece.SentencePieceText")
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(file)
+        for name in ("SentencePieceText", "NBestSentencePieceText"):
+            _PROTO[name] = message_factory.GetMessageClass(pool.FindMessageTypeByName("sentencepiece." + name))
+    return _PROTO
+
+
+def _to_proto(serialized: bytes, name: str = "SentencePieceText"):
+    message = _proto_classes()[name]()
+    message.ParseFromString(serialized)
+    return message
+
+
+def _check_proto_args(add_bos, add_eos, reverse, emit_unk_piece) -> None:
+    if add_bos or add_eos or reverse or emit_unk_piece:
+        raise RuntimeError("add_bos, add_eos, reverse and emit_unk_piece are not supported with the proto and "
+                           "offset_mapping outputs (as in sentencepiece)")
 
 
 def _is_sequence(x: Any) -> bool:
@@ -88,8 +193,8 @@ class SentencePieceProcessor:
             return_type = out_type
         if return_type is None:
             return_type = default if default is not None else self._return_type
-        if return_type in _UNSUPPORTED_OUT_TYPES:
-            raise ValueError(f"return_type={return_type!r} is not supported by tokenkit.sentencepiece")
+        if return_type == "immutable_proto":
+            raise ValueError("immutable_proto is deprecated and no longer supported. Use return_type='proto' instead.")
         if return_type not in _OUT_TYPES:
             raise ValueError("Invalid return_type: {}. Must be one of {}".format(return_type, _OUT_TYPES))
         return return_type
@@ -169,7 +274,7 @@ class SentencePieceProcessor:
                 return self._model.encode(input, kind, self._add_bos, self._add_eos, self._reverse, self._emit_unk_piece,
                                           None, self._num_threads)
         return_type = self._resolve_return_type(return_type, out_type)
-        if return_bytes is not None:
+        if return_bytes is not None and return_type != "offset_mapping":
             raise ValueError("return_bytes is only supported when return_type='offset_mapping'")
         add_bos = self._add_bos if add_bos is None else add_bos
         add_eos = self._add_eos if add_eos is None else add_eos
@@ -189,6 +294,15 @@ class SentencePieceProcessor:
         if not isinstance(num_threads, int):
             raise TypeError("num_threads must be int")
         sampling = (nbest_size, alpha) if enable_sampling else None
+        if return_type in _TEXT_OUTS:
+            _check_proto_args(add_bos, add_eos, reverse, emit_unk_piece)
+            if return_bytes is None:
+                return_bytes = isinstance(input, bytes) or bool(isinstance(input, list) and input
+                                                                and isinstance(input[0], bytes))
+            out = self._model.encode_text(input, _TEXT_OUTS[return_type], sampling, bool(return_bytes), num_threads)
+            if return_type == "proto":
+                return [_to_proto(x) for x in out] if isinstance(input, list) else _to_proto(out)
+            return out
         out = self._model.encode(input, _out_kind(return_type), add_bos, add_eos, reverse, emit_unk_piece, sampling,
                                  num_threads)
         if return_type == "numpy":
@@ -207,6 +321,12 @@ class SentencePieceProcessor:
     def EncodeAsNumpy(self, input, **kwargs):
         return self.Encode(input=input, return_type="numpy", **kwargs)
 
+    def EncodeAsProto(self, input, **kwargs):
+        return self.Encode(input=input, return_type="proto", **kwargs)
+
+    def EncodeAsOffsetMapping(self, input, **kwargs):
+        return self.Encode(input=input, return_type="offset_mapping", **kwargs)
+
     def SampleEncodeAsPieces(self, input, nbest_size=None, alpha=None, **kwargs):
         return self.Encode(input=input, nbest_size=nbest_size, alpha=alpha, return_type=str, enable_sampling=True,
                            **kwargs)
@@ -219,11 +339,30 @@ class SentencePieceProcessor:
         return self.Encode(input=input, nbest_size=nbest_size, alpha=alpha, return_type="numpy",
                            enable_sampling=True, **kwargs)
 
+    def SampleEncodeAsProto(self, input, nbest_size=None, alpha=None, **kwargs):
+        return self.Encode(input=input, nbest_size=nbest_size, alpha=alpha, return_type="proto",
+                           enable_sampling=True, **kwargs)
+
     def NBestEncode(self, input, add_bos=None, add_eos=None, reverse=None, emit_unk_piece=None, nbest_size=None,
                     return_type=None, out_type=None):
         """The ``nbest_size`` best segmentations (Unigram models), best first."""
-        nbests = self.NBestEncodeWithScores(input, add_bos, add_eos, reverse, emit_unk_piece, nbest_size, return_type,
-                                            out_type)
+        return_type = self._resolve_return_type(return_type, out_type)
+        if return_type in ("proto", "serialized_proto"):
+            add_bos = self._add_bos if add_bos is None else add_bos
+            add_eos = self._add_eos if add_eos is None else add_eos
+            reverse = self._reverse if reverse is None else reverse
+            emit_unk_piece = self._emit_unk_piece if emit_unk_piece is None else emit_unk_piece
+            _check_proto_args(add_bos, add_eos, reverse, emit_unk_piece)
+            nbest_size = max(self._nbest_size if nbest_size is None else nbest_size, 1)
+
+            def one(text):
+                raw = self._model.nbest_text(text, nbest_size)
+                return raw if return_type == "serialized_proto" else _to_proto(raw, "NBestSentencePieceText")
+
+            return [one(t) for t in input] if isinstance(input, list) else one(input)
+        if return_type == "offset_mapping":
+            raise ValueError("unknown return_type={}".format(return_type))
+        nbests = self.NBestEncodeWithScores(input, add_bos, add_eos, reverse, emit_unk_piece, nbest_size, return_type)
         if isinstance(input, list):
             return [[row for row, _ in nbest] for nbest in nbests]
         return [row for row, _ in nbests]
@@ -258,14 +397,44 @@ class SentencePieceProcessor:
     def NBestEncodeAsNumpy(self, input, nbest_size=None, **kwargs):
         return self.NBestEncode(input=input, nbest_size=nbest_size, return_type="numpy", **kwargs)
 
+    def NBestEncodeAsProto(self, input, nbest_size=None, **kwargs):
+        return self.NBestEncode(input=input, nbest_size=nbest_size, return_type="proto", **kwargs)
+
+    def ParallelEncode(self, input, add_bos=None, add_eos=None, reverse=None, emit_unk_piece=None, chunk_len=None,
+                       num_threads=None, thread_pool=None, return_type=None, out_type=None):
+        """sentencepiece's encoding of one long text in chunks: the same result as :meth:`Encode`
+        (sentencepiece joins its chunks back into it)."""
+        return_type = self._resolve_return_type(return_type, out_type)
+        num_threads = self._num_threads if num_threads is None else num_threads
+        if not isinstance(num_threads, int):
+            raise TypeError("num_threads must be int")
+        if chunk_len is None or not isinstance(chunk_len, int) or chunk_len <= 0:
+            raise ValueError("chunk_len must be positive.")
+        if return_type == "offset_mapping":
+            raise ValueError("unknown return_type={}".format(return_type))
+        return self.Encode(input, add_bos=add_bos, add_eos=add_eos, reverse=reverse, emit_unk_piece=emit_unk_piece,
+                           enable_sampling=False, num_threads=num_threads, return_type=return_type)
+
+    def ParallelEncodeAsPieces(self, input, **kwargs):
+        return self.ParallelEncode(input=input, return_type=str, **kwargs)
+
+    def ParallelEncodeAsIds(self, input, **kwargs):
+        return self.ParallelEncode(input=input, return_type=int, **kwargs)
+
+    def ParallelEncodeAsNumpy(self, input, **kwargs):
+        return self.ParallelEncode(input=input, return_type="numpy", **kwargs)
+
+    def ParallelEncodeAsProto(self, input, **kwargs):
+        return self.ParallelEncode(input=input, return_type="proto", **kwargs)
+
     # Decoding.
 
     def Decode(self, input, return_type=None, out_type=None, num_threads=None, thread_pool=None, return_bytes=None):
         """Decodes ids or pieces: one sequence (or one id or piece) to a str, a batch to a list."""
         return_type = self._resolve_return_type(return_type, out_type, default=str)
-        if return_type not in (str, bytes):
+        if return_type not in (str, bytes) and return_type not in _TEXT_OUTS:
             raise ValueError("unknown return_type={} or input type".format(return_type))
-        if return_bytes is not None:
+        if return_bytes is not None and return_type != "offset_mapping":
             raise ValueError("return_bytes is only supported when return_type='offset_mapping'")
         num_threads = self._num_threads if num_threads is None else num_threads
         if not isinstance(num_threads, int):
@@ -280,6 +449,8 @@ class SentencePieceProcessor:
         else:
             is_batch = len(input) > 0 and _is_sequence(input[0])
         model = self._model
+        if return_type in _TEXT_OUTS:
+            return self._decode_text(input, is_batch, return_type, bool(return_bytes), num_threads)
         # Pieces given as bytes decode to bytes (the first piece decides, as in sentencepiece).
         if is_batch:
             first = next((row for row in input if _is_sequence(row) and len(row) > 0), ())
@@ -296,6 +467,30 @@ class SentencePieceProcessor:
             out, as_bytes = model.decode_ids(_ids(input)), return_type is bytes
         return out.encode() if as_bytes else out
 
+    def _decode_text(self, input, is_batch, return_type, return_bytes, num_threads):
+        """Decode into a ``SentencePieceText`` (``proto``, ``serialized_proto``) or its
+        ``offset_mapping``."""
+        if is_batch:
+            first = next((row for row in input if _is_sequence(row) and len(row) > 0), ())
+            is_pieces = _is_pieces(first)
+            rows = [_pieces(row) for row in input] if is_pieces else _ids(input)
+            # Pieces given as bytes give bytes, as in sentencepiece (per row).
+            return_bytes = return_bytes or (is_pieces and isinstance(first[0], bytes))
+        else:
+            is_pieces = _is_pieces(input)
+            rows = _pieces(input) if is_pieces else _ids(input)
+            return_bytes = return_bytes or (is_pieces and isinstance(input[0], bytes))
+        out = self._model.decode_text(rows, is_pieces, is_batch, _TEXT_OUTS[return_type], return_bytes, num_threads)
+        if return_type == "proto":
+            return [_to_proto(x) for x in out] if is_batch else _to_proto(out)
+        return out
+
+    def DecodeIdsAsProto(self, input, **kwargs):
+        return self.Decode(input=input, return_type="proto", **kwargs)
+
+    def DecodePiecesAsProto(self, input, **kwargs):
+        return self.Decode(input=input, return_type="proto", **kwargs)
+
     def DecodePieces(self, input, return_type=None, **kwargs):
         return self.Decode(input=input, return_type=return_type, **kwargs)
 
@@ -303,12 +498,13 @@ class SentencePieceProcessor:
         return self.Decode(input=input, return_type=return_type, **kwargs)
 
     def Normalize(self, input, with_offsets=None):
-        """The normalized text (``with_offsets`` is not supported)."""
-        if with_offsets:
-            raise ValueError("Normalize(with_offsets=True) is not supported by tokenkit.sentencepiece")
+        """The normalized text; with ``with_offsets``, ``(text, offsets)``: per normalized char
+        (byte, for bytes input) and the end, the input char (byte) it comes from."""
         model = self._model
 
         def one(text):
+            if with_offsets:
+                return model.normalize_with_offsets(text)
             return model.normalize(text).encode() if isinstance(text, bytes) else model.normalize(text)
 
         return [one(x) for x in input] if isinstance(input, list) else one(input)
@@ -432,6 +628,64 @@ def _add_snake_case(cls) -> None:
 
 
 _add_snake_case(SentencePieceProcessor)
+
+
+class SentencePieceNormalizer:
+    """``sentencepiece.SentencePieceNormalizer``: the normalizer of a model (``model_file=``,
+    ``model_proto=``), of a ``NormalizerSpec`` (``normalizer_spec=``, serialized or a message)
+    or of a built-in rule (``rule_name=``: nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf, identity); the
+    flags override the spec's when given."""
+
+    def __init__(self, model_file=None, model_proto=None, normalizer_spec=None, rule_tsv=None, rule_name=None,
+                 norm_map=None, add_dummy_prefix=None, escape_whitespaces=None, remove_extra_whitespaces=None):
+        if model_file:
+            core = SentencePieceNormalizerCore.from_model_file(model_file)
+        elif model_proto:
+            core = SentencePieceNormalizerCore.from_model_proto(_serialized(model_proto))
+        elif normalizer_spec:
+            core = SentencePieceNormalizerCore.from_normalizer_spec(_serialized(normalizer_spec))
+        elif rule_tsv or norm_map:
+            raise NotImplementedError("SentencePieceNormalizer from rule_tsv or norm_map is not provided by tokenkit; "
+                                      "use rule_name, a model or a normalizer_spec")
+        elif rule_name:
+            core = SentencePieceNormalizerCore.from_rule_name(rule_name)
+        else:
+            raise ValueError("no model is specified")
+        for name, value in (("add_dummy_prefix", add_dummy_prefix), ("escape_whitespaces", escape_whitespaces),
+                            ("remove_extra_whitespaces", remove_extra_whitespaces)):
+            if value is not None:
+                core.set_flag(name, bool(value))
+        self._core = core
+
+    def Decompile(self):
+        raise NotImplementedError("SentencePieceNormalizer.Decompile is not provided by tokenkit")
+
+    def serialized_model_proto(self) -> bytes:
+        return self._core.serialized_model_proto()
+
+    def serialized_normalizer_spec(self) -> bytes:
+        return self._core.serialized_normalizer_spec()
+
+    def Normalize(self, input, with_offsets=None):
+        core = self._core
+
+        def one(text):
+            return core.normalize_with_offsets(text) if with_offsets else core.normalize(text)
+
+        return [one(x) for x in input] if isinstance(input, list) else one(input)
+
+    def __getstate__(self):
+        return self.serialized_normalizer_spec()
+
+    def __setstate__(self, state):
+        self._core = SentencePieceNormalizerCore.from_normalizer_spec(state)
+
+
+def _serialized(message) -> bytes:
+    return bytes(message.SerializeToString() if hasattr(message, "SerializeToString") else message)
+
+
+_add_snake_case(SentencePieceNormalizer)
 
 
 # ---- SentencePieceTrainer -------------------------------------------------------------------

@@ -90,6 +90,36 @@ impl SentencePieceDecoder {
     /// Decodes pieces to text as sentencepiece's `DecodePieces` does, where a piece that is not
     /// in the vocabulary (`in_vocab` says) is its own text, `▁` and all.
     pub fn decode_pieces_with<S: AsRef<str>>(&self, pieces: &[S], in_vocab: impl Fn(&str) -> bool) -> String {
+        let text = self.decode_raw(pieces, in_vocab, None);
+        self.denormalize(text)
+    }
+
+    /// [`Self::decode_pieces_with`] with each piece's surface: the decoded text before the
+    /// denormalizer, and per piece the byte range of that text it decoded to (empty for
+    /// control pieces and for the byte pieces of a char but its last), as sentencepiece's
+    /// `Decode` fills a `SentencePieceText`. The final text is [`Self::denormalize`] of it.
+    pub fn decode_pieces_spans<S: AsRef<str>>(&self, pieces: &[S], in_vocab: impl Fn(&str) -> bool) -> (String, Vec<(usize, usize)>) {
+        let mut spans = Vec::with_capacity(pieces.len());
+        let text = self.decode_raw(pieces, in_vocab, Some(&mut spans));
+        (text, spans)
+    }
+
+    /// The model's denormalizer applied to decoded text (the text itself when there is none).
+    pub fn denormalize(&self, text: String) -> String {
+        match &self.denormalizer {
+            Some(d) => d.apply(&text),
+            None => text,
+        }
+    }
+
+    /// Decodes pieces (see [`Self::decode_pieces_with`]) without the denormalizer, pushing each
+    /// piece's byte range of the text to `spans` when given.
+    fn decode_raw<S: AsRef<str>>(
+        &self,
+        pieces: &[S],
+        in_vocab: impl Fn(&str) -> bool,
+        mut spans: Option<&mut Vec<(usize, usize)>>,
+    ) -> String {
         let mut text = String::new();
         let mut bytes = Vec::new();
         let n = pieces.len();
@@ -104,40 +134,38 @@ impl SentencePieceDecoder {
                 bytes.push(b);
                 continue;
             }
-            push_bytes(&mut text, &mut bytes);
+            push_bytes(&mut text, &mut bytes, spans.as_deref_mut());
             at_start &= !stripped && text.is_empty();
             stripped = false;
+            let begin = text.len();
             if self.control.contains(piece) {
-                continue;
-            }
-            if piece == self.unk_piece {
+                // Decodes to nothing.
+            } else if piece == self.unk_piece {
                 text.push_str(&self.unk_surface);
-                continue;
-            }
-            if !in_vocab(piece) {
+            } else if !in_vocab(piece) {
                 text.push_str(piece);
-                continue;
-            }
-            let mut p = piece;
-            if self.strip_leading_space {
-                if self.treat_whitespace_as_suffix {
-                    if i + 1 == n {
-                        p = p.strip_suffix(SPACE_SYMBOL).unwrap_or(p);
-                    }
-                } else if at_start {
-                    if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
-                        p = rest;
-                        stripped = !self.strip_all_leading_spaces;
+            } else {
+                let mut p = piece;
+                if self.strip_leading_space {
+                    if self.treat_whitespace_as_suffix {
+                        if i + 1 == n {
+                            p = p.strip_suffix(SPACE_SYMBOL).unwrap_or(p);
+                        }
+                    } else if at_start {
+                        if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
+                            p = rest;
+                            stripped = !self.strip_all_leading_spaces;
+                        }
                     }
                 }
+                push_unescaped(&mut text, p);
             }
-            push_unescaped(&mut text, p);
+            if let Some(spans) = spans.as_deref_mut() {
+                spans.push((begin, text.len()));
+            }
         }
-        push_bytes(&mut text, &mut bytes);
-        match &self.denormalizer {
-            Some(d) => d.apply(&text),
-            None => text,
-        }
+        push_bytes(&mut text, &mut bytes, spans);
+        text
     }
 }
 
@@ -153,10 +181,28 @@ fn push_unescaped(text: &mut String, p: &str) {
 }
 
 /// Appends a run of bytes as UTF-8, each byte of an invalid sequence as U+FFFD; empties `bytes`.
-fn push_bytes(text: &mut String, bytes: &mut Vec<u8>) {
+/// With `spans`, pushes each byte's range of `text`: a char's last byte spans the char (an
+/// invalid byte its U+FFFD), its other bytes are empty at the char's start.
+fn push_bytes(text: &mut String, bytes: &mut Vec<u8>, mut spans: Option<&mut Vec<(usize, usize)>>) {
     for chunk in bytes.utf8_chunks() {
-        text.push_str(chunk.valid());
-        text.extend(std::iter::repeat_n('\u{FFFD}', chunk.invalid().len()));
+        match spans.as_deref_mut() {
+            None => text.push_str(chunk.valid()),
+            Some(spans) => {
+                for c in chunk.valid().chars() {
+                    let begin = text.len();
+                    spans.extend(std::iter::repeat_n((begin, begin), c.len_utf8() - 1));
+                    text.push(c);
+                    spans.push((begin, text.len()));
+                }
+            }
+        }
+        for _ in chunk.invalid() {
+            let begin = text.len();
+            text.push('\u{FFFD}');
+            if let Some(spans) = spans.as_deref_mut() {
+                spans.push((begin, text.len()));
+            }
+        }
     }
     bytes.clear();
 }

@@ -409,6 +409,18 @@ impl SpNormalizer {
         self.normalize_into::<true>(input, out)
     }
 
+    /// sentencepiece's `Normalize` with offsets: the normalized text and, for each of its
+    /// bytes and its end, the byte offset in `input` it comes from (none when the input was
+    /// empty or only removed spaces).
+    pub fn normalize_with_offsets(&self, input: &str) -> (String, Vec<usize>) {
+        let mut out = Normalized::default();
+        self.normalize(input, &mut out);
+        // No offsets at all when nothing was normalized (an empty input, or only spaces that
+        // are removed), as in sentencepiece.
+        let offsets = (0..=out.text.len()).map(|k| out.orig(k)).collect::<Option<Vec<_>>>().unwrap_or_default();
+        (out.text, offsets)
+    }
+
     /// Normalizes `input` into `out.text` (cleared first), without original offsets: for
     /// callers that need none.
     pub fn normalize_text(&self, input: &str, out: &mut Normalized) {

@@ -308,6 +308,7 @@ fn denormalizer_applies_to_decoded_text() {
         add_dummy_prefix: Some(false),
         remove_extra_whitespaces: Some(false),
         escape_whitespaces: Some(false),
+        normalization_rule_tsv: None,
     });
     let m = load(&p).unwrap();
     let ids = m.encode_ids("abc cab").unwrap();

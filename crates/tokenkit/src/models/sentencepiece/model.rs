@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use super::proto::{ModelProto, ModelType, PieceType};
+use super::proto::{ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceType, SentencePieceText, TextPiece};
 use crate::base::vocab::{to_std_map, TokenSlots, VocabMap};
 use crate::base::{Model, Token};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
@@ -182,22 +182,8 @@ impl SentencePiece {
         }
         let user_defined_strs: Vec<&str> = user_defined.iter().map(|&i| pieces[i].as_str()).collect();
         let user_trie = (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().map(|&i| (pieces[i].as_str(), i as u32))));
-        let charsmap = match norm_spec.precompiled_charsmap.as_deref() {
-            Some(bytes) if !bytes.is_empty() => {
-                let charsmap = Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?;
-                charsmap.check_trie().map_err(|e| err(format!("normalizer_spec: {e}")))?;
-                Some(charsmap)
-            }
-            _ => None,
-        };
-        let normalizer = SpNormalizer::new(
-            charsmap,
-            &user_defined_strs,
-            norm_spec.add_dummy_prefix(),
-            norm_spec.remove_extra_whitespaces(),
-            norm_spec.escape_whitespaces(),
-            trainer.treat_whitespace_as_suffix.unwrap_or(false),
-        );
+        let normalizer = normalizer_from_spec(&norm_spec, &user_defined_strs, trainer.treat_whitespace_as_suffix.unwrap_or(false))
+            .map_err(|e| err(format!("normalizer_spec: {e}")))?;
         let denormalizer = match &proto.denormalizer_spec {
             Some(spec) => Denormalizer::from_spec(
                 spec.precompiled_charsmap.as_deref(),
@@ -323,18 +309,22 @@ impl SentencePiece {
     pub fn encode_with(&self, input: &str, mut f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
         self.with_normalized::<true, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
-            self.emit::<true>(norm, segs, |id, unk_text, offsets| f(id, self.piece_or(id, unk_text), offsets))
+            self.emit::<true>(norm, segs, |id, unk_text, offsets, _| f(id, self.piece_or(id, unk_text), offsets))
         })
     }
 
-    /// Encodes `input` into `make(id, unk_text, (start, end))` per token (as [`Self::emit`]
-    /// calls it), in a vector sized once the segments are known; offsets are `(0, 0)` unless
-    /// `OFFSETS` (which saves tracking them through the normalizer).
-    fn collect<const OFFSETS: bool, T>(&self, input: &str, mut make: impl FnMut(u32, Option<&str>, (usize, usize)) -> T) -> Result<Vec<T>> {
+    /// Encodes `input` into `make(id, unk_text, (start, end), has_surface)` per token (as
+    /// [`Self::emit`] calls it), in a vector sized once the segments are known; offsets are
+    /// `(0, 0)` unless `OFFSETS` (which saves tracking them through the normalizer).
+    fn collect<const OFFSETS: bool, T>(
+        &self,
+        input: &str,
+        mut make: impl FnMut(u32, Option<&str>, (usize, usize), bool) -> T,
+    ) -> Result<Vec<T>> {
         self.with_normalized::<OFFSETS, _>(input, |norm, segs| {
             self.segment(&norm.text, segs);
             let mut out = Vec::with_capacity(self.token_bound(segs));
-            self.emit::<OFFSETS>(norm, segs, |id, unk_text, offsets| out.push(make(id, unk_text, offsets)));
+            self.emit::<OFFSETS>(norm, segs, |id, unk_text, offsets, surface| out.push(make(id, unk_text, offsets, surface)));
             out
         })
     }
@@ -373,12 +363,24 @@ impl SentencePiece {
     /// from a generator seeded with `seed` (reproducible; not sentencepiece's generator).
     /// Tokens carry byte offsets into `input`.
     pub fn sample_encode(&self, input: &str, nbest_size: i64, alpha: f32, seed: u64) -> Result<Vec<Token>> {
+        self.sample_rows(input, nbest_size, alpha, seed, |id, unk_text, offsets, _| self.token(id, unk_text, offsets))
+    }
+
+    /// [`Self::sample_encode`] into `make(id, unk_text, (start, end), has_surface)` per token
+    /// (as [`Self::emit`] calls it).
+    fn sample_rows<T>(
+        &self,
+        input: &str,
+        nbest_size: i64,
+        alpha: f32,
+        seed: u64,
+        mut make: impl FnMut(u32, Option<&str>, (usize, usize), bool) -> T,
+    ) -> Result<Vec<T>> {
         use rand::SeedableRng as _;
         let viterbi = self.unigram("sampling")?;
         Self::check_nbest_size(usize::try_from(nbest_size).unwrap_or(0))?;
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let mut tokens = Vec::new();
-        let push = |id, unk_text: Option<&str>, offsets| tokens.push(self.token(id, unk_text, offsets));
+        let mut out = Vec::new();
         self.with_normalized::<true, _>(input, |norm, segs| {
             match nbest_size {
                 0 | 1 => viterbi.encode(norm.text.as_bytes(), segs),
@@ -393,9 +395,9 @@ impl SentencePiece {
                 }
                 _ => viterbi.sample(norm.text.as_bytes(), alpha, &mut rng, segs),
             }
-            self.emit::<true>(norm, segs, push)
+            self.emit::<true>(norm, segs, |id, unk_text, offsets, surface| out.push(make(id, unk_text, offsets, surface)))
         })?;
-        Ok(tokens)
+        Ok(out)
     }
 
     /// The `n` best segmentations of `input` (Unigram only; sentencepiece's `NBestEncode`),
@@ -403,6 +405,17 @@ impl SentencePiece {
     /// piece scores. `n` above 512 is an error (as in sentencepiece), 0 counts as 1; with
     /// `n == 1` the result is the ordinary encoding with score 0, as sentencepiece reports it.
     pub fn nbest_encode(&self, input: &str, n: usize) -> Result<Vec<(Vec<Token>, f32)>> {
+        self.nbest_rows(input, n, |id, unk_text, offsets, _| self.token(id, unk_text, offsets))
+    }
+
+    /// [`Self::nbest_encode`] into `make(id, unk_text, (start, end), has_surface)` per token
+    /// (as [`Self::emit`] calls it).
+    fn nbest_rows<T>(
+        &self,
+        input: &str,
+        n: usize,
+        mut make: impl FnMut(u32, Option<&str>, (usize, usize), bool) -> T,
+    ) -> Result<Vec<(Vec<T>, f32)>> {
         let viterbi = self.unigram("n-best encoding")?;
         Self::check_nbest_size(n)?;
         self.with_normalized::<true, _>(input, |norm, _| {
@@ -410,9 +423,9 @@ impl SentencePiece {
                 .nbest(norm.text.as_bytes(), n)
                 .into_iter()
                 .map(|(segs, score)| {
-                    let mut tokens = Vec::with_capacity(self.token_bound(&segs));
-                    self.emit::<true>(norm, &segs, |id, unk_text, offsets| tokens.push(self.token(id, unk_text, offsets)));
-                    (tokens, score)
+                    let mut row = Vec::with_capacity(self.token_bound(&segs));
+                    self.emit::<true>(norm, &segs, |id, unk_text, offsets, surface| row.push(make(id, unk_text, offsets, surface)));
+                    (row, score)
                 })
                 .collect()
         })
@@ -420,7 +433,44 @@ impl SentencePiece {
 
     /// Ids of the `n` best segmentations of `input` with their scores (see [`Self::nbest_encode`]).
     pub fn nbest_encode_ids(&self, input: &str, n: usize) -> Result<Vec<(Vec<u32>, f32)>> {
-        Ok(self.nbest_encode(input, n)?.into_iter().map(|(toks, s)| (toks.into_iter().map(|t| t.id).collect(), s)).collect())
+        self.nbest_rows(input, n, |id, _, _, _| id)
+    }
+
+    /// sentencepiece's `Encode` (or `SampleEncode`, with `sampling = Some((nbest_size, alpha,
+    /// seed))` as [`Self::sample_encode`] takes them) into a `SentencePieceText`: the input, and
+    /// per piece its id, its piece (the normalized text of an unknown piece), its surface in
+    /// `input` and the surface's byte offsets, set and unset as sentencepiece sets them.
+    pub fn encode_text(&self, input: &str, sampling: Option<(i64, f32, u64)>) -> Result<SentencePieceText> {
+        let make = |id, unk_text: Option<&str>, offsets, surface| self.text_piece(input, id, unk_text, offsets, surface);
+        let pieces = match sampling {
+            None => self.collect::<true, _>(input, make)?,
+            Some((nbest_size, alpha, seed)) => self.sample_rows(input, nbest_size, alpha, seed, make)?,
+        };
+        Ok(SentencePieceText { text: Some(input.to_owned()), pieces, score: None })
+    }
+
+    /// sentencepiece's `NBestEncode` into an `NBestSentencePieceText`: each of the `n` best
+    /// segmentations as [`Self::encode_text`] gives one, with its score.
+    pub fn nbest_encode_text(&self, input: &str, n: usize) -> Result<NBestSentencePieceText> {
+        let rows = self
+            .nbest_rows(input, n, |id, unk_text: Option<&str>, offsets, surface| self.text_piece(input, id, unk_text, offsets, surface))?;
+        let nbests = rows
+            .into_iter()
+            .map(|(pieces, score)| SentencePieceText { text: Some(input.to_owned()), pieces, score: Some(score) })
+            .collect();
+        Ok(NBestSentencePieceText { nbests })
+    }
+
+    /// One piece of a `SentencePieceText` (see [`Self::encode_text`]).
+    fn text_piece(&self, input: &str, id: u32, unk_text: Option<&str>, (begin, end): (usize, usize), surface: bool) -> TextPiece {
+        TextPiece {
+            piece: Some(self.piece_or(id, unk_text).to_owned()),
+            id: Some(id),
+            surface: surface.then(|| input[begin..end].to_owned()),
+            // Inputs are under 4 GiB (`with_normalized` checks).
+            begin: Some(begin as u32),
+            end: Some(end as u32),
+        }
     }
 
     /// Normalizes `input` into this thread's buffers (with the original offsets when
@@ -447,11 +497,13 @@ impl SentencePiece {
 
     /// Turns segments of the normalized text into tokens as sentencepiece does: runs of
     /// unknown pieces merged into one, or expanded to byte pieces with byte fallback; calls
-    /// `f(id, unk_text, (start, end))` per token with byte offsets into the original input
-    /// (`(0, 0)` unless `OFFSETS`: `norm` has none then). `unk_text` is the normalized text
-    /// an unknown piece covers, `None` for the other tokens, whose piece is the vocabulary's
-    /// (not read here: most callers want the id alone, or a copy from [`TokenSlots`]).
-    fn emit<const OFFSETS: bool>(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, Option<&str>, (usize, usize))) {
+    /// `f(id, unk_text, (start, end), has_surface)` per token with byte offsets into the
+    /// original input (`(0, 0)` unless `OFFSETS`: `norm` has none then). `unk_text` is the
+    /// normalized text an unknown piece covers, `None` for the other tokens, whose piece is the
+    /// vocabulary's (not read here: most callers want the id alone, or a copy from
+    /// [`TokenSlots`]). `has_surface` is false for the byte pieces of a char but its last,
+    /// which stand for no text of their own (sentencepiece leaves their surface unset).
+    fn emit<const OFFSETS: bool>(&self, norm: &Normalized, segs: &[Segment], mut f: impl FnMut(u32, Option<&str>, (usize, usize), bool)) {
         let text = norm.text.as_str();
         let inner = &*self.inner;
         let mut aligner = norm.aligner();
@@ -474,16 +526,16 @@ impl SentencePiece {
             let (s, e) = (s as usize, e as usize);
             if id != inner.unk_id {
                 if let Some((us, ue)) = unk_run.take() {
-                    f(inner.unk_id, Some(&text[us..ue]), span(us, ue));
+                    f(inner.unk_id, Some(&text[us..ue]), span(us, ue), true);
                 }
-                f(id, None, span(s, e));
+                f(id, None, span(s, e), true);
             } else if inner.byte_fallback {
                 let (ob, oe) = span(s, e);
                 let w = &text.as_bytes()[s..e];
                 for (i, &b) in w.iter().enumerate() {
                     let bid = inner.byte_ids[b as usize];
-                    let span = if i + 1 == w.len() { (ob, oe) } else { (ob, ob) };
-                    f(bid, None, span);
+                    let last = i + 1 == w.len();
+                    f(bid, None, if last { (ob, oe) } else { (ob, ob) }, last);
                 }
             } else {
                 match &mut unk_run {
@@ -493,7 +545,7 @@ impl SentencePiece {
             }
         }
         if let Some((us, ue)) = unk_run {
-            f(inner.unk_id, Some(&text[us..ue]), span(us, ue));
+            f(inner.unk_id, Some(&text[us..ue]), span(us, ue), true);
         }
     }
 
@@ -524,18 +576,39 @@ impl SentencePiece {
 
     /// Encodes `input` to ids.
     pub fn encode_ids(&self, input: &str) -> Result<Vec<u32>> {
-        self.collect::<false, _>(input, |id, _, _| id)
+        self.collect::<false, _>(input, |id, _, _, _| id)
     }
 
     /// Encodes `input` to pieces, as sentencepiece's `EncodeAsPieces`: each token's piece, or
     /// for an unknown piece the normalized text it covers. Only those are allocated.
     pub fn encode_pieces(&self, input: &str) -> Result<Vec<Cow<'_, str>>> {
         let inner = &*self.inner;
-        self.collect::<false, _>(input, |id, unk_text, _| match unk_text {
+        self.collect::<false, _>(input, |id, unk_text, _, _| match unk_text {
             Some(text) => Cow::Owned(text.to_owned()),
             None => Cow::Borrowed(inner.pieces[id as usize].as_str()),
         })
     }
+}
+
+/// The normalizer a `NormalizerSpec` describes (its charsmap checked), with the model's
+/// user-defined pieces (never normalized) and its `treat_whitespace_as_suffix`.
+pub fn normalizer_from_spec(spec: &NormalizerSpec, user_defined: &[&str], treat_whitespace_as_suffix: bool) -> Result<SpNormalizer> {
+    let charsmap = match spec.precompiled_charsmap.as_deref() {
+        Some(bytes) if !bytes.is_empty() => {
+            let charsmap = Precompiled::from_bytes(bytes)?;
+            charsmap.check_trie()?;
+            Some(charsmap)
+        }
+        _ => None,
+    };
+    Ok(SpNormalizer::new(
+        charsmap,
+        user_defined,
+        spec.add_dummy_prefix(),
+        spec.remove_extra_whitespaces(),
+        spec.escape_whitespaces(),
+        treat_whitespace_as_suffix,
+    ))
 }
 
 /// Whether words (each starting at a `▁` after a non-`▁` char) segment independently: spaces
@@ -560,7 +633,7 @@ pub(crate) fn parse_byte_piece(piece: &str) -> Option<u8> {
 
 impl Model for SentencePiece {
     fn tokenize(&self, sequence: &str) -> Result<Vec<Token>> {
-        self.collect::<true, _>(sequence, |id, unk_text, offsets| self.token(id, unk_text, offsets))
+        self.collect::<true, _>(sequence, |id, unk_text, offsets, _| self.token(id, unk_text, offsets))
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {

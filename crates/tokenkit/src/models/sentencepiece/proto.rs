@@ -200,6 +200,10 @@ pub struct NormalizerSpec {
     /// Replace spaces with `▁` (default true).
     #[prost(bool, optional, tag = "5", default = "true")]
     pub escape_whitespaces: Option<bool>,
+    /// The rule file the charsmap was compiled from, when given by path (kept so a spec reads
+    /// and writes back the same).
+    #[prost(string, optional, tag = "6")]
+    pub normalization_rule_tsv: Option<String>,
 }
 
 impl ModelProto {
@@ -214,4 +218,49 @@ impl Piece {
     pub fn kind(&self) -> PieceType {
         self.r#type.and_then(|t| PieceType::try_from(t).ok()).unwrap_or(PieceType::Normal)
     }
+}
+
+/// An encoding or decoding with its surfaces: sentencepiece's `SentencePieceText`
+/// (sentencepiece.proto), what its `*AsProto` methods return. Fields left unset by
+/// sentencepiece stay `None` here, so the serialized bytes are the same.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SentencePieceText {
+    /// The input (for an encoding) or the decoded text.
+    #[prost(string, optional, tag = "1")]
+    pub text: Option<String>,
+    /// The pieces in order.
+    #[prost(message, repeated, tag = "2")]
+    pub pieces: Vec<TextPiece>,
+    /// The segmentation's score (set by n-best encoding only).
+    #[prost(float, optional, tag = "3")]
+    pub score: Option<f32>,
+}
+
+/// One piece of a [`SentencePieceText`] (sentencepiece's `SentencePieceText.SentencePiece`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TextPiece {
+    /// The piece (for an unknown piece, the normalized text it covers).
+    #[prost(string, optional, tag = "1")]
+    pub piece: Option<String>,
+    /// Its id.
+    #[prost(uint32, optional, tag = "2")]
+    pub id: Option<u32>,
+    /// The text it stands for: `text[begin..end]` (unset for control pieces and all but the
+    /// last byte piece of a char).
+    #[prost(string, optional, tag = "3")]
+    pub surface: Option<String>,
+    /// Byte offset in `text` where its surface starts.
+    #[prost(uint32, optional, tag = "4")]
+    pub begin: Option<u32>,
+    /// Byte offset in `text` where its surface ends.
+    #[prost(uint32, optional, tag = "5")]
+    pub end: Option<u32>,
+}
+
+/// The n best encodings of a text, best first (sentencepiece's `NBestSentencePieceText`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NBestSentencePieceText {
+    /// One [`SentencePieceText`] per segmentation, each with its score.
+    #[prost(message, repeated, tag = "1")]
+    pub nbests: Vec<SentencePieceText>,
 }

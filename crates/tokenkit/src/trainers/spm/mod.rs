@@ -474,6 +474,7 @@ fn serialize(
         add_dummy_prefix: Some(spec.add_dummy_prefix),
         remove_extra_whitespaces: Some(spec.remove_extra_whitespaces),
         escape_whitespaces: Some(true),
+        normalization_rule_tsv: None,
     };
     Ok(ModelProto { pieces: out, trainer_spec: Some(trainer), normalizer_spec: Some(normalizer), denormalizer_spec: None })
 }
