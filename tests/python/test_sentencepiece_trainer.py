@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import io
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -89,18 +90,20 @@ def held_out(path: Path, n: int = 200) -> list:
 
 
 def assert_same_encoding(ref: bytes, ours: bytes, lines: list, what: str) -> None:
-    """Our model, loaded by sentencepiece and (Unigram and BPE: tokenkit's loader has no char or
-    word models) by tokenkit, encodes as sentencepiece's."""
+    """Our model, loaded by sentencepiece and by tokenkit, encodes as sentencepiece's model; and
+    tokenkit encodes our model as sentencepiece does, pieces, surfaces and offsets included."""
     a = spm_ref.SentencePieceProcessor(model_proto=ref)
     b = spm_ref.SentencePieceProcessor(model_proto=ours)
-    ea, eb = a.encode(lines), b.encode(lines)
-    ec = eb
-    if proto(ours).trainer_spec.model_type in (pb.TrainerSpec.UNIGRAM, pb.TrainerSpec.BPE):
-        ec = spm.SentencePieceProcessor(model_proto=ours).encode(lines)
+    c = spm.SentencePieceProcessor(model_proto=ours)
+    ea, eb, ec = a.encode(lines), b.encode(lines), c.encode(lines)
     same = sum(x == y == z for x, y, z in zip(ea, eb, ec))
     COUNTS["lines encoded"] += len(lines)
     COUNTS["lines identical"] += same
     assert same == len(lines), f"{what}: {same}/{len(lines)} lines encode identically"
+    texts = lines[:50] + ["", "  two  spaces ", "ça ﬁ ①", "日本語 🤖"]
+    full = sum(x == y for x, y in zip(b.encode(texts, out_type="serialized_proto"), c.encode(texts, out_type="serialized_proto")))
+    assert full == len(texts), f"{what}: {full}/{len(texts)} SentencePieceTexts identical"
+    assert c.decode(eb) == b.decode(eb), f"{what}: decoding differs"
 
 
 @pytest.mark.parametrize("model_type,vocab_size", [("bpe", 2000), ("char", 100000), ("word", 1000)])
@@ -291,6 +294,30 @@ def test_cli_format_sentencepiece(corpora, tmp_path):
                           str(tmp_path / "x"), str(src)], capture_output=True, text=True)
     assert bad.returncode != 0 and "bogus" in bad.stderr
     assert not (tmp_path / "x.model").exists()
+
+
+@pytest.mark.parametrize("model_type", ["char", "word"])
+def test_cli_char_and_word_models(corpora, tmp_path, model_type):
+    """The CLI encodes sentencepiece's character and word models as sentencepiece does, and
+    refuses to convert them to tokenizer.json (HF has no such model) without writing a file."""
+    exe = tokenkit_bin()
+    assert exe.exists(), f"{exe} missing: cargo build --release -p tokenkit-cli"
+    src = corpora["en"]
+    spm_ref.SentencePieceTrainer.train(input=str(src), model_prefix=str(tmp_path / "m"), model_type=model_type,
+                                       vocab_size=300 if model_type == "char" else 1000, hard_vocab_limit=False,
+                                       minloglevel=2)
+    model = str(tmp_path / "m.model")
+    lines = held_out(src, 100)
+    out = subprocess.run([str(exe), "encode", "-t", model, "--jsonl"], input="\n".join(json.dumps(l) for l in lines),
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    got = [json.loads(line)["ids"] for line in out]
+    expected = spm_ref.SentencePieceProcessor(model_file=model).encode(lines)
+    assert sum(g == e for g, e in zip(got, expected)) == len(lines) == len(got)
+    COUNTS["lines encoded"] += len(lines)
+    COUNTS["lines identical"] += len(lines)
+    bad = subprocess.run([str(exe), "save", "-t", model, "-o", str(tmp_path / "t.json")], capture_output=True, text=True)
+    assert bad.returncode != 0 and "tokenizer.json" in bad.stderr, bad.stderr
+    assert not (tmp_path / "t.json").exists()
 
 
 def teardown_module(module):

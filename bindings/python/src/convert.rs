@@ -11,7 +11,7 @@ pub fn sentencepiece_to_json(py: Python<'_>, path: std::path::PathBuf) -> PyResu
     let doc = py.allow_threads(|| {
         guard(|| {
             let model = tokenkit::formats::sentencepiece::read_model(&path)?;
-            Ok(tokenkit::formats::sentencepiece::convert::to_tokenizer_json(&model))
+            tokenkit::formats::sentencepiece::convert::to_tokenizer_json(&model)
         })
     })?;
     serde_json::to_string(&doc).map_err(|e| value_err(e.to_string()))

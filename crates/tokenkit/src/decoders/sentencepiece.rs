@@ -15,7 +15,8 @@ use crate::{Error, Result};
 
 /// The decoder of a `.model` file. JSON
 /// `{"type":"SentencePiece","unk_piece":"<unk>","unk_surface":" ⁇ ","control":["<s>","</s>"],
-/// "byte_fallback":true,"strip_leading_space":true,"treat_whitespace_as_suffix":false}`.
+/// "byte_fallback":true,"strip_leading_space":true}` (a `treat_whitespace_as_suffix` field,
+/// written by earlier releases, is ignored: sentencepiece decodes such models the same way).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SentencePieceDecoder {
     /// The unknown piece.
@@ -33,8 +34,6 @@ pub struct SentencePieceDecoder {
     /// first (sentencepiece does so when the model removes extra whitespace).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strip_all_leading_spaces: bool,
-    /// Whitespace ends pieces: drop the `▁` that ends the text instead.
-    pub treat_whitespace_as_suffix: bool,
     /// The model's denormalizer, applied to the decoded text (absent in most models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub denormalizer: Option<Denormalizer>,
@@ -68,7 +67,6 @@ impl SentencePieceDecoder {
             byte_fallback: model.byte_fallback(),
             strip_leading_space: norm.add_dummy_prefix() || norm.remove_extra_whitespaces(),
             strip_all_leading_spaces: norm.remove_extra_whitespaces(),
-            treat_whitespace_as_suffix: trainer.treat_whitespace_as_suffix.unwrap_or(false),
             // The charsmap was checked when the model was read.
             denormalizer: model.denormalizer().cloned(),
         }
@@ -122,13 +120,12 @@ impl SentencePieceDecoder {
     ) -> String {
         let mut text = String::new();
         let mut bytes = Vec::new();
-        let n = pieces.len();
         // sentencepiece's `is_bos_ws`: a piece may lose its leading `▁` while nothing has been
         // decoded and no piece has lost one yet (or, with `strip_all_leading_spaces`, while
         // nothing has been decoded).
         let mut at_start = true;
         let mut stripped = false;
-        for (i, piece) in pieces.iter().enumerate() {
+        for piece in pieces {
             let piece = piece.as_ref();
             if let Some(b) = self.byte_of(piece) {
                 bytes.push(b);
@@ -146,16 +143,12 @@ impl SentencePieceDecoder {
                 text.push_str(piece);
             } else {
                 let mut p = piece;
-                if self.strip_leading_space {
-                    if self.treat_whitespace_as_suffix {
-                        if i + 1 == n {
-                            p = p.strip_suffix(SPACE_SYMBOL).unwrap_or(p);
-                        }
-                    } else if at_start {
-                        if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
-                            p = rest;
-                            stripped = !self.strip_all_leading_spaces;
-                        }
+                // Models that treat whitespace as a suffix too (sentencepiece 0.2.3 keeps their
+                // final space).
+                if self.strip_leading_space && at_start {
+                    if let Some(rest) = p.strip_prefix(SPACE_SYMBOL) {
+                        p = rest;
+                        stripped = !self.strip_all_leading_spaces;
                     }
                 }
                 push_unescaped(&mut text, p);

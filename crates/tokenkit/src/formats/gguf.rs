@@ -431,7 +431,7 @@ impl GgufTokenizer {
             ..Default::default()
         };
         let model = super::sentencepiece::SentencePiece::from_bytes(proto.encode_to_vec(), &self.origin)?;
-        let mut doc = super::sentencepiece::convert::to_tokenizer_json(&model);
+        let mut doc = super::sentencepiece::convert::to_tokenizer_json(&model)?;
         let bos = self.add_bos.unwrap_or(true).then_some(self.bos).flatten();
         let eos = self.add_eos.unwrap_or(false).then_some(self.eos).flatten();
         doc["post_processor"] = self.template(bos, eos);

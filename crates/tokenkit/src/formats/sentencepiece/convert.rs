@@ -26,11 +26,18 @@ use serde_json::{json, Value};
 use super::model::SentencePiece;
 use super::proto::{ModelType, PieceType};
 use crate::tokenizer::Tokenizer;
-use crate::Result;
+use crate::{Error, Result};
 
-/// The tokenizer.json document transformers' converters would write for `model`.
-pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
+/// The tokenizer.json document transformers' converters would write for `model` (a Unigram or
+/// BPE model: HF has no model that segments as sentencepiece's character and word models do).
+pub fn to_tokenizer_json(model: &SentencePiece) -> Result<Value> {
     let proto = model.proto();
+    if !matches!(proto.model_type(), ModelType::Unigram | ModelType::Bpe) {
+        return Err(Error::invalid(format!(
+            "a SentencePiece {:?} model has no tokenizer.json form (HF tokenizers, like transformers' converters, has only Unigram and BPE); use the .model itself",
+            proto.model_type()
+        )));
+    }
     let trainer = proto.trainer_spec.clone().unwrap_or_default();
     let norm = proto.normalizer_spec.clone().unwrap_or_default();
     let add_prefix = norm.add_dummy_prefix();
@@ -102,7 +109,7 @@ pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
     let normalizer = json!({"type": "Sequence", "normalizers": norms});
     let pre_tokenizer = Value::Null;
     let decoder = json!({"type": "Sequence", "decoders": decoders});
-    json!({
+    Ok(json!({
         "version": "1.0",
         "truncation": null,
         "padding": null,
@@ -112,7 +119,7 @@ pub fn to_tokenizer_json(model: &SentencePiece) -> Value {
         "post_processor": null,
         "decoder": decoder,
         "model": model_json,
-    })
+    }))
 }
 
 /// transformers' `generate_merges(vocab, vocab_scores)`: for every normal piece, each split
@@ -148,5 +155,5 @@ fn bpe_merges<'a>(pieces: &[(&'a str, f32, PieceType)]) -> Vec<(&'a str, &'a str
 /// Converts a `.model` file to an HF-layout tokenizer (what `tokenkit save` writes).
 pub fn convert(path: &Path) -> Result<Tokenizer> {
     let model = super::read_model(path)?;
-    crate::formats::from_value(to_tokenizer_json(&model), &format!("{} (converted)", path.display()))
+    crate::formats::from_value(to_tokenizer_json(&model)?, &format!("{} (converted)", path.display()))
 }

@@ -85,7 +85,6 @@ fn decoder_rules() {
         byte_fallback: true,
         strip_leading_space: true,
         strip_all_leading_spaces: false,
-        treat_whitespace_as_suffix: false,
         denormalizer: None,
     };
     let cases: &[(&[&str], &str)] = &[

@@ -36,6 +36,10 @@ const UNK_PENALTY: f32 = 10.0;
 enum Algorithm {
     Unigram(SpViterbi),
     Bpe(Box<super::bpe::BpeTables>),
+    /// One piece per char (a user-defined symbol is one char).
+    Char,
+    /// One piece per word ([`split_into_words`]).
+    Word,
 }
 
 /// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
@@ -48,7 +52,7 @@ impl std::fmt::Debug for SentencePiece {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentencePiece")
             .field("vocab_size", &self.inner.pieces.len())
-            .field("algorithm", &matches!(self.inner.algorithm, Algorithm::Bpe(_)).then_some("BPE").unwrap_or("Unigram"))
+            .field("algorithm", &self.inner.proto.model_type())
             .field("unk_id", &self.inner.unk_id)
             .field("byte_fallback", &self.inner.byte_fallback)
             .finish()
@@ -216,7 +220,8 @@ impl SentencePiece {
                 let any_unused = kinds.contains(&PieceType::Unused);
                 Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)))
             }
-            other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
+            ModelType::Char => Algorithm::Char,
+            ModelType::Word => Algorithm::Word,
         };
         let bpe_words = (model_type == ModelType::Bpe && words_independent(&norm_spec, &trainer, &mergeable))
             .then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
@@ -274,7 +279,7 @@ impl SentencePiece {
         static EMPTY: std::sync::OnceLock<super::bpe::BpeTables> = std::sync::OnceLock::new();
         match &self.inner.algorithm {
             Algorithm::Bpe(t) => t,
-            Algorithm::Unigram(_) => EMPTY.get_or_init(Default::default),
+            _ => EMPTY.get_or_init(Default::default),
         }
     }
     /// The per-word BPE cache, when words are independent.
@@ -301,7 +306,34 @@ impl SentencePiece {
         match &self.inner.algorithm {
             Algorithm::Unigram(v) => v.encode_words(text, out),
             Algorithm::Bpe(_) => super::bpe::encode(self, text, out),
+            Algorithm::Char => {
+                // sentencepiece's character model: a user-defined symbol or one char at a time.
+                out.clear();
+                let mut i = 0;
+                while i < text.len() {
+                    let mut len = 0;
+                    if let Some(t) = &self.inner.user_defined {
+                        t.common_prefixes(&text.as_bytes()[i..], |l, _| len = l);
+                    }
+                    if len == 0 {
+                        len = text[i..].chars().next().map_or(1, char::len_utf8);
+                    }
+                    out.push(self.whole_piece(text, i, i + len));
+                    i += len;
+                }
+            }
+            Algorithm::Word => {
+                out.clear();
+                split_into_words(text, |s, e| out.push(self.whole_piece(text, s, e)));
+            }
         }
+    }
+
+    /// `text[s..e]` as one segment, as sentencepiece's character and word models look it up:
+    /// a normal or user-defined piece, else the unknown piece.
+    fn whole_piece(&self, text: &str, s: usize, e: usize) -> Segment {
+        let id = self.mergeable_id(&text[s..e]).filter(|&id| !self.is_unused(id)).unwrap_or(self.inner.unk_id);
+        (s as u32, e as u32, id)
     }
 
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
@@ -345,7 +377,10 @@ impl SentencePiece {
     fn unigram(&self, what: &str) -> Result<&SpViterbi> {
         match &self.inner.algorithm {
             Algorithm::Unigram(v) => Ok(v),
-            Algorithm::Bpe(_) => Err(Error::invalid(format!("SentencePiece: {what} needs a Unigram model (this one is BPE)"))),
+            _ => Err(Error::invalid(format!(
+                "SentencePiece: {what} needs a Unigram model (this one is {:?})",
+                self.inner.proto.model_type()
+            ))),
         }
     }
 
@@ -609,6 +644,21 @@ pub fn normalizer_from_spec(spec: &NormalizerSpec, user_defined: &[&str], treat_
         spec.escape_whitespaces(),
         treat_whitespace_as_suffix,
     ))
+}
+
+/// sentencepiece's `SplitIntoWords` (as its word model and trainers call it): `f(start, end)`
+/// for each word of `text`, a word starting at the start and at each `▁`.
+pub fn split_into_words(text: &str, mut f: impl FnMut(usize, usize)) {
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if c == '\u{2581}' && i > start {
+            f(start, i);
+            start = i;
+        }
+    }
+    if start < text.len() {
+        f(start, text.len());
+    }
 }
 
 /// Whether words (each starting at a `▁` after a non-`▁` char) segment independently: spaces

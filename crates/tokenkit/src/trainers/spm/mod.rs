@@ -35,7 +35,7 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use crate::models::unigram::trainer::piece_rules::{PieceRules, BOUNDARY, UNK_CHAR, WS};
+use crate::models::unigram::trainer::piece_rules::{PieceRules, BOUNDARY, UNK_CHAR};
 pub use options::SpmTrainerSpec;
 
 use super::{count_words, NoProgress, WordCounts};
@@ -108,16 +108,7 @@ fn piece_rules(spec: &SpmTrainerSpec) -> PieceRules {
 
 /// `SplitIntoWords`: a new word at the start and at each `▁`.
 fn split_into_words(s: &str, mut f: impl FnMut(&str)) {
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        if c == WS && i > start {
-            f(&s[start..i]);
-            start = i;
-        }
-    }
-    if start < s.len() {
-        f(&s[start..]);
-    }
+    crate::models::sentencepiece::model::split_into_words(s, |start, end| f(&s[start..end]));
 }
 
 /// Reads the sentences of `files`: each line without its `\n`, in order (sentencepiece's
