@@ -1,7 +1,8 @@
 """Dataset tokenization, end to end with I/O: `tokenkit tokenize` (1 and 2 threads) vs a
-nanoGPT-style `prepare.py` loop over tiktoken (`encode_ordinary_batch`, numpy write) and
-`datasets.map(num_proc=2)` with HF tokenizers, and tokenkit's own in-memory batch encode on the
-same texts. Every runner is its own process: wall and CPU time (the machine may be shared: CPU time shows
+nanoGPT-style `prepare.py` loop over tiktoken (`encode_ordinary_batch`, numpy write),
+`datasets.map(num_proc=2)` with HF tokenizers, datatrove's `DocumentTokenizer` (2 tasks on 2
+workers, no shuffling; skipped unless `pip install datatrove orjson` was run), and tokenkit's own in-memory
+batch encode on the same texts. Every runner is its own process: wall and CPU time (the machine may be shared: CPU time shows
 the work, wall time what a user waits), tokens/s, and the peak resident memory of its process tree.
 The ids of each peer are checked equal to tokenkit's before the timings are reported.
 
@@ -138,6 +139,19 @@ with open(out, "wb") as w:
         np.array([i for x in chunk["ids"] for i in x], dtype=np.uint32).tofile(w)
 '''
 
+DATATROVE = r'''
+import sys
+from datatrove.executor import LocalPipelineExecutor
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.tokens import DocumentTokenizer
+folder, out, tok_path = sys.argv[1:4]
+LocalPipelineExecutor(
+    pipeline=[JsonlReader(folder, glob_pattern="*.jsonl"),
+              DocumentTokenizer(out, tokenizer_name_or_path=tok_path, eos_token="<|end_of_text|>",
+                                shuffle_documents=False, save_final_metadata=False)],
+    tasks=2, workers=2, logging_dir=out + ".logs", skip_completed=False).run()
+'''
+
 IN_MEMORY = r'''
 import json, os, sys, time
 os.environ.setdefault("TOKENKIT_TIKTOKEN_DIR", sys.argv[3])
@@ -151,6 +165,15 @@ for k in range(0, len(texts), 20000):
     n += len(enc.encode_batch_to_arrow(texts[k:k + 20000]).flatten())
 print(json.dumps({"secs": time.perf_counter() - t, "cpu": time.process_time() - c, "tokens": n}))
 '''
+
+
+def datatrove_installed() -> bool:
+    try:
+        import datatrove  # noqa: F401
+    except ImportError:
+        print("datatrove is not installed: its cell is skipped (pip install datatrove orjson)")
+        return False
+    return True
 
 
 def main() -> None:
@@ -194,7 +217,21 @@ def main() -> None:
                 same = np.array_equal(np.fromfile(tmp / "nano.bin", dtype=np.uint32), ids)
                 rows.append((f"nanoGPT loop, tiktoken encode_ordinary_batch (ids {'identical' if same else 'DIFFER'})",
                              secs, cpu, rss))
-            elif not args.skip_datasets:
+            elif datatrove_installed():
+                # datatrove splits the work by input file: the corpus in two halves, in order.
+                halves = tmp / "halves"
+                halves.mkdir(exist_ok=True)
+                lines = corpus.read_bytes().splitlines(keepends=True)
+                (halves / "a.jsonl").write_bytes(b"".join(lines[:len(lines) // 2]))
+                (halves / "b.jsonl").write_bytes(b"".join(lines[len(lines) // 2:]))
+                del lines
+                secs, cpu, rss, _, _ = timed([py, "-c", DATATROVE, str(halves), str(tmp / "dt"), str(LLAMA3)])
+                got = np.concatenate([np.fromfile(f, dtype=np.uint32) for f in sorted((tmp / "dt").glob("*.ds"))])
+                same = np.array_equal(got, ids)
+                # Its pool's workers are not waited for, so their CPU time is not counted: none shown.
+                rows.append((f"datatrove DocumentTokenizer, 2 tasks (ids {'identical' if same else 'DIFFER'})", secs,
+                             float("nan"), rss))
+            if name != "cl100k" and not args.skip_datasets:
                 secs, cpu, rss, _, _ = timed([py, "-c", DATASETS, str(corpus), str(tmp / "ds.bin"), str(LLAMA3)])
                 same = np.array_equal(np.fromfile(tmp / "ds.bin", dtype=np.uint32), ids)
                 rows.append((f"datasets.map(num_proc=2), HF tokenizers (ids {'identical' if same else 'DIFFER'})",
