@@ -388,8 +388,10 @@ mod random_pipelines {
             "prepend_scheme": pick(rng, &["always", "first", "never"]), "split": rng.gen_bool(0.5)})
     }
 
+    const BEHAVIORS: &[&str] = &["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"];
+
     fn behavior(rng: &mut StdRng) -> &'static str {
-        *pick(rng, &["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"])
+        BEHAVIORS[rng.gen_range(0..BEHAVIORS.len())]
     }
 
     fn split(rng: &mut StdRng) -> Value {
