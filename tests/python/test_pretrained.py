@@ -211,6 +211,43 @@ def registry_dir(tmp_path, files, config=None):
 GENERIC = {"tokenizer_class": "PreTrainedTokenizerFast"}
 
 
+def test_directory_config_read_as_transformers_reads_it(tmp_path):
+    """The library's tokenizer_config.json reader (tokenkit.pretrained uses it): the chat
+    template files win over the config's chat_template, additional_chat_templates/ are named
+    templates, special_tokens_map.json counts only without added_tokens_decoder, and
+    transformers' model_max_length of int(1e30) stays that integer."""
+    cases = 0
+    for with_files, with_extra, with_decoder in [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]:
+        d = tmp_path / f"case{with_files}{with_extra}{with_decoder}"
+        d.mkdir()
+        config = {**GENERIC, "chat_template": "config:{{ messages[0]['content'] }}", "model_max_length": int(1e30),
+                  "eos_token": "<|im_end|>"}
+        if with_decoder:
+            config["added_tokens_decoder"] = {}
+        registry_dir(d, [("qwen3/tokenizer.json", "tokenizer.json")], config)
+        (d / "special_tokens_map.json").write_text(json.dumps({"eos_token": "<|endoftext|>"}))
+        if with_files:
+            (d / "chat_template.jinja").write_text("file:{{ messages[0]['content'] }}")
+        if with_extra:
+            (d / "additional_chat_templates").mkdir()
+            (d / "additional_chat_templates" / "tool_use.jinja").write_text("tools:{{ messages[0]['content'] }}")
+        ours, ref = load_both(d)
+        assert ours.chat_template == ref.chat_template, d.name
+        assert ours.eos_token == ref.eos_token, d.name
+        assert ours.model_max_length == ref.model_max_length and type(ours.model_max_length) is int, d.name
+        conv = [{"role": "user", "content": "hi"}]
+        b, err = outcome(lambda: ref.apply_chat_template(conv, tokenize=False))
+        if err is not None:  # a named template only, none the default: an error in both
+            with pytest.raises(ValueError):
+                ours.apply_chat_template(conv, tokenize=False)
+        else:
+            assert ours.apply_chat_template(conv, tokenize=False) == b, d.name
+        cases += 1
+    assert cases == 8
+
+
+
+
 @pytest.fixture(params=["minilm_no_config", "qwen3", "llama3"])
 def fresh(request, tmp_path):
     """A new (ours, transformers) pair per test, for tests that change the tokenizer: all-MiniLM's

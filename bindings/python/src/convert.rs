@@ -24,3 +24,14 @@ pub fn sentencepiece_pieces(py: Python<'_>, path: std::path::PathBuf) -> PyResul
     let model = py.allow_threads(|| guard(|| tokenkit::formats::sentencepiece::read_model(&path)))?;
     Ok(model.proto().pieces.iter().map(|p| (p.piece.clone().unwrap_or_default(), p.score.unwrap_or(0.0), p.kind() as i32)).collect())
 }
+
+/// The configuration of a pretrained directory as the library reads it
+/// (`tokenkit::formats::pretrained::directory_config`: tokenizer_config.json,
+/// special_tokens_map.json merged in as transformers does, the chat templates of
+/// chat_template.jinja / additional_chat_templates/), as a JSON object string, for
+/// `tokenkit.pretrained` (the one reader of these files).
+#[pyfunction]
+pub fn pretrained_config(py: Python<'_>, dir: std::path::PathBuf) -> PyResult<String> {
+    let config = py.allow_threads(|| guard(|| tokenkit::formats::pretrained::directory_config(&dir)))?;
+    serde_json::to_string(&config.fields).map_err(|e| value_err(e.to_string()))
+}

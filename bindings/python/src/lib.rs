@@ -57,6 +57,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tiktoken::parse_rank_file, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sentencepiece_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sentencepiece_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::pretrained_config, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_data_dirs, m)?)?;
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_encoding_names, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;

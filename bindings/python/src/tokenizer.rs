@@ -161,7 +161,7 @@ impl PyTokenizer {
     /// Loads a tokenizer file: tokenizer.json (also BERT vocab.txt, GPT-2 vocab.json+merges.txt).
     #[staticmethod]
     fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        run(py, || tokenkit::formats::load(&path)).map(Self::new_from)
+        run(py, || tokenkit::load(&path)).map(Self::new_from)
     }
 
     /// Parses tokenizer.json content.

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from ._tokenkit import AddedToken, ChatTemplate, Tokenizer, write_files
+from ._tokenkit import AddedToken, ChatTemplate, Tokenizer, pretrained_config, write_files
 
 __all__ = ["AutoTokenizer", "PreTrainedTokenizer", "BatchEncoding", "CharSpan", "TokenSpan"]
 
@@ -29,6 +29,13 @@ _PADDING = {False: "do_not_pad", "do_not_pad": "do_not_pad", True: "longest", "l
 _TRUNCATION = {None: "do_not_truncate", False: "do_not_truncate", "do_not_truncate": "do_not_truncate",
                True: "longest_first", "longest_first": "longest_first", "only_first": "only_first",
                "only_second": "only_second"}
+
+
+def _json_float(text: str) -> Union[float, int]:
+    """A JSON number the library wrote as a float: an integral one beyond 64 bits was an integer
+    in the file (transformers' ``model_max_length`` of ``int(1e30)``), as Python's json reads it."""
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) >= 2.0 ** 63 else value
 
 
 def _token_content(value: Any) -> Optional[str]:
@@ -358,16 +365,9 @@ class PreTrainedTokenizer:
         root = Path(path)
         if not root.is_dir():
             raise OSError(f"{root}: not a directory (tokenkit reads local directories only)")
-        config: Dict[str, Any] = {}
-        if (root / "tokenizer_config.json").is_file():
-            config.update(json.loads((root / "tokenizer_config.json").read_text(encoding="utf-8")))
-        # As transformers: special_tokens_map.json counts only for configs without added_tokens_decoder.
-        if (root / "special_tokens_map.json").is_file() and "added_tokens_decoder" not in config:
-            for key, value in json.loads((root / "special_tokens_map.json").read_text(encoding="utf-8")).items():
-                if not kwargs.get(key):
-                    config[key] = value
-        if (root / "chat_template.jinja").is_file() and "chat_template" not in config:
-            config["chat_template"] = (root / "chat_template.jinja").read_text(encoding="utf-8")
+        # The library's reader: tokenizer_config.json, special_tokens_map.json (for configs
+        # without added_tokens_decoder) and the chat template files, merged as transformers does.
+        config: Dict[str, Any] = json.loads(pretrained_config(str(root)), parse_float=_json_float)
         config.update(kwargs)
         config.setdefault("name_or_path", str(path))
         for key in ("auto_map", "processor_class"):

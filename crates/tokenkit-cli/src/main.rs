@@ -337,7 +337,7 @@ impl Source {
             (None, Some(name)) => Loaded::Tiktoken(Box::new(TiktokenEncoding::get(name)?)),
             (Some(p), None) => match tokenkit::formats::detect(p)? {
                 Format::Tiktoken(p) => Loaded::Tiktoken(Box::new(TiktokenEncoding::from_file(&p, None)?)),
-                _ => Loaded::Tokenizer(Box::new(tokenkit::formats::load(p)?)),
+                _ => Loaded::Tokenizer(Box::new(tokenkit::load(p)?)),
             },
             (None, None) => unreachable!("clap requires -t or -e"),
         })
@@ -480,7 +480,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Inspect { path, encoding } => {
             let text = match (&path, &encoding) {
-                (Some(p), None) => tokenkit::formats::inspect_file(p)?,
+                (Some(p), None) => tokenkit::inspect_file(p)?,
                 (Some(p), Some(name)) => TiktokenEncoding::from_file(p, Some(name))?.inspect(),
                 (None, Some(name)) => TiktokenEncoding::get(name)?.inspect(),
                 (None, None) => unreachable!("clap requires a path or -e"),
@@ -507,7 +507,7 @@ fn save(source: &Source, output: &Path, pretty: bool) -> Result<()> {
     let tok = match source.load()? {
         Loaded::Tiktoken(enc) => enc.tokenizer_with_rank_ids()?.clone(),
         // tokenizer.json output: a SentencePiece .model in HF's layout, as transformers converts it.
-        Loaded::Tokenizer(_) if ext == "json" => tokenkit::formats::load_for_save(source.tokenizer.as_deref().unwrap_or(Path::new("")))?,
+        Loaded::Tokenizer(_) if ext == "json" => tokenkit::load_for_save(source.tokenizer.as_deref().unwrap_or(Path::new("")))?,
         Loaded::Tokenizer(tok) => *tok,
     };
     let bytes = match ext {

@@ -2,7 +2,7 @@
 //! file read to its first ids, as a target for callgrind (`valgrind --tool=callgrind`).
 //!
 //! Run: `cargo run --release -p tokenkit --example load_profile -- KIND PATH [N]`, KIND one of
-//! `any` (`formats::load`, the format detected), `spm` (a `.model` as
+//! `any` (`tokenkit::load`, the format detected), `spm` (a `.model` as
 //! `tokenkit.sentencepiece` reads it) or `tiktoken:NAME` (a rank file as encoding NAME).
 //! Set `TOKENKIT_CACHE=0` for a load that builds every table.
 
@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::path::Path::new(path);
     for _ in 0..n {
         let ids = match kind.as_str() {
-            "any" => tokenkit::formats::load(path)?.encode(TEXT, true)?.get_ids().to_vec(),
+            "any" => tokenkit::load(path)?.encode(TEXT, true)?.get_ids().to_vec(),
             "spm" => tokenkit::formats::sentencepiece::read_model(path)?.encode_ids(TEXT)?,
             k => match k.strip_prefix("tiktoken:") {
                 Some(name) => tokenkit::tiktoken::Encoding::from_file(path, Some(name))?.encode_ordinary(TEXT)?,

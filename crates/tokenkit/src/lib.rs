@@ -20,11 +20,10 @@
 //!    included).
 //! 4. `tokenizer`: composes the components (added tokens, the encode plans, padding, truncation).
 //! 5. `formats`: reads and writes files (tokenizer.json, .tiktoken, SentencePiece .model, …).
-//! 6. `tiktoken`, `trainers`: tiktoken's surface and training's front end.
+//! 6. `tiktoken`, `trainers`, `loader`: tiktoken's surface, training's front end, and any file
+//!    loaded by its detected format ([`load`], [`inspect_file`]; a `.tiktoken` rank file
+//!    through `tiktoken::Encoding`).
 //! 7. `data`: whole datasets into training shards (`tokenkit tokenize`), over any tokenizer.
-//!
-//! Exception, still to remove: `formats` -> `tiktoken` (`formats::load` and
-//! `formats::inspect_file` build a `.tiktoken` file's tokenizer through `tiktoken::Encoding`).
 
 pub mod base;
 pub mod chat_template;
@@ -32,6 +31,7 @@ pub mod data;
 pub mod decoders;
 pub mod error;
 pub mod formats;
+pub mod loader;
 pub mod models;
 pub mod normalizers;
 pub mod pre_tokenizers;
@@ -49,6 +49,7 @@ pub use base::{
     PreTokenizedString, PreTokenizer, Token, TruncationDirection,
 };
 pub use error::{Error, Result};
+pub use loader::{inspect_file, load, load_for_save};
 pub use tokenizer::{
     DecodeStream, EncodeInput, InputSequence, PaddingParams, PaddingStrategy, Tokenizer, TruncationParams, TruncationStrategy,
 };

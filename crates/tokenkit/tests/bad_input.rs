@@ -86,7 +86,7 @@ fn empty_vocab_txt_is_an_error() {
     let d = temp_dir("empty-vocab");
     let p = d.join("vocab.txt");
     std::fs::write(&p, "").unwrap();
-    let msg = tokenkit::formats::load(&p).unwrap_err().to_string();
+    let msg = tokenkit::load(&p).unwrap_err().to_string();
     assert!(msg.contains("vocab.txt"), "{msg}");
 }
 
@@ -95,7 +95,7 @@ fn vocab_txt_without_cls_sep_is_named() {
     let d = temp_dir("no-cls");
     let p = d.join("vocab.txt");
     std::fs::write(&p, "[UNK]\nhello\n").unwrap();
-    let msg = tokenkit::formats::load(&p).unwrap_err().to_string();
+    let msg = tokenkit::load(&p).unwrap_err().to_string();
     assert!(msg.contains("[CLS]"), "{msg}");
 }
 
@@ -104,7 +104,7 @@ fn malformed_merges_line_is_named() {
     let d = temp_dir("bad-merges");
     std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 1, "ab": 2}"#).unwrap();
     std::fs::write(d.join("merges.txt"), "#version: 0.2\na b\nthree parts here\n").unwrap();
-    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    let msg = tokenkit::load(d.join("vocab.json")).unwrap_err().to_string();
     assert!(msg.contains("merges.txt:3"), "{msg}");
 }
 
@@ -112,7 +112,7 @@ fn malformed_merges_line_is_named() {
 fn vocab_json_without_merges_is_an_error() {
     let d = temp_dir("no-merges");
     std::fs::write(d.join("vocab.json"), r#"{"a": 0}"#).unwrap();
-    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    let msg = tokenkit::load(d.join("vocab.json")).unwrap_err().to_string();
     assert!(msg.contains("merges.txt"), "{msg}");
 }
 
@@ -121,7 +121,7 @@ fn truncated_vocab_json_is_an_error() {
     let d = temp_dir("trunc-vocab");
     std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b"#).unwrap();
     std::fs::write(d.join("merges.txt"), "a b\n").unwrap();
-    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    let msg = tokenkit::load(d.join("vocab.json")).unwrap_err().to_string();
     assert!(msg.contains("vocab.json"), "{msg}");
 }
 
@@ -130,7 +130,7 @@ fn merges_txt_with_a_blank_line_is_an_error_as_in_hf() {
     let d = temp_dir("blank-merge");
     std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 1, "ab": 2}"#).unwrap();
     std::fs::write(d.join("merges.txt"), "#version: 0.2\na b\n\n").unwrap();
-    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    let msg = tokenkit::load(d.join("vocab.json")).unwrap_err().to_string();
     assert!(msg.contains("merges.txt:3") && msg.contains("\"\""), "{msg}");
 }
 
@@ -140,13 +140,13 @@ fn vocab_json_is_read_as_hf_reads_it() {
     // A value that is not a number is skipped (as HF does); <|endoftext|> is added when missing.
     std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 1, "ab": 2, "note": "x"}"#).unwrap();
     std::fs::write(d.join("merges.txt"), "a b\n").unwrap();
-    let tok = tokenkit::formats::load(d.join("vocab.json")).unwrap();
+    let tok = tokenkit::load(d.join("vocab.json")).unwrap();
     assert_eq!(tok.token_to_id("note"), None);
     assert_eq!(tok.token_to_id("<|endoftext|>"), Some(3));
     assert_eq!(tok.encode("ab<|endoftext|>", false).unwrap().get_ids(), [2, 3]);
     // An id past u32 is an error (HF wraps it onto another id: a known deviation).
     std::fs::write(d.join("vocab.json"), r#"{"a": 0, "b": 4294967296}"#).unwrap();
-    let msg = tokenkit::formats::load(d.join("vocab.json")).unwrap_err().to_string();
+    let msg = tokenkit::load(d.join("vocab.json")).unwrap_err().to_string();
     assert!(msg.contains("\"b\"") && msg.contains("4294967296"), "{msg}");
 }
 

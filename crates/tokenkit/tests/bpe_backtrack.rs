@@ -125,7 +125,7 @@ fn tiktoken(name: &str) {
 /// `rel`: a fixture tokenizer file (skipped only where the manifest says it is absent).
 fn tokenizer_json(name: &str, rel: &str, to_model: impl Fn(&BPE, &str) -> String) {
     let Some(path) = common::fixture(rel) else { return };
-    let tok = tokenkit::formats::load(&path).unwrap();
+    let tok = tokenkit::load(&path).unwrap();
     let bpe = bpe_of(&tok);
     compare(name, bpe, |t| to_model(bpe, t));
 }

@@ -38,7 +38,7 @@ fn tokenizers() -> &'static [Tokenizer] {
         let mut v: Vec<Tokenizer> = ["hub/gpt2.json", "hub/bert_base_cased.json", "hub/llama2.model", "hub/xlnet_base_cased.json"]
             .iter()
             .filter_map(|rel| fixture(rel))
-            .map(|p| tokenkit::formats::load(p).unwrap())
+            .map(|p| tokenkit::load(p).unwrap())
             .collect();
         v.push(
             Tokenizer::from_json(

@@ -9,7 +9,7 @@ pub fn load_args(name: &str) -> Result<(tokenkit::Tokenizer, Vec<String>, usize)
         eprintln!("usage: {name} TOKENIZER FILE [REPEAT]");
         std::process::exit(2);
     }
-    let tok = tokenkit::formats::load(&args[1])?;
+    let tok = tokenkit::load(&args[1])?;
     let text = std::fs::read_to_string(&args[2])?;
     let repeat: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
     let doc_bytes: usize = std::env::var("TOKENKIT_DOC_BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(4096);

@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 
 use crate::base::Decoder;
-pub use crate::processors::ByteLevel;
+pub use crate::pre_tokenizers::byte_level::ByteLevel;
 use crate::utils::byte_level::BYTES_CHAR;
 use crate::Result;
 

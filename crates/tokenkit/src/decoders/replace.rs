@@ -1,80 +1,29 @@
-//! Replace: a string or regex pattern replaced by some content in each token.
-
-use serde::{Deserialize, Serialize};
+//! Replace as a decoder: a string or regex pattern replaced by some content in each token. The
+//! type is the normalizer's ([`crate::normalizers::Replace`]), as in HF: one struct, one serde form.
 
 use crate::base::pattern::Pattern;
 use crate::base::Decoder;
-use crate::utils::pattern::{Matcher, StringOrRegex};
-use crate::{Error, Result};
+pub use crate::normalizers::replace::{Replace, ReplacePattern};
+use crate::utils::pattern::Matcher;
+use crate::Result;
 
-/// What [`Replace`] looks for. Serializes as `{"String":"▁"}` or `{"Regex":"\\s+"}`.
-pub type ReplacePattern = StringOrRegex;
-
-/// Replaces every non-overlapping match of `pattern` in each token by `content`.
-/// Serializes as `{"type":"Replace","pattern":{"String":"▁"},"content":" "}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(try_from = "ReplaceFields")]
-pub struct Replace {
-    pattern: ReplacePattern,
-    content: String,
-    #[serde(skip)]
-    matcher: Matcher,
-}
-
-#[derive(Deserialize)]
-struct ReplaceFields {
-    pattern: ReplacePattern,
-    content: String,
-}
-
-impl TryFrom<ReplaceFields> for Replace {
-    type Error = Error;
-    fn try_from(f: ReplaceFields) -> Result<Self> {
-        Replace::new(f.pattern, f.content)
-    }
-}
-
-impl PartialEq for Replace {
-    fn eq(&self, other: &Self) -> bool {
-        self.pattern == other.pattern && self.content == other.content
-    }
-}
-
-impl Replace {
-    /// A decoder replacing `pattern` by `content`; an error if a regex pattern does not compile.
-    pub fn new(pattern: impl Into<ReplacePattern>, content: impl Into<String>) -> Result<Self> {
-        let pattern = pattern.into();
-        let matcher = Matcher::new(&pattern)?;
-        Ok(Self { pattern, content: content.into(), matcher })
-    }
-
-    /// The pattern.
-    pub fn pattern(&self) -> &ReplacePattern {
-        &self.pattern
-    }
-
-    /// The replacement.
-    pub fn content(&self) -> &str {
-        &self.content
-    }
-
-    fn replace(&self, token: String) -> Result<String> {
-        match &self.matcher {
-            Matcher::Literal(s) => Ok(if token.contains(s.as_str()) { token.replace(s.as_str(), &self.content) } else { token }),
-            Matcher::Regex(re) => {
-                let mut out = String::with_capacity(token.len());
-                for ((start, end), is_match) in re.find_matches(&token)? {
-                    out.push_str(if is_match { &self.content } else { &token[start..end] });
-                }
-                Ok(out)
+/// `token` with every match of the pattern replaced.
+fn replace(r: &Replace, token: String) -> Result<String> {
+    match r.matcher() {
+        Matcher::Literal(s) => Ok(if token.contains(s.as_str()) { token.replace(s.as_str(), r.content()) } else { token }),
+        Matcher::Regex(re) => {
+            let mut out = String::with_capacity(token.len());
+            for ((start, end), is_match) in re.find_matches(&token)? {
+                out.push_str(if is_match { r.content() } else { &token[start..end] });
             }
+            Ok(out)
         }
     }
 }
 
 impl Decoder for Replace {
     fn decode_chain(&self, tokens: Vec<String>) -> Result<Vec<String>> {
-        tokens.into_iter().map(|t| self.replace(t)).collect()
+        tokens.into_iter().map(|t| replace(self, t)).collect()
     }
 }
 

@@ -104,59 +104,9 @@ pub fn detect(path: &Path) -> Result<Format> {
     Err(Error::invalid(format!("{}: unrecognised tokenizer format", path.display())))
 }
 
-/// Loads a tokenizer from any supported format.
-pub fn load(path: impl AsRef<Path>) -> Result<Tokenizer> {
-    match detect(path.as_ref())? {
-        Format::TokenizerJson(p) => Tokenizer::from_file(p),
-        Format::VocabTxt(p) => vocab_txt::from_vocab_txt(&p),
-        Format::Gpt2 { vocab, merges } => gpt2_files::from_vocab_merges(&vocab, &merges),
-        Format::Tiktoken(p) => Ok(crate::tiktoken::Encoding::from_file(&p, None)?.tokenizer_with_rank_ids()?.clone()),
-        Format::SentencePiece(p) => sentencepiece::from_model_file(&p),
-        Format::Tekken(p) => tekken::from_tekken_file(&p),
-        Format::Gguf(p) => gguf::from_gguf_file(&p),
-    }
-}
-
-/// Loads a tokenizer in the form `tokenkit save` writes: like [`load`], except that a
-/// SentencePiece `.model` is converted to HF's layout (as transformers' converters do).
-pub fn load_for_save(path: impl AsRef<Path>) -> Result<Tokenizer> {
-    match detect(path.as_ref())? {
-        Format::SentencePiece(p) => sentencepiece::convert::convert(&p),
-        _ => load(path),
-    }
-}
-
 /// Builds a tokenizer from a tokenizer.json document built in memory.
 pub(crate) fn from_value(value: serde_json::Value, context: &str) -> Result<Tokenizer> {
     serde_json::from_value(value).map_err(|e| Error::Json { context: context.to_owned(), message: e.to_string() })
-}
-
-/// What `tokenkit inspect` prints for the file at `path`: its format, then for a
-/// SentencePiece `.model` the [`sentencepiece::summary`], for a tiktoken rank file the
-/// encoding's summary, and the pipeline and vocabulary ([`inspect`]).
-pub fn inspect_file(path: impl AsRef<Path>) -> Result<String> {
-    let format = detect(path.as_ref())?;
-    let (name, extra, tok) = match &format {
-        Format::Tiktoken(p) => return Ok(crate::tiktoken::Encoding::from_file(p, None)?.inspect()),
-        Format::TokenizerJson(p) => (format!("HF tokenizer.json ({})", p.display()), String::new(), Tokenizer::from_file(p)?),
-        Format::VocabTxt(p) => (format!("BERT WordPiece vocab.txt ({})", p.display()), String::new(), vocab_txt::from_vocab_txt(p)?),
-        Format::Gpt2 { vocab, merges } => (
-            format!("GPT-2 vocab.json + merges ({}, {})", vocab.display(), merges.display()),
-            String::new(),
-            gpt2_files::from_vocab_merges(vocab, merges)?,
-        ),
-        Format::SentencePiece(p) => {
-            let tok = sentencepiece::from_model_file(p)?;
-            let crate::models::ModelWrapper::SentencePiece(model) = tok.get_model() else { unreachable!() };
-            (format!("SentencePiece .model ({})", p.display()), sentencepiece::summary(model), tok)
-        }
-        Format::Tekken(p) => (format!("Mistral Tekken tekken.json ({})", p.display()), tekken::summary(p)?, tekken::from_tekken_file(p)?),
-        Format::Gguf(p) => {
-            let file = gguf::GgufTokenizer::read(p)?;
-            (format!("GGUF tokenizer metadata ({})", p.display()), file.summary(), file.to_tokenizer()?)
-        }
-    };
-    Ok(format!("format:         {name}\n{extra}{}", inspect(&tok)))
 }
 
 /// Strings longer than this are shown by their length in [`inspect`] (a charsmap, a

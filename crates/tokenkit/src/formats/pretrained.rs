@@ -455,6 +455,65 @@ pub fn special_tokens_map_json(config: &TokenizerConfig, tokenizer: Option<&Toke
     to_hf_json(&map)
 }
 
+/// The configuration of a pretrained directory as transformers reads it: `config_path` (its
+/// tokenizer_config.json, when there is one), special_tokens_map.json merged in when the
+/// configuration has no `added_tokens_decoder`, and the chat templates (`chat_template.jinja`
+/// and `additional_chat_templates/*.jinja` when present, which win over the configuration's
+/// `chat_template`, else the configuration's). The one reader of these files: the CLI and the
+/// Python package (`AutoTokenizer.from_pretrained`, through [`directory_config`]) use it.
+pub fn read_config(dir: &Path, config_path: Option<&Path>) -> Result<(TokenizerConfig, ChatTemplates)> {
+    let mut config = match config_path {
+        Some(p) => TokenizerConfig::from_file(p)?,
+        None => TokenizerConfig::new(),
+    };
+    // transformers reads special_tokens_map.json only for configs without added_tokens_decoder.
+    let stm = dir.join(SPECIAL_TOKENS_MAP_FILE);
+    if stm.is_file() && config.get("added_tokens_decoder").is_none() {
+        for (k, v) in read_special_tokens_map(&stm)? {
+            config.set(&k, v);
+        }
+    }
+    let chat_templates = read_chat_templates(dir, &config)?;
+    Ok((config, chat_templates))
+}
+
+/// [`read_config`] of a directory (its tokenizer_config.json if any) as one configuration:
+/// the chat templates it found are its `chat_template` field (a string, or a list of
+/// `{"name", "template"}` objects), as transformers' `from_pretrained` passes them on.
+pub fn directory_config(dir: &Path) -> Result<TokenizerConfig> {
+    let config_path = dir.join(TOKENIZER_CONFIG_FILE);
+    let (mut config, templates) = read_config(dir, config_path.is_file().then_some(config_path.as_path()))?;
+    config.set_chat_templates(&templates);
+    Ok(config)
+}
+
+/// Jinja template files override the configuration's `chat_template`.
+fn read_chat_templates(dir: &Path, config: &TokenizerConfig) -> Result<ChatTemplates> {
+    let mut named = Vec::new();
+    let default = dir.join(CHAT_TEMPLATE_FILE);
+    if default.is_file() {
+        named.push(("default".to_owned(), read_text(&default)?));
+    }
+    let extra = dir.join(CHAT_TEMPLATE_DIR);
+    if extra.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&extra)
+            .map_err(|source| Error::Io { path: extra.clone(), source })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jinja"))
+            .collect();
+        files.sort();
+        for f in files {
+            let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            named.push((name, read_text(&f)?));
+        }
+    }
+    Ok(match named.len() {
+        0 => config.chat_templates()?,
+        1 if named[0].0 == "default" => ChatTemplates::Single(named.remove(0).1),
+        _ => ChatTemplates::Named(named),
+    })
+}
+
 /// A transformers pretrained tokenizer: the tokenizer (when a tokenizer.json is there), its
 /// configuration, and its chat templates.
 #[derive(Debug)]
@@ -488,44 +547,9 @@ impl PretrainedTokenizer {
         if !has_tokenizer && !has_config {
             return Err(Error::invalid(format!("{}: neither {TOKENIZER_FILE} nor {TOKENIZER_CONFIG_FILE} found", dir.display())));
         }
-        let mut config = if has_config { TokenizerConfig::from_file(&config_path)? } else { TokenizerConfig::new() };
-        // transformers reads special_tokens_map.json only for configs without added_tokens_decoder.
-        let stm = dir.join(SPECIAL_TOKENS_MAP_FILE);
-        if stm.is_file() && config.get("added_tokens_decoder").is_none() {
-            for (k, v) in read_special_tokens_map(&stm)? {
-                config.set(&k, v);
-            }
-        }
+        let (config, chat_templates) = read_config(&dir, has_config.then_some(config_path.as_path()))?;
         let tokenizer = if has_tokenizer { Some(Tokenizer::from_file(&tokenizer_path)?) } else { None };
-        let chat_templates = Self::read_chat_templates(&dir, &config)?;
         Ok(PretrainedTokenizer { tokenizer, config, chat_templates })
-    }
-
-    /// Jinja template files override the configuration's `chat_template`.
-    fn read_chat_templates(dir: &Path, config: &TokenizerConfig) -> Result<ChatTemplates> {
-        let mut named = Vec::new();
-        let default = dir.join(CHAT_TEMPLATE_FILE);
-        if default.is_file() {
-            named.push(("default".to_owned(), read_text(&default)?));
-        }
-        let extra = dir.join(CHAT_TEMPLATE_DIR);
-        if extra.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&extra)
-                .map_err(|source| Error::Io { path: extra.clone(), source })?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "jinja"))
-                .collect();
-            files.sort();
-            for f in files {
-                let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                named.push((name, read_text(&f)?));
-            }
-        }
-        Ok(match named.len() {
-            0 => config.chat_templates()?,
-            1 if named[0].0 == "default" => ChatTemplates::Single(named.remove(0).1),
-            _ => ChatTemplates::Named(named),
-        })
     }
 
     /// The variables transformers adds to every chat rendering: the special tokens.

@@ -85,6 +85,18 @@ impl<'de> serde::de::Visitor<'de> for UnitVisitor {
     }
 }
 
+/// Serializes a [`Replace`] with `"type":"Replace"` first: the struct is shared with the decoder,
+/// whose wrapper writes the type, while this wrapper is untagged (each normalizer writes its own).
+fn replace_with_type<S: serde::Serializer>(value: &Replace, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Typed<'a> {
+        r#type: &'static str,
+        #[serde(flatten)]
+        value: &'a Replace,
+    }
+    Typed { r#type: "Replace", value }.serialize(serializer)
+}
+
 /// Every normalizer tokenizer.json can name, dispatched statically.
 ///
 /// Serializes as the inner normalizer (each writes its own `"type"`). Deserializes by the
@@ -116,7 +128,8 @@ pub enum NormalizerWrapper {
     Nmt(Nmt),
     /// See [`Precompiled`].
     Precompiled(Precompiled),
-    /// See [`Replace`].
+    /// See [`Replace`] (the struct is also the decoder's, which is written without the type).
+    #[serde(serialize_with = "replace_with_type")]
     Replace(Replace),
     /// See [`Prepend`].
     Prepend(Prepend),

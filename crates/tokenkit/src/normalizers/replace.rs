@@ -1,4 +1,5 @@
-//! Replacing a literal string or a regex match.
+//! Replacing a literal string or a regex match: one struct for the normalizer and the decoder
+//! (its decoding rule is in [`crate::decoders::replace`]), as in HF.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,11 +10,12 @@ use crate::{Error, Result};
 /// What [`Replace`] looks for. JSON `{"String":"..."}` or `{"Regex":"..."}`.
 pub type ReplacePattern = StringOrRegex;
 
-/// Replaces every non-overlapping match of `pattern` (leftmost first) with `content`; the new
-/// chars are aligned with the match they replace.
-/// JSON `{"type":"Replace","pattern":{"String":"``"},"content":"\""}`.
+/// Replaces every non-overlapping match of `pattern` (leftmost first) with `content`: in the
+/// text as a normalizer (the new chars are aligned with the match they replace), in each
+/// token as a decoder. JSON `{"type":"Replace","pattern":{"String":"``"},"content":"\""}`; the
+/// struct itself serializes its two fields, the normalizer and decoder wrappers write the type.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", try_from = "ReplaceFields")]
+#[serde(try_from = "ReplaceFields")]
 pub struct Replace {
     pattern: ReplacePattern,
     content: String,
@@ -43,7 +45,8 @@ impl PartialEq for Replace {
 }
 
 impl Replace {
-    /// A normalizer replacing `pattern` by `content`; an error if the regex does not compile.
+    /// A normalizer or decoder replacing `pattern` by `content`; an error if the regex does
+    /// not compile.
     pub fn new(pattern: impl Into<ReplacePattern>, content: impl Into<String>) -> Result<Self> {
         let pattern = pattern.into();
         let matcher = Matcher::new(&pattern)?;
@@ -58,6 +61,11 @@ impl Replace {
     /// The replacement text.
     pub fn content(&self) -> &str {
         &self.content
+    }
+
+    /// What finds the pattern.
+    pub(crate) fn matcher(&self) -> &Matcher {
+        &self.matcher
     }
 }
 

@@ -87,9 +87,12 @@ fn default_true() -> bool {
     true
 }
 
-/// Byte-level pre-tokenization (GPT-2, RoBERTa, Llama 3 with `use_regex: false`, ...).
+/// GPT-2's byte-level component: one struct for the pre-tokenizer, the post-processor
+/// ([`crate::processors::byte_level`]) and the decoder ([`crate::decoders::byte_level`]), as in
+/// HF, serialized as `{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}`
+/// (the first two fields required, `use_regex` defaults to true, as HF reads it).
 ///
-/// Each split first gets a leading space when `add_prefix_space` and it does not already start
+/// As a pre-tokenizer (GPT-2, RoBERTa, Llama 3 with `use_regex: false`, ...): each split first gets a leading space when `add_prefix_space` and it does not already start
 /// with one, is then cut with [`GPT2_PATTERN`] when `use_regex`, and finally every UTF-8 byte of
 /// every piece is replaced by its char in `BYTES_CHAR` (so `' '` becomes `Ġ`). Offsets still
 /// point at the original chars: all the bytes of one char map back to that whole char.
@@ -112,7 +115,7 @@ impl Default for ByteLevel {
 }
 
 impl ByteLevel {
-    /// A ByteLevel pre-tokenizer with these options.
+    /// A ByteLevel component with these options.
     pub fn new(add_prefix_space: bool, trim_offsets: bool, use_regex: bool) -> Self {
         Self { add_prefix_space, trim_offsets, use_regex }
     }

@@ -1,68 +1,13 @@
 //! ByteLevel as a post-processor: trims the offsets of tokens that start or end with spaces.
 //!
-//! The same `{"type":"ByteLevel",...}` object is also a pre-tokenizer and a decoder in
-//! tokenizer.json; this struct carries all three fields so it reads and writes that JSON exactly.
-//! The decoder side lives in [`crate::decoders::byte_level`].
-
-use serde::{Deserialize, Serialize};
+//! The type is the pre-tokenizer's ([`crate::pre_tokenizers::ByteLevel`]), as in HF: the same
+//! `{"type":"ByteLevel",...}` object is a pre-tokenizer, a post-processor and a decoder in
+//! tokenizer.json, one struct with one serde form. The decoder side lives in
+//! [`crate::decoders::byte_level`].
 
 use crate::base::{process_by_parts, Encoding, PostProcessor};
+pub use crate::pre_tokenizers::byte_level::ByteLevel;
 use crate::Result;
-
-fn default_true() -> bool {
-    true
-}
-
-/// GPT-2's byte-level component. As a post-processor it only trims offsets (when
-/// `trim_offsets`) and adds no token. Serializes as
-/// `{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}`.
-/// (HF requires the first two fields; a file without them loads here with HF's default `true`.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ByteLevel {
-    /// Whether a space was added in front of the input (kept in the first token's offsets).
-    #[serde(default = "default_true")]
-    pub add_prefix_space: bool,
-    /// Whether offsets are trimmed of the leading/trailing spaces of their token.
-    #[serde(default = "default_true")]
-    pub trim_offsets: bool,
-    /// Whether the pre-tokenizer splits with GPT-2's regex (unused by the processor and decoder).
-    #[serde(default = "default_true")]
-    pub use_regex: bool,
-}
-
-impl Default for ByteLevel {
-    fn default() -> Self {
-        Self { add_prefix_space: true, trim_offsets: true, use_regex: true }
-    }
-}
-
-impl ByteLevel {
-    /// A ByteLevel component with these settings.
-    pub fn new(add_prefix_space: bool, trim_offsets: bool, use_regex: bool) -> Self {
-        Self { add_prefix_space, trim_offsets, use_regex }
-    }
-
-    /// Sets `add_prefix_space`.
-    #[must_use]
-    pub fn add_prefix_space(mut self, v: bool) -> Self {
-        self.add_prefix_space = v;
-        self
-    }
-
-    /// Sets `trim_offsets`.
-    #[must_use]
-    pub fn trim_offsets(mut self, v: bool) -> Self {
-        self.trim_offsets = v;
-        self
-    }
-
-    /// Sets `use_regex`.
-    #[must_use]
-    pub fn use_regex(mut self, v: bool) -> Self {
-        self.use_regex = v;
-        self
-    }
-}
 
 /// A char counted as a space when trimming: `Ġ` (byte 0x20 in GPT-2's table) or real whitespace.
 fn is_space(c: char) -> bool {
@@ -169,6 +114,11 @@ mod tests {
         let p: PostProcessorWrapper = serde_json::from_str(json).unwrap();
         assert_eq!(p, PostProcessorWrapper::ByteLevel(ByteLevel::default()));
         assert_eq!(serde_json::to_string(&p).unwrap(), json);
+        // HF 0.23.3 refuses a ByteLevel without add_prefix_space or trim_offsets, in every role.
+        for json in [r#"{"type":"ByteLevel"}"#, r#"{"type":"ByteLevel","add_prefix_space":true}"#] {
+            assert!(serde_json::from_str::<PostProcessorWrapper>(json).is_err(), "{json}");
+            assert!(serde_json::from_str::<crate::decoders::DecoderWrapper>(json).is_err(), "{json}");
+        }
         // gpt2's tokenizer.json has no use_regex; HF writes it back as true.
         let p: PostProcessorWrapper = serde_json::from_str(r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false}"#).unwrap();
         assert_eq!(

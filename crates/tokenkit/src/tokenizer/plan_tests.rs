@@ -267,8 +267,8 @@ fn every_plan_gives_what_the_general_path_gives() {
             }
             r if r.ends_with(".tiktoken") => &[|p| Ok(crate::tiktoken::Encoding::from_file(p, None)?.tokenizer().clone())],
             // A .model as sentencepiece runs it, and converted to tokenizer.json as transformers does.
-            r if r.ends_with(".model") => &[|p| crate::formats::load(p), |p| crate::formats::load_for_save(p)],
-            _ => &[|p| crate::formats::load(p)],
+            r if r.ends_with(".model") => &[|p| crate::load(p), |p| crate::load_for_save(p)],
+            _ => &[|p| crate::load(p)],
         };
         let Some(path) = test_fixtures::get(rel) else {
             skipped.push(rel);
@@ -323,4 +323,279 @@ fn plan_follows_every_change_of_the_pipeline() {
     let gpt2 = Tokenizer::from_json(&test_fixtures::read("registry/llama3/tokenizer.json").expect("a registry fixture")).unwrap();
     tok.with_model(gpt2.get_model().clone());
     assert_eq!(tok.plan_name(), "general");
+}
+
+/// Random pipelines: tokenizers built at random from every kind of component around the
+/// models of the registry's fixtures, half of them in (random variants of) the shapes the
+/// direct paths take, so that each direct plan is chosen for many of them.
+mod random_pipelines {
+    use super::*;
+    use crate::base::Model;
+    use crate::decoders::DecoderWrapper;
+    use crate::normalizers::NormalizerWrapper;
+    use crate::pre_tokenizers::PreTokenizerWrapper;
+    use crate::processors::PostProcessorWrapper;
+    use crate::tokenizer::AddedToken;
+
+    /// A random element of `items`.
+    fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> &'a T {
+        &items[rng.gen_range(0..items.len())]
+    }
+
+    /// ASCII literals, regexes and replacements for `Replace` and `Split`.
+    const LITERALS: &[&str] = &[" ", "a", "``", "''", "\t", "ab", "1", "\n", "."];
+    const REGEXES: &[&str] = &[" {2,}", " +", "\\s+", "\\p{N}", "[aeiou]+", "\\p{L}+|\\p{N}+", "(?i)the", "\\s*\\n\\s*"];
+    const CONTENTS: &[&str] = &["", " ", "▁", "X", "\"", "yy"];
+
+    /// One normalizer whose every rule the SentencePiece chain runs itself.
+    fn chain_step(rng: &mut StdRng) -> Value {
+        match rng.gen_range(0..5) {
+            0 => json!({"type": "Replace", "pattern": {"String": pick(rng, &LITERALS[1..])}, "content": pick(rng, CONTENTS)}),
+            1 => json!({"type": "NFD"}),
+            2 => json!({"type": "NFKD"}),
+            3 => json!({"type": "StripAccents"}),
+            _ => json!({"type": "Lowercase"}),
+        }
+    }
+
+    /// Any normalizer (a sequence of a few at most one level deep).
+    fn normalizer(rng: &mut StdRng, depth: u32) -> Value {
+        match rng.gen_range(0..if depth == 0 { 15 } else { 14 }) {
+            0 => json!({"type": "NFC"}),
+            1 => json!({"type": "NFD"}),
+            2 => json!({"type": "NFKC"}),
+            3 => json!({"type": "NFKD"}),
+            4 => json!({"type": "Lowercase"}),
+            5 => json!({"type": "StripAccents"}),
+            6 => json!({"type": "Strip", "strip_left": rng.gen_bool(0.5), "strip_right": rng.gen_bool(0.5)}),
+            7 => json!({"type": "Replace", "pattern": {"String": pick(rng, LITERALS)}, "content": pick(rng, CONTENTS)}),
+            8 => json!({"type": "Replace", "pattern": {"Regex": pick(rng, REGEXES)}, "content": pick(rng, CONTENTS)}),
+            9 => json!({"type": "Prepend", "prepend": pick(rng, &["▁", "_", " "])}),
+            10 => json!({"type": "BertNormalizer", "clean_text": rng.gen_bool(0.5), "handle_chinese_chars": rng.gen_bool(0.5),
+                "strip_accents": pick(rng, &[Value::Null, json!(true), json!(false)]), "lowercase": rng.gen_bool(0.5)}),
+            11 => json!({"type": "Nmt"}),
+            12 => json!({"type": "ByteLevel"}),
+            13 => chain_step(rng),
+            _ => {
+                let n = rng.gen_range(0..4);
+                json!({"type": "Sequence", "normalizers": (0..n).map(|_| normalizer(rng, depth + 1)).collect::<Vec<_>>()})
+            }
+        }
+    }
+
+    fn metaspace(rng: &mut StdRng) -> Value {
+        json!({"type": "Metaspace", "replacement": pick(rng, &["▁", "▁", "_"]),
+            "prepend_scheme": pick(rng, &["always", "first", "never"]), "split": rng.gen_bool(0.5)})
+    }
+
+    const BEHAVIORS: &[&str] = &["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"];
+
+    fn behavior(rng: &mut StdRng) -> &'static str {
+        BEHAVIORS[rng.gen_range(0..BEHAVIORS.len())]
+    }
+
+    fn split(rng: &mut StdRng) -> Value {
+        let pattern = if rng.gen_bool(0.5) { json!({"String": pick(rng, LITERALS)}) } else { json!({"Regex": pick(rng, REGEXES)}) };
+        json!({"type": "Split", "pattern": pattern, "behavior": behavior(rng), "invert": rng.gen_bool(0.2)})
+    }
+
+    fn byte_level(rng: &mut StdRng) -> Value {
+        json!({"type": "ByteLevel", "add_prefix_space": rng.gen_bool(0.5), "trim_offsets": rng.gen_bool(0.5), "use_regex": rng.gen_bool(0.5)})
+    }
+
+    /// Any pre-tokenizer (a sequence of a few at most one level deep).
+    fn pre_tokenizer(rng: &mut StdRng, depth: u32) -> Value {
+        match rng.gen_range(0..if depth == 0 { 12 } else { 11 }) {
+            0 => byte_level(rng),
+            1 => metaspace(rng),
+            2 => json!({"type": "Whitespace"}),
+            3 => json!({"type": "WhitespaceSplit"}),
+            4 => json!({"type": "BertPreTokenizer"}),
+            5 => json!({"type": "Punctuation", "behavior": behavior(rng)}),
+            6 => json!({"type": "Digits", "individual_digits": rng.gen_bool(0.5)}),
+            7 => split(rng),
+            8 => json!({"type": "CharDelimiterSplit", "delimiter": pick(rng, &[" ", "a", "、"])}),
+            9 => json!({"type": "UnicodeScripts"}),
+            10 => json!({"type": "FixedLength", "length": rng.gen_range(1..6)}),
+            _ => {
+                let n = rng.gen_range(1..4);
+                json!({"type": "Sequence", "pretokenizers": (0..n).map(|_| pre_tokenizer(rng, depth + 1)).collect::<Vec<_>>()})
+            }
+        }
+    }
+
+    fn post_processor(rng: &mut StdRng) -> Value {
+        match rng.gen_range(0..6) {
+            0 => Value::Null,
+            1 => json!({"type": "ByteLevel", "add_prefix_space": rng.gen_bool(0.5), "trim_offsets": rng.gen_bool(0.5), "use_regex": true}),
+            2 => json!({"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 1]}),
+            3 => json!({"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 1], "trim_offsets": rng.gen_bool(0.5),
+                "add_prefix_space": rng.gen_bool(0.5)}),
+            4 => json!({"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "<s>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}),
+            _ => json!({"type": "Sequence", "processors": [
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+                {"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 1]}]}),
+        }
+    }
+
+    fn decoder(rng: &mut StdRng) -> Value {
+        match rng.gen_range(0..8) {
+            0 => Value::Null,
+            1 => json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}),
+            2 => json!({"type": "WordPiece", "prefix": "##", "cleanup": rng.gen_bool(0.5)}),
+            3 => metaspace(rng),
+            4 => json!({"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+                {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}),
+            5 => json!({"type": "BPEDecoder", "suffix": "</w>"}),
+            6 => json!({"type": "CTC", "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": true}),
+            _ => json!({"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}),
+        }
+    }
+
+    /// Added tokens with random options.
+    fn added_tokens(rng: &mut StdRng) -> Vec<AddedToken> {
+        let contents = ["<s>", "[CLS]", "ab", "日本", " x", "<|endoftext|>", "▁", "the", "1"];
+        (0..rng.gen_range(0..4))
+            .map(|_| {
+                AddedToken::from(*pick(rng, &contents), rng.gen_bool(0.5))
+                    .single_word(rng.gen_bool(0.3))
+                    .lstrip(rng.gen_bool(0.3))
+                    .rstrip(rng.gen_bool(0.3))
+                    .normalized(rng.gen_bool(0.5))
+            })
+            .collect()
+    }
+
+    /// The kinds of model the pipelines are built around.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Kind {
+        ByteLevelBpe,
+        SentencePieceBpe,
+        Unigram,
+        WordPiece,
+        WordLevel,
+    }
+
+    /// A normalizer and a pre-tokenizer in (a random variant of) the shape of the direct path
+    /// for `kind`.
+    fn direct_shape(rng: &mut StdRng, kind: Kind) -> (Value, Value) {
+        match kind {
+            Kind::ByteLevelBpe => {
+                let n = if rng.gen_bool(0.3) { json!({"type": "NFC"}) } else { Value::Null };
+                let pattern = pick(rng, &[crate::utils::regex::GPT2_PATTERN, "\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+|\\s+", " ?\\w+|\\s+"]);
+                let p = if rng.gen_bool(0.3) {
+                    json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": rng.gen_bool(0.5), "use_regex": true})
+                } else {
+                    json!({"type": "Sequence", "pretokenizers": [
+                        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false},
+                        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]})
+                };
+                (n, p)
+            }
+            Kind::SentencePieceBpe | Kind::Unigram => match rng.gen_range(0..3) {
+                0 => (
+                    json!({"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                        {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}),
+                    Value::Null,
+                ),
+                1 => (Value::Null, metaspace(rng)),
+                _ => {
+                    let steps: Vec<Value> = (0..rng.gen_range(0..4)).map(|_| chain_step(rng)).collect();
+                    let p = if rng.gen_bool(0.5) {
+                        metaspace(rng)
+                    } else {
+                        json!({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, metaspace(rng)]})
+                    };
+                    (json!({"type": "Sequence", "normalizers": steps}), p)
+                }
+            },
+            Kind::WordPiece | Kind::WordLevel => {
+                let n = if rng.gen_bool(0.3) {
+                    Value::Null
+                } else {
+                    json!({"type": "BertNormalizer", "clean_text": rng.gen_bool(0.5), "handle_chinese_chars": rng.gen_bool(0.5),
+                        "strip_accents": pick(rng, &[Value::Null, json!(true), json!(false)]), "lowercase": rng.gen_bool(0.5)})
+                };
+                (n, json!({"type": "BertPreTokenizer"}))
+            }
+        }
+    }
+
+    /// The models: GPT-2's byte-level BPE, Mistral's SentencePiece BPE with byte fallback, a
+    /// Unigram and a small BPE (sentencepiece's Botchan models converted), BERT's WordPiece
+    /// and a WordLevel over BERT's vocabulary.
+    fn models() -> Vec<(Kind, &'static str, Tokenizer)> {
+        let get = |rel: &str| test_fixtures::get(rel).unwrap_or_else(|| panic!("registry fixture {rel} (on every machine)"));
+        let bert = crate::load(get("registry/bert_uncased/tokenizer.json")).unwrap();
+        let mut word_level = bert.clone();
+        let vocab = bert.get_model().get_vocab();
+        let wl: crate::models::ModelWrapper =
+            serde_json::from_value(json!({"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"})).unwrap();
+        word_level.with_model(wl);
+        vec![
+            (Kind::ByteLevelBpe, "gpt2", crate::load(get("registry/gpt2/vocab.json")).unwrap()),
+            (Kind::SentencePieceBpe, "mistral01", crate::load(get("registry/mistral01/tokenizer.json")).unwrap()),
+            (Kind::SentencePieceBpe, "botchan-bpe", crate::load_for_save(get("registry/sentencepiece/botchan_en_bpe_1000.model")).unwrap()),
+            (Kind::Unigram, "botchan-unigram", crate::load_for_save(get("registry/sentencepiece/botchan_en_unigram_1000.model")).unwrap()),
+            (Kind::WordPiece, "bert", bert),
+            (Kind::WordLevel, "wordlevel", word_level),
+        ]
+    }
+
+    /// Random texts from [`POOL`]: several scripts, marks, digits, whitespace runs and the
+    /// contents of the added tokens.
+    fn random_texts(rng: &mut StdRng, n: usize) -> Vec<String> {
+        (0..n).map(|_| (0..rng.gen_range(0..14)).map(|_| *pick(rng, POOL)).collect()).collect()
+    }
+
+    #[test]
+    fn random_pipelines_give_what_the_general_path_gives() {
+        const PIPELINES: usize = 360;
+        let mut rng = StdRng::seed_from_u64(0x18_18);
+        let models = models();
+        let (mut compared, mut by_plan) = (0, std::collections::BTreeMap::<&str, usize>::new());
+        for i in 0..PIPELINES {
+            let (kind, model_name, base) = pick(&mut rng, &models);
+            let (n, p) = if rng.gen_bool(0.5) {
+                direct_shape(&mut rng, *kind)
+            } else {
+                (if rng.gen_bool(0.2) { Value::Null } else { normalizer(&mut rng, 0) }, pre_tokenizer(&mut rng, 0))
+            };
+            let (pp, d) = (post_processor(&mut rng), decoder(&mut rng));
+            let mut tok = base.clone();
+            let parts = format!("normalizer {n}, pre_tokenizer {p}, post_processor {pp}, decoder {d}");
+            fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+                (!v.is_null()).then(|| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
+            }
+            tok.with_normalizer(parse::<NormalizerWrapper>(&n)).unwrap();
+            tok.with_pre_tokenizer(parse::<PreTokenizerWrapper>(&p));
+            tok.with_post_processor(parse::<PostProcessorWrapper>(&pp));
+            tok.with_decoder(parse::<DecoderWrapper>(&d));
+            let added = added_tokens(&mut rng);
+            let (special, plain): (Vec<_>, Vec<_>) = added.into_iter().partition(|t| t.special);
+            tok.add_special_tokens(&special).unwrap();
+            tok.add_tokens(&plain).unwrap();
+            *by_plan.entry(tok.plan_name()).or_default() += 1;
+            let texts = random_texts(&mut rng, 12);
+            compared += compare(&format!("random pipeline {i} over {model_name}: {parts}"), &tok, &texts);
+        }
+        let tally = crate::tokenizer::pipeline::tally::get();
+        eprintln!(
+            "random pipelines: {compared}/{compared} encodings identical over {PIPELINES} pipelines; plans chosen {by_plan:?}; \
+             texts (taken, declined) by each direct path {tally:?}"
+        );
+        // Every direct plan is chosen for a fair share of the pipelines, and encodes most of
+        // their texts itself (the comparison is not of the general path with itself).
+        for plan in [EncodePlan::ByteLevel, EncodePlan::SentencePiece, EncodePlan::Bert, EncodePlan::General] {
+            let n = by_plan.get(plan.name()).copied().unwrap_or(0);
+            assert!(n >= PIPELINES / 20, "only {n} of {PIPELINES} random pipelines took the {} plan", plan.name());
+        }
+        for plan in [EncodePlan::ByteLevel, EncodePlan::SentencePiece, EncodePlan::Bert] {
+            let (taken, declined) = tally.get(plan.name()).copied().unwrap_or_default();
+            assert!(taken > 2 * declined, "the {} path took {taken} texts and declined {declined}", plan.name());
+        }
+    }
 }
