@@ -121,8 +121,29 @@ impl<R: Read> Reader<R> {
 
 /// The key-value metadata of a GGUF file, in file order.
 pub fn read_metadata(path: &Path) -> Result<Vec<(String, Value)>> {
+    Ok(read_metadata_and_bytes(path)?.0)
+}
+
+/// A reader that keeps a copy of what it reads.
+struct Keep<R> {
+    inner: R,
+    kept: Vec<u8>,
+}
+
+impl<R: Read> Read for Keep<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// The key-value metadata of a GGUF file and the bytes it was read from (the header and the
+/// key-value section: all the tokenizer is built from, without the tensors).
+fn read_metadata_and_bytes(path: &Path) -> Result<(Vec<(String, Value)>, Vec<u8>)> {
     let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, file), offset: 0, origin: path.display().to_string() };
+    let keep = Keep { inner: file, kept: Vec::new() };
+    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, keep), offset: 0, origin: path.display().to_string() };
     if r.array::<4>()? != *MAGIC {
         return Err(r.error("not a GGUF file (no GGUF magic)".into()));
     }
@@ -139,7 +160,10 @@ pub fn read_metadata(path: &Path) -> Result<Vec<(String, Value)>> {
         let value = r.value(ty)?;
         kv.push((key, value));
     }
-    Ok(kv)
+    // The buffer read ahead past the metadata: cut it off.
+    let mut bytes = r.inner.into_inner().kept;
+    bytes.truncate(usize::try_from(r.offset).unwrap_or(usize::MAX));
+    Ok((kv, bytes))
 }
 
 /// Which tokenizer model a GGUF file holds (`tokenizer.ggml.model`).
@@ -743,9 +767,17 @@ pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
     })
 }
 
-/// Reads the tokenizer of a GGUF file (see the module documentation).
+/// The cache kind of a GGUF file's metadata.
+const GGUF_KIND: &str = "gguf metadata";
+
+/// Reads the tokenizer of a GGUF file (see the module documentation). The built tokenizer is
+/// kept in the [`table_cache`](crate::utils::table_cache) under the sha256 of the file's
+/// metadata bytes (header and key-value section, never the tensor data), so a further load of
+/// the same tokenizer reads its built tables.
 pub fn from_gguf_file(path: &Path) -> Result<Tokenizer> {
-    GgufTokenizer::read(path)?.to_tokenizer()
+    let (kv, bytes) = read_metadata_and_bytes(path)?;
+    let origin = path.display().to_string();
+    Tokenizer::cached(GGUF_KIND, &bytes, || GgufTokenizer::from_metadata(kv, origin)?.to_tokenizer())
 }
 
 #[cfg(test)]

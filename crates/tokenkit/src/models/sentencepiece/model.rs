@@ -185,7 +185,7 @@ impl SentencePiece {
         let charsmap = match norm_spec.precompiled_charsmap.as_deref() {
             Some(bytes) if !bytes.is_empty() => {
                 let charsmap = Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?;
-                charsmap.check_trie().map_err(|e| err(format!("normalizer_spec: {e}")))?;
+                charsmap.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
                 Some(charsmap)
             }
             _ => None,
