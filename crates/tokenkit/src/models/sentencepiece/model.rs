@@ -228,7 +228,9 @@ impl SentencePiece {
             }
             ModelType::Bpe => {
                 let any_unused = kinds.contains(&PieceType::Unused);
-                Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)))
+                Algorithm::Bpe(Box::new(super::bpe::BpeTables::cached(&raw, pieces.len(), || {
+                    super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)
+                })?))
             }
             other => return Err(err(format!("model type {other:?} is not supported (only Unigram and BPE)"))),
         };
@@ -545,7 +547,10 @@ fn words_independent(norm_spec: &super::proto::NormalizerSpec, trainer: &super::
     norm_spec.escape_whitespaces()
         && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
         && mergeable.keys().all(|p| {
-            !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL)
+            // As a char pattern: a search for a string pattern sets up a searcher per piece.
+            let space = '\u{2581}';
+            debug_assert_eq!(crate::normalizers::sentencepiece::SPACE_SYMBOL, space.to_string());
+            !p.trim_start_matches(space).contains(space)
         })
 }
 
