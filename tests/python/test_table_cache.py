@@ -153,7 +153,7 @@ CLI = Path(os.environ.get("TOKENKIT_CLI", Path(__file__).resolve().parents[2] / 
 def cli_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
     if not CLI.is_file():
         pytest.skip(f"{CLI} absent: cargo build --release -p tokenkit-cli")
-    lines = "".join(json.dumps({"text": t}) + "\n" for t in inputs)
+    lines = "".join(json.dumps(t) + "\n" for t in inputs)
     r = subprocess.run([str(CLI), "encode", "-t", str(path), "--jsonl", "--no-special"], input=lines, capture_output=True,
                        text=True, env={**os.environ, **env}, check=True)
     return [json.loads(line)["ids"] for line in r.stdout.splitlines()]
