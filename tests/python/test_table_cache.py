@@ -184,6 +184,21 @@ def test_cached_gguf_gives_llama_cpp_ids(tmp_path, name):
     print(f"gguf {name}: {len(texts)}/{len(texts)} vectors identical to llama.cpp, built, cached and rebuilt")
 
 
+SPM_CHILD = """
+import json, sys
+from tokenkit import sentencepiece as s
+p = s.SentencePieceProcessor(model_file=sys.argv[1])
+print(json.dumps([p.encode(t) for t in json.loads(sys.stdin.read())]))
+"""
+
+
+def spm_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
+    """tokenkit.sentencepiece's ids of `inputs` for the `.model` at `path`, in a fresh process."""
+    r = subprocess.run([sys.executable, "-c", SPM_CHILD, str(path)], input=json.dumps(inputs), capture_output=True,
+                       text=True, env={**os.environ, **env}, check=True)
+    return json.loads(r.stdout)
+
+
 def test_charsmap_check_is_remembered(tmp_path):
     """A `.model`'s precompiled charsmap is checked once: the entry is written on the first
     load, and loads with and without it give sentencepiece's ids."""
@@ -192,15 +207,9 @@ def test_charsmap_check_is_remembered(tmp_path):
     path = need("registry/albert/spiece.model")
     inputs = texts()[:800]
     expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
-    code = ("import json, sys\nfrom tokenkit import sentencepiece as s\n"
-            "p = s.SentencePieceProcessor(model_file=sys.argv[1])\n"
-            "print(json.dumps([p.encode(t) for t in json.loads(sys.stdin.read())]))")
     cache = tmp_path / "cache"
-    on = {"TOKENKIT_CACHE_DIR": str(cache)}
     for _ in range(2):
-        r = subprocess.run([sys.executable, "-c", code, str(path)], input=json.dumps(inputs), capture_output=True,
-                           text=True, env={**os.environ, **on}, check=True)
-        assert json.loads(r.stdout) == expected
+        assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected
         assert len(list(cache.iterdir())) == 1
     print(f"albert .model: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, checked and remembered")
 
@@ -212,16 +221,10 @@ def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):
     path = need("hub/llama2.model")
     inputs = texts()[:1500]
     expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
-    code = ("import json, sys\nfrom tokenkit import sentencepiece as s\n"
-            "p = s.SentencePieceProcessor(model_file=sys.argv[1])\n"
-            "print(json.dumps([p.encode(t) for t in json.loads(sys.stdin.read())]))")
     cache = tmp_path / "cache"
-    on = {"TOKENKIT_CACHE_DIR": str(cache)}
 
     def load() -> list[list[int]]:
-        r = subprocess.run([sys.executable, "-c", code, str(path)], input=json.dumps(inputs), capture_output=True,
-                           text=True, env={**os.environ, **on}, check=True)
-        return json.loads(r.stdout)
+        return spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs)
 
     assert load() == expected  # built, stored
     (entry,) = cache.iterdir()
