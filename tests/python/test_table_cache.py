@@ -145,3 +145,94 @@ def test_cache_size_bound_keeps_the_most_recent_entries(tmp_path):
     assert entry.stat().st_size > 2_000_000, "the entry kept is not the one written last"
     run_tokenizer({**env, "TOKENKIT_CACHE_MAX_MB": "0"}, str(files[0]), "load", inputs=["hello"])
     assert len(list(cache.iterdir())) == 1
+
+
+CLI = Path(os.environ.get("TOKENKIT_CLI", Path(__file__).resolve().parents[2] / "target" / "release" / "tokenkit"))
+
+
+def cli_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
+    if not CLI.is_file():
+        pytest.skip(f"{CLI} absent: cargo build --release -p tokenkit-cli")
+    lines = "".join(json.dumps(t) + "\n" for t in inputs)
+    r = subprocess.run([str(CLI), "encode", "-t", str(path), "--jsonl", "--no-special"], input=lines, capture_output=True,
+                       text=True, env={**os.environ, **env}, check=True)
+    return [json.loads(line)["ids"] for line in r.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "bert-bge", "qwen2"])
+def test_cached_gguf_gives_llama_cpp_ids(tmp_path, name):
+    """A GGUF tokenizer is stored under its metadata bytes: built, then read, then rebuilt
+    from a corrupt entry, every time llama.cpp's own test vectors."""
+    path = need(f"registry/gguf/ggml-vocab-{name}.gguf")
+    texts = path.with_name(path.name + ".inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")
+    if texts[-1] == "":
+        texts.pop()
+    lines = path.with_name(path.name + ".out").read_text(encoding="utf-8").split("\n")
+    expected = [[int(x) for x in line.split()] for line in lines[: len(texts)]]
+    assert len(texts) > 10 and len(expected) == len(texts)
+    cache = tmp_path / "cache"
+    on = {"TOKENKIT_CACHE_DIR": str(cache)}
+    assert cli_ids(on, path, texts) == expected  # built, stored
+    (entry,) = cache.iterdir()
+    stamp = entry.stat().st_ino
+    assert cli_ids(on, path, texts) == expected  # read
+    assert entry.stat().st_ino == stamp, "a valid entry was rebuilt"
+    good = entry.read_bytes()
+    entry.write_bytes(good[: len(good) // 2])
+    assert cli_ids(on, path, texts) == expected  # a truncated entry: built again, rewritten
+    assert entry.read_bytes() == good
+    print(f"gguf {name}: {len(texts)}/{len(texts)} vectors identical to llama.cpp, built, cached and rebuilt")
+
+
+SPM_CHILD = """
+import json, sys
+from tokenkit import sentencepiece as s
+p = s.SentencePieceProcessor(model_file=sys.argv[1])
+print(json.dumps([p.encode(t) for t in json.loads(sys.stdin.read())]))
+"""
+
+
+def spm_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
+    """tokenkit.sentencepiece's ids of `inputs` for the `.model` at `path`, in a fresh process."""
+    r = subprocess.run([sys.executable, "-c", SPM_CHILD, str(path)], input=json.dumps(inputs), capture_output=True,
+                       text=True, env={**os.environ, **env}, check=True)
+    return json.loads(r.stdout)
+
+
+def test_charsmap_check_is_remembered(tmp_path):
+    """A `.model`'s precompiled charsmap is checked once: the entry is written on the first
+    load, and loads with and without it give sentencepiece's ids."""
+    spm = pytest.importorskip("sentencepiece")
+
+    path = need("registry/albert/spiece.model")
+    inputs = texts()[:800]
+    expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected
+        assert len(list(cache.iterdir())) == 1
+    print(f"albert .model: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, checked and remembered")
+
+
+def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):
+    """A BPE `.model`'s tables are stored on the first load; later loads read them, a corrupt
+    entry is built again; every time sentencepiece's ids."""
+    spm = pytest.importorskip("sentencepiece")
+    path = need("hub/llama2.model")
+    inputs = texts()[:1500]
+    expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
+    cache = tmp_path / "cache"
+
+    def load() -> list[list[int]]:
+        return spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs)
+
+    assert load() == expected  # built, stored
+    (entry,) = cache.iterdir()
+    stamp = entry.stat().st_ino
+    assert load() == expected  # read
+    assert entry.stat().st_ino == stamp, "a valid entry was rebuilt"
+    good = entry.read_bytes()
+    entry.write_bytes(good[:-5])
+    assert load() == expected  # a truncated entry: built again, rewritten
+    assert entry.read_bytes() == good
+    print(f"llama2 .model: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, built, cached and rebuilt")

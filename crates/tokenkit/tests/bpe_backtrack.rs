@@ -134,7 +134,7 @@ fn tokenizer_json(name: &str, rel: &str, to_model: impl Fn(&BPE, &str) -> String
 /// vocabulary dropped (they would go to byte fallback, which the backtracker leaves alone).
 fn metaspace(bpe: &BPE, text: &str) -> String {
     let mut buf = [0u8; 4];
-    text.replace(' ', "▁").chars().filter(|c| bpe.vocab().contains_key(c.encode_utf8(&mut buf) as &str)).collect()
+    text.replace(' ', "▁").chars().filter(|c| bpe.vocab().contains(c.encode_utf8(&mut buf))).collect()
 }
 
 #[test]

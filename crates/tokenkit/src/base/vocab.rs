@@ -1,11 +1,13 @@
 //! Vocabulary tables shared by the map-vocabulary models (BPE, WordPiece, WordLevel): the
-//! token → id map, the id → token reverse table and their serialization in id order.
+//! tokens in a few flat arrays (no allocation per token, read from the table cache as they
+//! are), the token → id hash table over them, and their serialization in id order.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ahash::AHashMap;
+use hashbrown::HashTable;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// Token → id map used by the models ([`StrHasher`]: these lookups are on the hot path).
@@ -46,70 +48,131 @@ pub(crate) fn fits_dense_table(n_ids: usize, count: usize) -> bool {
     n_ids <= DENSE_SLACK + 2 * count + 1
 }
 
-/// Id → token table. Dense (a vector indexed by id, holes allowed) for normal vocabularies,
-/// sparse (a hash map) when the ids are too spread out for a vector.
+/// "No entry" in [`ById::Dense`].
+const NO_ENTRY: u32 = u32::MAX;
+
+/// Where the entry of an id is, in a [`ReverseVocab`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum ReverseVocab {
-    /// `table[id]` is the token of `id`, `None` for a hole.
-    Dense(Vec<Option<String>>),
-    /// Id → token for vocabularies with very large ids.
-    Sparse(AHashMap<u32, String>),
+enum ById {
+    /// Entry `i` has id `i` (ids `0..n`, each once: most vocabularies).
+    Identity,
+    /// `table[id]` is the entry of `id`, [`NO_ENTRY`] for a hole.
+    Dense(Vec<u32>),
+    /// Id → entry, for vocabularies with very large ids.
+    Sparse(AHashMap<u32, u32>),
+}
+
+/// The tokens of a vocabulary in a few flat arrays (no allocation per token): entry `e` is the
+/// token `text[starts[e]..starts[e + 1]]` with id `ids[e]`, the entries sorted by id then
+/// token. This is the id → token table; when two tokens share an id, the one that sorts last
+/// is its token (so the result does not depend on hash order), the others are entries only the
+/// token → id table ([`Vocab`]) finds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReverseVocab {
+    text: String,
+    /// One more than the entries; every one on a char boundary of `text`, non-decreasing.
+    starts: Vec<u32>,
+    /// Non-decreasing.
+    ids: Vec<u32>,
+    by_id: ById,
 }
 
 impl Default for ReverseVocab {
     fn default() -> Self {
-        ReverseVocab::Dense(Vec::new())
+        Self { text: String::new(), starts: vec![0], ids: Vec::new(), by_id: ById::Identity }
     }
 }
 
 impl ReverseVocab {
-    /// Builds the reverse of `vocab`. When two tokens share an id, the one that sorts last
-    /// keeps it, so the result does not depend on hash order.
+    /// Builds the reverse of `vocab`.
     pub fn new(vocab: &VocabMap) -> Self {
-        let max = vocab.values().copied().max();
-        let mut entries: Vec<(&String, u32)> = vocab.iter().map(|(t, &i)| (t, i)).collect();
-        if entries.len() > 1 && has_shared_ids(vocab) {
-            entries.sort_unstable();
+        let mut entries: Vec<(u32, &str)> = vocab.iter().map(|(t, &i)| (i, t.as_str())).collect();
+        entries.sort_unstable();
+        Self::from_sorted(&entries)
+    }
+
+    /// The table of tokens whose ids are their positions (`0, 1, ...`).
+    pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut r = Self::default();
+        for t in tokens {
+            r.text.push_str(t);
+            r.ids.push(r.ids.len() as u32);
+            r.starts.push(r.text.len() as u32);
         }
-        match max {
-            Some(max) if !fits_dense_table(max as usize + 1, vocab.len()) => {
-                ReverseVocab::Sparse(entries.into_iter().map(|(t, i)| (i, t.clone())).collect())
-            }
-            _ => {
-                let mut table = vec![None; max.map_or(0, |m| m as usize + 1)];
-                for (t, i) in entries {
-                    table[i as usize] = Some(t.clone());
-                }
-                ReverseVocab::Dense(table)
-            }
+        r
+    }
+
+    /// The table of `entries`, sorted by id then token.
+    fn from_sorted(entries: &[(u32, &str)]) -> Self {
+        let mut text = String::with_capacity(entries.iter().map(|(_, t)| t.len()).sum());
+        let mut starts = Vec::with_capacity(entries.len() + 1);
+        starts.push(0);
+        for (_, t) in entries {
+            text.push_str(t);
+            starts.push(text.len() as u32);
         }
+        let ids: Vec<u32> = entries.iter().map(|&(i, _)| i).collect();
+        let by_id = Self::index(&ids);
+        Self { text, starts, ids, by_id }
+    }
+
+    /// The id → entry index of `ids` (non-decreasing): the last entry of an id is its own.
+    fn index(ids: &[u32]) -> ById {
+        if ids.iter().enumerate().all(|(e, &id)| id as usize == e) {
+            return ById::Identity;
+        }
+        let n_ids = ids.last().map_or(0, |&m| m as usize + 1);
+        if fits_dense_table(n_ids, ids.len()) {
+            let mut table = vec![NO_ENTRY; n_ids];
+            for (e, &id) in ids.iter().enumerate() {
+                table[id as usize] = e as u32;
+            }
+            ById::Dense(table)
+        } else {
+            ById::Sparse(ids.iter().enumerate().map(|(e, &id)| (id, e as u32)).collect())
+        }
+    }
+
+    /// The number of entries (tokens, shared ids counted once per token).
+    fn entries(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The token of entry `e` (< [`Self::entries`]).
+    #[inline]
+    fn entry(&self, e: usize) -> &str {
+        &self.text[self.starts[e] as usize..self.starts[e + 1] as usize]
     }
 
     /// The token of `id`.
     #[inline]
     pub fn get(&self, id: u32) -> Option<&str> {
-        match self {
-            ReverseVocab::Dense(v) => v.get(id as usize)?.as_deref(),
-            ReverseVocab::Sparse(m) => m.get(&id).map(String::as_str),
-        }
+        let e = match &self.by_id {
+            ById::Identity => id as usize,
+            ById::Dense(t) => match *t.get(id as usize)? {
+                NO_ENTRY => return None,
+                e => e as usize,
+            },
+            ById::Sparse(m) => *m.get(&id)? as usize,
+        };
+        (e < self.ids.len()).then(|| self.entry(e))
     }
 
-    /// `(token, id)` pairs in increasing id order (how HF writes a vocabulary).
+    /// Whether the ids are too spread out for a table indexed by id.
+    #[cfg(test)]
+    fn is_sparse(&self) -> bool {
+        matches!(self.by_id, ById::Sparse(_))
+    }
+
+    /// `(token, id)` pairs in increasing id order (how HF writes a vocabulary), one per id.
     pub fn ordered(&self) -> Vec<(&str, u32)> {
-        match self {
-            ReverseVocab::Dense(v) => v.iter().enumerate().filter_map(|(i, t)| Some((t.as_deref()?, i as u32))).collect(),
-            ReverseVocab::Sparse(m) => {
-                let mut v: Vec<(&str, u32)> = m.iter().map(|(&i, t)| (t.as_str(), i)).collect();
-                v.sort_unstable_by_key(|&(_, i)| i);
-                v
-            }
-        }
+        (0..self.entries()).filter(|&e| self.ids.get(e + 1) != Some(&self.ids[e])).map(|e| (self.entry(e), self.ids[e])).collect()
     }
-}
 
-fn has_shared_ids(vocab: &VocabMap) -> bool {
-    let mut seen = ahash::AHashSet::with_capacity(vocab.len());
-    vocab.values().any(|&i| !seen.insert(i))
+    /// Every `(token, id)` pair, in increasing id order (tokens sharing an id by token).
+    fn all(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
+        (0..self.entries()).map(|e| (self.entry(e), self.ids[e]))
+    }
 }
 
 /// Serializes a vocabulary as a JSON object in increasing id order.
@@ -126,41 +189,77 @@ impl Serialize for OrderedVocab<'_> {
     }
 }
 
-/// The vocabulary as the std `HashMap` the [`crate::Model`] trait returns.
-pub fn to_std_map(vocab: &VocabMap) -> HashMap<String, u32> {
-    vocab.iter().map(|(t, &i)| (t.clone(), i)).collect()
-}
-
-/// A token ↔ id vocabulary: the map and its reverse, kept together.
+/// A token ↔ id vocabulary: the tokens in flat arrays ([`ReverseVocab`], the id → token
+/// direction) and a hash table of their entries keyed by the token's bytes (token → id), built
+/// on the first lookup: encoding a byte-level text never looks a token up by its string, so a
+/// load from the table cache does not hash every token.
 #[derive(Debug, Clone, Default)]
 pub struct Vocab {
-    map: VocabMap,
     /// Shared with the encodings whose token strings are looked up in it.
     reverse: Arc<ReverseVocab>,
+    /// Entry indices of `reverse`, hashed by [`hash_token`] (tokens are distinct).
+    by_token: OnceLock<HashTable<u32>>,
     /// Whether two tokens have the same id (then `reverse` gives only one of them).
     shared_ids: bool,
 }
 
+/// The hash of a token in [`Vocab`]'s table (vocabularies come from model files, not from the
+/// text being encoded, so a keyed hash buys nothing here).
+#[inline]
+fn hash_token(token: &str) -> u64 {
+    hash_bytes(token.as_bytes(), 0)
+}
+
 impl PartialEq for Vocab {
     fn eq(&self, o: &Self) -> bool {
-        self.map == o.map
+        // Both sorted by id then token: equal exactly when the token → id maps are.
+        self.reverse.text == o.reverse.text && self.reverse.starts == o.reverse.starts && self.reverse.ids == o.reverse.ids
     }
 }
 
 impl Vocab {
     /// Builds both directions.
     pub fn new(map: VocabMap) -> Self {
-        Self { reverse: Arc::new(ReverseVocab::new(&map)), shared_ids: has_shared_ids(&map), map }
+        // The keys of a map are distinct, as the token → id table needs.
+        Self::from_reverse(ReverseVocab::new(&map))
     }
+
+    /// The vocabulary of `reverse`'s entries, whose tokens must be distinct.
+    fn from_reverse(reverse: ReverseVocab) -> Self {
+        let shared_ids = reverse.ids.windows(2).any(|w| w[0] == w[1]);
+        Self { reverse: Arc::new(reverse), by_token: OnceLock::new(), shared_ids }
+    }
+
+    /// The token → entry table.
+    fn by_token(&self) -> &HashTable<u32> {
+        self.by_token.get_or_init(|| {
+            let r = &*self.reverse;
+            let mut table = HashTable::with_capacity(r.entries());
+            for e in 0..r.entries() as u32 {
+                table.insert_unique(hash_token(r.entry(e as usize)), e, |&o| hash_token(r.entry(o as usize)));
+            }
+            table
+        })
+    }
+
     /// The id of `token`.
     #[inline]
     pub fn id(&self, token: &str) -> Option<u32> {
-        self.map.get(token).copied()
+        let r = &*self.reverse;
+        self.by_token().find(hash_token(token), |&e| r.entry(e as usize) == token).map(|&e| r.ids[e as usize])
     }
     /// The token of `id`.
     #[inline]
     pub fn token(&self, id: u32) -> Option<&str> {
         self.reverse.get(id)
+    }
+    /// Whether `token` is in the vocabulary.
+    pub fn contains(&self, token: &str) -> bool {
+        self.id(token).is_some()
+    }
+    /// Every `(token, id)` pair, in increasing id order (tokens that share an id by token).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
+        self.reverse.all()
     }
     /// Whether some tokens share an id.
     pub(crate) fn has_shared_ids(&self) -> bool {
@@ -170,22 +269,27 @@ impl Vocab {
     pub(crate) fn reverse(&self) -> &Arc<ReverseVocab> {
         &self.reverse
     }
-    /// The token → id map.
-    pub fn map(&self) -> &VocabMap {
-        &self.map
+    /// The vocabulary as the std `HashMap` the [`crate::Model`] trait returns.
+    pub fn to_std_map(&self) -> HashMap<String, u32> {
+        self.iter().map(|(t, i)| (t.to_owned(), i)).collect()
     }
     /// Number of tokens.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.reverse.entries()
     }
     /// Whether there is no token.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
     /// Serializes as a JSON object in id order.
     pub fn ordered(&self) -> OrderedVocab<'_> {
         OrderedVocab(&self.reverse)
     }
+}
+
+/// The vocabulary as the std `HashMap` the [`crate::Model`] trait returns.
+pub fn to_std_map(vocab: &VocabMap) -> HashMap<String, u32> {
+    vocab.iter().map(|(t, &i)| (t.clone(), i)).collect()
 }
 
 /// Owned copies of tokens by id, for the models that return a `String` per token: each token
@@ -245,7 +349,7 @@ macro_rules! vocab_model_methods {
             self.vocab.token(id)
         }
         fn get_vocab(&self) -> std::collections::HashMap<String, u32> {
-            $crate::base::vocab::to_std_map(self.vocab.map())
+            self.vocab.to_std_map()
         }
         fn get_vocab_size(&self) -> usize {
             self.vocab.len()
@@ -261,41 +365,28 @@ impl Vocab {
         if self.shared_ids {
             return false;
         }
-        let ordered = self.reverse.ordered();
-        w.u32s(&ordered.iter().map(|&(_, id)| id).collect::<Vec<u32>>());
-        w.u32s(&ordered.iter().map(|&(t, _)| t.len() as u32).collect::<Vec<u32>>());
-        w.bytes(ordered.iter().map(|&(t, _)| t).collect::<String>().as_bytes());
+        w.u32s(&self.reverse.ids);
+        w.u32s(&self.reverse.starts);
+        w.bytes(self.reverse.text.as_bytes());
         true
     }
 
-    /// Reads what [`Vocab::write_table`] wrote (ids increasing, hence distinct).
+    /// Reads what [`Vocab::write_table`] wrote (ids increasing, hence distinct): the arrays as
+    /// they are, and the token → id table hashed again.
     pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
         let bad = || crate::Error::invalid("table cache: malformed vocabulary");
-        let (ids, lens) = (r.u32s()?, r.u32s()?);
+        let (ids, starts) = (r.u32s()?, r.u32s()?);
         let text = std::str::from_utf8(r.bytes()?).map_err(|_| bad())?;
-        if ids.len() != lens.len() || !ids.windows(2).all(|w| w[0] < w[1]) {
+        let spans_ok = starts.first() == Some(&0)
+            && starts.last() == Some(&(text.len() as u32))
+            && starts.windows(2).all(|w| w[0] <= w[1])
+            && starts.iter().all(|&s| text.is_char_boundary(s as usize));
+        if starts.len() != ids.len() + 1 || !spans_ok || !ids.windows(2).all(|w| w[0] < w[1]) {
             return Err(bad());
         }
-        let mut map = VocabMap::with_capacity_and_hasher(ids.len(), Default::default());
-        let dense = ids.last().is_none_or(|&max| fits_dense_table(max as usize + 1, ids.len()));
-        let mut table: Vec<Option<String>> = if dense { vec![None; ids.last().map_or(0, |&m| m as usize + 1)] } else { Vec::new() };
-        let mut sparse = AHashMap::new();
-        let mut at = 0usize;
-        for (&id, &len) in ids.iter().zip(&lens) {
-            let token = text.get(at..at + len as usize).ok_or_else(bad)?;
-            at += len as usize;
-            map.insert(token.to_owned(), id);
-            if dense {
-                table[id as usize] = Some(token.to_owned());
-            } else {
-                sparse.insert(id, token.to_owned());
-            }
-        }
-        if at != text.len() {
-            return Err(bad());
-        }
-        let reverse = if dense { ReverseVocab::Dense(table) } else { ReverseVocab::Sparse(sparse) };
-        Ok(Self { map, reverse: Arc::new(reverse), shared_ids: false })
+        // Tokens are distinct: the entry was written from a vocabulary, and its checksum holds.
+        let by_id = ReverseVocab::index(&ids);
+        Ok(Self::from_reverse(ReverseVocab { text: text.to_owned(), starts, ids, by_id }))
     }
 }
 
@@ -330,7 +421,7 @@ mod tests {
     fn sparse_ids_do_not_allocate_a_huge_table() {
         let vocab: VocabMap = [("a".to_string(), 4_000_000_000), ("b".to_string(), 1)].into_iter().collect();
         let r = ReverseVocab::new(&vocab);
-        assert!(matches!(r, ReverseVocab::Sparse(_)));
+        assert!(r.is_sparse());
         assert_eq!(r.get(4_000_000_000), Some("a"));
         assert_eq!(serde_json::to_string(&OrderedVocab(&r)).unwrap(), r#"{"b":1,"a":4000000000}"#);
     }

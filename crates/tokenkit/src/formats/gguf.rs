@@ -114,15 +114,76 @@ impl<R: Read> Reader<R> {
         })
     }
 
+    /// Reads past `n` bytes.
+    fn skip(&mut self, n: u64) -> Result<()> {
+        let got =
+            std::io::copy(&mut (&mut self.inner).take(n), &mut std::io::sink()).map_err(|e| self.error(format!("truncated ({e})")))?;
+        self.offset += got;
+        if got < n {
+            return Err(self.error("truncated (unexpected end of file)".into()));
+        }
+        Ok(())
+    }
+
+    /// Reads past a value of type `ty`, with the checks of [`Self::value`].
+    fn skip_value(&mut self, ty: u32) -> Result<()> {
+        match ty {
+            8 => {
+                let n = self.len("string")?;
+                self.skip(n as u64)
+            }
+            9 => {
+                let item = self.u32()?;
+                let n = self.len("array")?;
+                match fixed_size(item) {
+                    Some(size) => self.skip(n as u64 * size),
+                    None => (0..n).try_for_each(|_| self.skip_value(item)),
+                }
+            }
+            _ => match fixed_size(ty) {
+                Some(size) => self.skip(size),
+                None => Err(self.error(format!("unknown value type {ty}"))),
+            },
+        }
+    }
+
     fn error(&self, what: String) -> Error {
         Error::invalid(format!("{}: GGUF metadata at byte {}: {what}", self.origin, self.offset))
     }
 }
 
+/// The size in bytes of a value of type `ty` when it is a number or a bool.
+fn fixed_size(ty: u32) -> Option<u64> {
+    match ty {
+        0 | 1 | 7 => Some(1),
+        2 | 3 => Some(2),
+        4..=6 => Some(4),
+        10..=12 => Some(8),
+        _ => None,
+    }
+}
+
 /// The key-value metadata of a GGUF file, in file order.
 pub fn read_metadata(path: &Path) -> Result<Vec<(String, Value)>> {
-    let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, file), offset: 0, origin: path.display().to_string() };
+    parse_metadata(&metadata_bytes(path)?, &path.display().to_string())
+}
+
+/// A reader that keeps a copy of what it reads.
+struct Keep<R> {
+    inner: R,
+    kept: Vec<u8>,
+}
+
+impl<R: Read> Read for Keep<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Reads the header; the number of key-value pairs.
+fn header<R: Read>(r: &mut Reader<R>) -> Result<u64> {
     if r.array::<4>()? != *MAGIC {
         return Err(r.error("not a GGUF file (no GGUF magic)".into()));
     }
@@ -131,9 +192,31 @@ pub fn read_metadata(path: &Path) -> Result<Vec<(String, Value)>> {
         return Err(r.error(format!("GGUF version {version} is not supported (versions 2 and 3 are)")));
     }
     let _n_tensors = r.u64()?;
-    let n_kv = r.u64()?;
+    r.u64()
+}
+
+/// The bytes of a GGUF file's metadata (the header and the key-value section: all a
+/// tokenizer is built from, without the tensors), walked through without building values.
+fn metadata_bytes(path: &Path) -> Result<Vec<u8>> {
+    let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let keep = Keep { inner: file, kept: Vec::new() };
+    let mut r = Reader { inner: BufReader::with_capacity(1 << 16, keep), offset: 0, origin: path.display().to_string() };
+    for _ in 0..header(&mut r)? {
+        r.string()?;
+        let ty = r.u32()?;
+        r.skip_value(ty)?;
+    }
+    // The buffer read ahead past the metadata: cut it off.
+    let mut bytes = r.inner.into_inner().kept;
+    bytes.truncate(usize::try_from(r.offset).unwrap_or(usize::MAX));
+    Ok(bytes)
+}
+
+/// The key-value metadata in `bytes` ([`metadata_bytes`]), in file order.
+fn parse_metadata(bytes: &[u8], origin: &str) -> Result<Vec<(String, Value)>> {
+    let mut r = Reader { inner: bytes, offset: 0, origin: origin.to_owned() };
     let mut kv = Vec::new();
-    for _ in 0..n_kv {
+    for _ in 0..header(&mut r)? {
         let key = r.string()?;
         let ty = r.u32()?;
         let value = r.value(ty)?;
@@ -743,9 +826,17 @@ pub fn pre_tokenizer_regexes(pre: &str) -> Option<Vec<&'static str>> {
     })
 }
 
-/// Reads the tokenizer of a GGUF file (see the module documentation).
+/// The cache kind of a GGUF file's metadata.
+const GGUF_KIND: &str = "gguf metadata";
+
+/// Reads the tokenizer of a GGUF file (see the module documentation). The built tokenizer is
+/// kept in the [`table_cache`](crate::utils::table_cache) under the sha256 of the file's
+/// metadata bytes (header and key-value section, never the tensor data), so a further load of
+/// the same tokenizer reads its built tables.
 pub fn from_gguf_file(path: &Path) -> Result<Tokenizer> {
-    GgufTokenizer::read(path)?.to_tokenizer()
+    let bytes = metadata_bytes(path)?;
+    let origin = path.display().to_string();
+    Tokenizer::cached(GGUF_KIND, &bytes, || GgufTokenizer::from_metadata(parse_metadata(&bytes, &origin)?, origin.clone())?.to_tokenizer())
 }
 
 #[cfg(test)]
@@ -795,6 +886,27 @@ mod tests {
             ("tokenizer.ggml.tokens", 9, strings(&["a", "b", "ab", "Ġ"])),
             ("tokenizer.ggml.merges", 9, strings(&["a b"])),
         ])
+    }
+
+    /// The cache key covers exactly the header and the key-value section: the walk that finds
+    /// its end stops there whatever follows (tensor data), and parses as the reader does.
+    #[test]
+    fn metadata_bytes_stop_at_the_end_of_the_key_value_section() {
+        let meta = gpt2_file("gpt-2");
+        let mut file = meta.clone();
+        file.extend(std::iter::repeat_n(0xA5u8, 200_000));
+        let path = std::env::temp_dir().join(format!("tokenkit-gguf-meta-{}", std::process::id()));
+        std::fs::write(&path, &file).unwrap();
+        let got = metadata_bytes(&path);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(got.unwrap(), meta);
+        assert_eq!(parse_metadata(&meta, "t").unwrap()[0], ("general.name".to_string(), Value::Str("t".into())));
+        for cut in [0, 3, 10, 24, meta.len() / 2, meta.len() - 1] {
+            std::fs::write(&path, &meta[..cut]).unwrap();
+            let err = metadata_bytes(&path).unwrap_err().to_string();
+            let _ = std::fs::remove_file(&path);
+            assert!(err.contains("truncated") || err.contains("no GGUF magic"), "{cut}: {err}");
+        }
     }
 
     #[test]

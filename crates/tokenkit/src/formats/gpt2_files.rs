@@ -99,9 +99,7 @@ pub fn write_vocab_merges(bpe: &BPE, dir: &Path, prefix: Option<&str>) -> Result
 /// together. Returns the two paths.
 pub fn vocab_merges_files(bpe: &BPE, dir: &Path, prefix: Option<&str>, files: &mut AtomicFiles) -> Result<(PathBuf, PathBuf)> {
     let name = |file: &str| dir.join(prefix.map_or_else(|| file.to_owned(), |p| format!("{p}-{file}")));
-    let mut by_id: Vec<(&str, u32)> = bpe.vocab().iter().map(|(t, &id)| (t.as_str(), id)).collect();
-    by_id.sort_by_key(|&(_, id)| id);
-    let vocab: Map<String, Value> = by_id.into_iter().map(|(t, id)| (t.to_owned(), Value::from(id))).collect();
+    let vocab: Map<String, Value> = bpe.vocab().iter().map(|(t, id)| (t.to_owned(), Value::from(id))).collect();
     let mut merges = String::from("#version: 0.2\n");
     for (a, b) in bpe.merges() {
         if a.contains(' ') || b.contains(' ') {

@@ -882,8 +882,8 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
     };
     let specials: ahash::AHashSet<&str> = tok.get_added_vocabulary().get_vocab().keys().map(String::as_str).collect();
     let mut by_id: Vec<(u32, Vec<u8>)> = Vec::with_capacity(bpe.vocab().len());
-    for (token, &id) in bpe.vocab() {
-        if specials.contains(token.as_str()) {
+    for (token, id) in bpe.vocab().iter() {
+        if specials.contains(token) {
             continue;
         }
         let bytes = byte_level_bytes(token)
@@ -908,7 +908,7 @@ pub fn ranks_from_tokenizer(tok: &Tokenizer) -> Result<Ranks> {
     // order, and BPE by rank takes the same merges.
     let mut last = 0u32;
     for (rank, (a, b)) in bpe.merges().iter().enumerate() {
-        let id = |t: &str| bpe.vocab().get(t).copied();
+        let id = |t: &str| bpe.vocab().id(t);
         let joined = format!("{a}{b}");
         let (Some(ia), Some(ib), Some(it)) = (id(a), id(b), id(&joined)) else {
             return Err(Error::invalid(format!("merge #{rank} `{a} {b}`: a token is missing")));

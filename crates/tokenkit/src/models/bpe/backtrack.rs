@@ -385,7 +385,7 @@ impl Backtracker {
         let mut ids = Vec::new();
         let mut pairs = Vec::new();
         let mut reachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
-        for (token, &id) in vocab.map() {
+        for (token, id) in vocab.iter() {
             ids.clear();
             if token.is_empty() || id == NONE {
                 continue;

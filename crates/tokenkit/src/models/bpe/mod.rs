@@ -394,9 +394,9 @@ impl BPE {
         ranked.into_iter().map(|(_, (a, b))| (self.vocab.token(a).unwrap_or_default(), self.vocab.token(b).unwrap_or_default())).collect()
     }
 
-    /// The token → id map.
-    pub fn vocab(&self) -> &VocabMap {
-        self.vocab.map()
+    /// The vocabulary (token → id and id → token).
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
     }
     /// Dropout probability.
     pub fn dropout(&self) -> Option<f32> {

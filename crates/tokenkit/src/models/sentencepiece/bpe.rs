@@ -20,6 +20,7 @@ use crate::models::bpe::chars::for_each_part;
 use crate::models::bpe::{MergeMap, MergeQueue, Word, SMALL_WORD};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
 use crate::normalizers::sentencepiece::utf8_len;
+use crate::utils::table_cache;
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -182,6 +183,52 @@ impl BpeTables {
             _ => NONE,
         };
         (len, entry)
+    }
+}
+
+impl BpeTables {
+    /// The tables of the model whose `.model` bytes are `raw` (all they are built from) and
+    /// which has `n_pieces` pieces: read from the [`table_cache`] when an earlier load stored
+    /// them, else `build`, then stored. Building is most of a BPE `.model`'s load (the merge
+    /// table from every split of every piece, the score ranks).
+    pub(crate) fn cached(raw: &[u8], n_pieces: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
+        let key = table_cache::Key::new("sentencepiece::BpeTables", &[raw]);
+        table_cache::cached(&key, |p| Self::read_table(p, n_pieces), || Ok(build()), |t| Some(t.write_table()))
+    }
+
+    fn write_table(&self) -> Vec<u8> {
+        let mut w = table_cache::Writer::default();
+        self.merges.write_table(&mut w);
+        w.u32s(&self.ranks);
+        w.u32s(&self.bmp);
+        let mut astral: Vec<[u32; 2]> = self.astral.iter().map(|(&c, &e)| [c, e]).collect();
+        astral.sort_unstable();
+        w.records(astral.into_iter());
+        w.bool(self.orphan_chars);
+        w.bool(self.cut);
+        w.bool(self.scan_exact);
+        w.buf
+    }
+
+    /// Reads what [`Self::write_table`] wrote, checking that every id is one of the
+    /// `n_pieces` pieces (the encoder indexes with them).
+    fn read_table(payload: &[u8], n_pieces: usize) -> crate::Result<Self> {
+        let mut r = table_cache::Reader::new(payload);
+        let merges = MergeMap::read_table(&mut r)?;
+        let (ranks, bmp) = (r.u32s()?, r.u32s()?);
+        let astral: IdMap<u32> = r.records::<2>()?.into_iter().map(|[c, e]| (c, e)).collect();
+        let (orphan_chars, cut, scan_exact) = (r.bool()?, r.bool()?, r.bool()?);
+        r.finish()?;
+        let piece = |id: u32| (id as usize) < n_pieces;
+        let entry = |e: u32| e == NONE || piece(e & !FREE);
+        let ok = ranks.len() == n_pieces
+            && bmp.len() == 0x10000
+            && bmp.iter().chain(astral.values()).all(|&e| entry(e))
+            && merges.iter().all(|((l, r), (_, id))| piece(l) && piece(r) && piece(id));
+        if !ok {
+            return Err(crate::Error::invalid("table cache: malformed SentencePiece BPE tables"));
+        }
+        Ok(Self { merges, ranks, bmp, astral, orphan_chars, cut, scan_exact })
     }
 }
 
@@ -498,5 +545,28 @@ fn resegment(
             resegment(model, text, mid, end, base, rev_merge, out);
         }
         None => out.push(span),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cached form of a BPE model's tables reads back to tables that write the same bytes
+    /// (every field is written), and any cut of it is an error.
+    #[test]
+    fn cached_tables_read_back_and_cuts_are_errors() {
+        let Some(path) = crate::test_fixtures::get("hub/llama2.model") else { return };
+        let model = crate::formats::sentencepiece::read_model(&path).unwrap();
+        let tables = model.bpe_tables();
+        let n = tables.ranks.len();
+        let payload = tables.write_table();
+        let back = BpeTables::read_table(&payload, n).unwrap();
+        assert_eq!(back.write_table(), payload);
+        assert!(back.merges.len() > 10_000, "{} merges", back.merges.len());
+        assert!(BpeTables::read_table(&payload, n - 1).is_err(), "a table for another piece count");
+        for cut in (0..payload.len()).step_by(payload.len() / 40 + 1) {
+            assert!(BpeTables::read_table(&payload[..cut], n).is_err(), "cut at {cut}");
+        }
     }
 }

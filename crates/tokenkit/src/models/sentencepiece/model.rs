@@ -218,7 +218,9 @@ impl SentencePiece {
             }
             ModelType::Bpe => {
                 let any_unused = kinds.contains(&PieceType::Unused);
-                Algorithm::Bpe(Box::new(super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)))
+                Algorithm::Bpe(Box::new(super::bpe::BpeTables::cached(&raw, pieces.len(), || {
+                    super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)
+                })?))
             }
             ModelType::Char => Algorithm::Char,
             ModelType::Word => Algorithm::Word,
@@ -631,7 +633,7 @@ pub fn normalizer_from_spec(spec: &NormalizerSpec, user_defined: &[&str], treat_
     let charsmap = match spec.precompiled_charsmap.as_deref() {
         Some(bytes) if !bytes.is_empty() => {
             let charsmap = Precompiled::from_bytes(bytes)?;
-            charsmap.check_trie()?;
+            charsmap.check_trie_cached()?;
             Some(charsmap)
         }
         _ => None,
@@ -668,7 +670,10 @@ fn words_independent(norm_spec: &super::proto::NormalizerSpec, trainer: &super::
     norm_spec.escape_whitespaces()
         && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
         && mergeable.keys().all(|p| {
-            !p.trim_start_matches(crate::normalizers::sentencepiece::SPACE_SYMBOL).contains(crate::normalizers::sentencepiece::SPACE_SYMBOL)
+            // As a char pattern: a search for a string pattern sets up a searcher per piece.
+            let space = '\u{2581}';
+            debug_assert_eq!(crate::normalizers::sentencepiece::SPACE_SYMBOL, space.to_string());
+            !p.trim_start_matches(space).contains(space)
         })
 }
 

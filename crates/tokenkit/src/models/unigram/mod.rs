@@ -306,7 +306,7 @@ impl Unigram {
 
     /// The id → piece table, which encodings share to build their token strings lazily.
     pub(crate) fn reverse_vocab(&self) -> &Arc<ReverseVocab> {
-        self.reverse.get_or_init(|| Arc::new(ReverseVocab::Dense(self.pieces.iter().map(|(p, _)| Some(p.clone())).collect())))
+        self.reverse.get_or_init(|| Arc::new(ReverseVocab::from_tokens(self.pieces.iter().map(|(p, _)| p.as_str()))))
     }
 
     /// Builds the model from the fields of a tokenizer.json model object.

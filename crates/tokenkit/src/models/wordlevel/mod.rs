@@ -41,9 +41,9 @@ impl WordLevel {
         &self.unk_token
     }
 
-    /// The token → id map.
-    pub fn vocab(&self) -> &VocabMap {
-        self.vocab.map()
+    /// The vocabulary (token → id and id → token).
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
     }
 
     /// Builds the model from the fields of a tokenizer.json model object (`vocab` and

@@ -120,9 +120,9 @@ impl WordPiece {
     pub fn max_input_chars_per_word(&self) -> usize {
         self.max_input_chars_per_word
     }
-    /// The token → id map.
-    pub fn vocab(&self) -> &VocabMap {
-        self.vocab.map()
+    /// The vocabulary (token → id and id → token).
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
     }
 
     /// The id of the unk token.
