@@ -120,7 +120,7 @@ fn main() {
             eprintln!("skipping {mname}: {} not found", mpath.display());
             continue;
         };
-        let json = tokenkit::formats::sentencepiece::convert::to_tokenizer_json(&model);
+        let json = tokenkit::formats::sentencepiece::convert::to_tokenizer_json(&model).expect("a Unigram or BPE model converts");
         let hf: tokenizers::Tokenizer = serde_json::from_value(json).expect("HF tokenizers loads the converted tokenizer.json");
         for (cname, crel) in CORPORA {
             let Ok(docs) = documents(&corpora.join(crel), max_bytes, 4096) else { continue };
