@@ -18,7 +18,6 @@ use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
 use crate::Result;
 use std::cell::RefCell;
-use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 
 /// How the direct path applies to a tokenizer of the byte-level BPE family.
 #[derive(Clone, Copy, Debug)]
@@ -44,12 +43,12 @@ impl Plan<'_> {
     }
 }
 
-/// Whether the quick check finds `text` in NFC, which then holds for every substring too
-/// (each char is allowed in NFC and the combining marks are in order), so normalizing any
-/// segment of it changes nothing.
+/// Whether NFC leaves `text` as it is ([`crate::utils::nfc::is_nfc`]: each segment passes the
+/// quick check or holds only marks), which then holds for every substring too (a substring's
+/// segments are parts of those), so normalizing any segment of it changes nothing.
 #[inline]
 pub(crate) fn is_nfc(text: &str) -> bool {
-    text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
+    crate::utils::nfc::is_nfc(text)
 }
 
 /// The direct path's plan, when the tokenizer is of the byte-level BPE family.
@@ -96,6 +95,10 @@ pub(crate) fn encode(
     }
     Some(SCRATCH.with_borrow_mut(|(pieces, tokens)| {
         tokens.clear();
+        // At most a token per byte, reserved at once: grown by doubling, a long text's buffer
+        // was copied at each step (at 400 KB of one-byte tokens, 30 instructions per token).
+        // Pages past the tokens are never touched; when the reservation fails it grows.
+        let _ = tokens.try_reserve(text.len());
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
         // The first error (a regex that gives up on the text) ends the encoding.
@@ -191,6 +194,8 @@ fn encode_pieces(
     // All the pieces first, then all the BPE: two tight loops run faster than one that
     // alternates between them.
     pieces.clear();
+    // At most a piece per byte (see the tokens' reservation in `encode`).
+    let _ = pieces.try_reserve(text.len());
     plan.cutter.for_each_piece(text, |s, e| pieces.push((s, e)))?;
     for &(ms, me) in pieces.iter() {
         let mut pos = ms;
