@@ -85,8 +85,6 @@ pub(crate) fn encode(
     if !plan.applies_to(text) {
         return None;
     }
-    /// Above this many tokens the scratch buffers are not kept for the next call.
-    const KEEP_BELOW: usize = 1 << 16;
     thread_local! {
         /// The pieces and the tokens of the text being encoded, kept between calls (most
         /// texts are short): tokens go here first, so the encoding's buffers are each made
@@ -95,10 +93,7 @@ pub(crate) fn encode(
     }
     Some(SCRATCH.with_borrow_mut(|(pieces, tokens)| {
         tokens.clear();
-        // At most a token per byte, reserved at once: grown by doubling, a long text's buffer
-        // was copied at each step (at 400 KB of one-byte tokens, 30 instructions per token).
-        // Pages past the tokens are never touched; when the reservation fails it grows.
-        let _ = tokens.try_reserve(text.len());
+        reserve_for_long_text(tokens, text);
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
         // The first error (a regex that gives up on the text) ends the encoding.
@@ -151,12 +146,27 @@ pub(crate) fn encode(
             plan.bpe.reverse_vocab(),
             explicit,
         );
-        if tokens.capacity() >= KEEP_BELOW {
+        if tokens.len() >= KEEP_BELOW || pieces.len() >= KEEP_BELOW {
             *tokens = Vec::new();
             *pieces = Vec::new();
         }
         Ok(enc)
     }))
+}
+
+/// Above this many tokens (or pieces) the scratch buffers of [`encode`] are not kept for the
+/// next call.
+const KEEP_BELOW: usize = 1 << 16;
+
+/// Reserves room for a token or piece per byte of a text long enough to exceed the kept
+/// buffers: grown by doubling, a long text's buffer was copied at each step (400 KB of
+/// one-byte tokens: 30 instructions per token). The pages past what the text fills are never
+/// touched; when the reservation fails the buffer grows as it goes.
+#[inline]
+fn reserve_for_long_text<T>(buffer: &mut Vec<T>, text: &str) {
+    if text.len() >= KEEP_BELOW {
+        let _ = buffer.try_reserve(text.len());
+    }
 }
 
 /// `items` in a vector with room for `room` of them.
@@ -194,8 +204,7 @@ fn encode_pieces(
     // All the pieces first, then all the BPE: two tight loops run faster than one that
     // alternates between them.
     pieces.clear();
-    // At most a piece per byte (see the tokens' reservation in `encode`).
-    let _ = pieces.try_reserve(text.len());
+    reserve_for_long_text(pieces, text);
     plan.cutter.for_each_piece(text, |s, e| pieces.push((s, e)))?;
     for &(ms, me) in pieces.iter() {
         let mut pos = ms;
