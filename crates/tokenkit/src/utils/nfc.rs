@@ -93,9 +93,11 @@ fn next_changed(s: &str, mut at: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// Whether NFC leaves `s` as it is (then its alignments too).
+/// Whether NFC leaves `s` as it is (then its alignments too): the library's quick check
+/// first (one pass, cheaper than segments on text of ASCII and non-ASCII chars mixed), then
+/// the segments when it is not sure (a text of marks alone) or finds a char NFC changes.
 pub fn is_nfc(s: &str) -> bool {
-    next_changed(s, 0).is_none()
+    s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes || next_changed(s, 0).is_none()
 }
 
 /// The NFC of `s` as `s.nfc()` gives it (each char with its alignment change, see
