@@ -122,7 +122,7 @@ pub struct Nfc<'a> {
 /// short one's result from the memo (`memo.items[from..to]`).
 enum Part<'a> {
     Same(std::str::Chars<'a>),
-    Library(Recompositions<std::str::Chars<'a>>),
+    Library(Box<Recompositions<std::str::Chars<'a>>>),
     Memo(usize, usize),
     Done,
 }
@@ -221,7 +221,7 @@ impl Iterator for Nfc<'_> {
                 let (from, to) = memo.get(&self.s[start..end]);
                 self.part = Part::Memo(from, to);
             } else {
-                self.part = Part::Library(self.s[start..end].nfc());
+                self.part = Part::Library(Box::new(self.s[start..end].nfc()));
             }
             self.at = end;
         }

@@ -85,11 +85,14 @@ fn class_of_non_ascii(cp: u32) -> Class {
     }
 }
 
+/// The block of each 256 code points above the BMP, and the distinct blocks.
+type BlockTable = (Box<[u16]>, Box<[[Class; 256]]>);
+
 /// The classes above the BMP, by blocks of 256 code points: the block of each, and the
 /// distinct blocks (most of the 4,352 are unassigned or all one class: about a hundred are
 /// distinct, 50 KB). Two loads per char, where a search of the ranges took a dozen steps
 /// (random code points, half of them above the BMP: 15% of o200k's instructions).
-static SUPPLEMENTARY: LazyLock<(Box<[u16]>, Box<[[Class; 256]]>)> = LazyLock::new(|| {
+static SUPPLEMENTARY: LazyLock<BlockTable> = LazyLock::new(|| {
     const FIRST: u32 = 0x1_0000;
     let mut flat = vec![0 as Class; (char::MAX as u32 + 1 - FIRST) as usize];
     for &(a, b, m) in RANGES.iter().filter(|r| r.1 >= FIRST) {
