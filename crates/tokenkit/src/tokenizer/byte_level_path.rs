@@ -162,10 +162,16 @@ const KEEP_BELOW: usize = 1 << 16;
 /// buffers: grown by doubling, a long text's buffer was copied at each step (400 KB of
 /// one-byte tokens: 30 instructions per token). The pages past what the text fills are never
 /// touched; when the reservation fails the buffer grows as it goes.
+/// `buffer` is empty: a new one is made rather than the kept one grown, which would copy the
+/// stale contents of its whole capacity.
 #[inline]
 fn reserve_for_long_text<T>(buffer: &mut Vec<T>, text: &str) {
-    if text.len() >= KEEP_BELOW {
-        let _ = buffer.try_reserve(text.len());
+    debug_assert!(buffer.is_empty());
+    if text.len() >= KEEP_BELOW && buffer.capacity() < text.len() {
+        let mut fresh = Vec::new();
+        if fresh.try_reserve(text.len()).is_ok() {
+            *buffer = fresh;
+        }
     }
 }
 
