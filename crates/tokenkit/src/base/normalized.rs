@@ -310,10 +310,10 @@ impl NormalizedString {
         self
     }
 
-    /// Unicode NFC.
+    /// Unicode NFC (the library's, segment by segment: see [`crate::utils::nfc`]).
     pub fn nfc(&mut self) -> &mut Self {
         let s = self.normalized.clone();
-        self.transform(s.nfc(), 0);
+        self.transform(crate::utils::nfc::nfc(&s), 0);
         self
     }
 

@@ -1,6 +1,6 @@
 //! Unicode normalization forms (NFC, NFD, NFKC, NFKD) and the NMT cleanup.
 
-use unicode_normalization_alignments::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized};
+use unicode_normalization_alignments::{is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized};
 
 use crate::base::{NormalizedString, Normalizer};
 use crate::normalizers::impl_unit_serde;
@@ -38,10 +38,10 @@ fn is_already(s: &str, quick: impl Fn(std::str::Chars<'_>) -> IsNormalized) -> b
 }
 
 macro_rules! impl_form {
-    ($($name:ident => $method:ident, $quick:ident;)*) => {$(
+    ($($name:ident => $method:ident, $already:expr;)*) => {$(
         impl Normalizer for $name {
             fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
-                if !is_already(n.get(), |c| $quick(c)) {
+                if !$already(n.get()) {
                     n.$method();
                 }
                 Ok(())
@@ -51,10 +51,12 @@ macro_rules! impl_form {
 }
 
 impl_form! {
-    NFD => nfd, is_nfd_quick;
-    NFKD => nfkd, is_nfkd_quick;
-    NFC => nfc, is_nfc_quick;
-    NFKC => nfkc, is_nfkc_quick;
+    NFD => nfd, |s| is_already(s, |c| is_nfd_quick(c));
+    NFKD => nfkd, |s| is_already(s, |c| is_nfkd_quick(c));
+    // NFC's own test: also true of a text of marks alone, which the quick check leaves to
+    // the transform.
+    NFC => nfc, crate::utils::nfc::is_nfc;
+    NFKC => nfkc, |s| is_already(s, |c| is_nfkc_quick(c));
 }
 
 fn nmt_removes(c: char) -> bool {

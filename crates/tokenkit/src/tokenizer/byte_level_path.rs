@@ -18,7 +18,6 @@ use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
 use crate::Result;
 use std::cell::RefCell;
-use unicode_normalization_alignments::{is_nfc_quick, IsNormalized};
 
 /// How the direct path applies to a tokenizer of the byte-level BPE family.
 #[derive(Clone, Copy, Debug)]
@@ -44,12 +43,12 @@ impl Plan<'_> {
     }
 }
 
-/// Whether the quick check finds `text` in NFC, which then holds for every substring too
-/// (each char is allowed in NFC and the combining marks are in order), so normalizing any
-/// segment of it changes nothing.
+/// Whether NFC leaves `text` as it is ([`crate::utils::nfc::is_nfc`]: each segment passes the
+/// quick check or holds only marks), which then holds for every substring too (a substring's
+/// segments are parts of those), so normalizing any segment of it changes nothing.
 #[inline]
 pub(crate) fn is_nfc(text: &str) -> bool {
-    text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes
+    crate::utils::nfc::is_nfc(text)
 }
 
 /// The direct path's plan, when the tokenizer is of the byte-level BPE family.
@@ -86,8 +85,6 @@ pub(crate) fn encode(
     if !plan.applies_to(text) {
         return None;
     }
-    /// Above this many tokens the scratch buffers are not kept for the next call.
-    const KEEP_BELOW: usize = 1 << 16;
     thread_local! {
         /// The pieces and the tokens of the text being encoded, kept between calls (most
         /// texts are short): tokens go here first, so the encoding's buffers are each made
@@ -96,6 +93,7 @@ pub(crate) fn encode(
     }
     Some(SCRATCH.with_borrow_mut(|(pieces, tokens)| {
         tokens.clear();
+        reserve_for_long_text(tokens, text);
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
         // The first error (a regex that gives up on the text) ends the encoding.
@@ -148,12 +146,33 @@ pub(crate) fn encode(
             plan.bpe.reverse_vocab(),
             explicit,
         );
-        if tokens.capacity() >= KEEP_BELOW {
+        if tokens.len() >= KEEP_BELOW || pieces.len() >= KEEP_BELOW {
             *tokens = Vec::new();
             *pieces = Vec::new();
         }
         Ok(enc)
     }))
+}
+
+/// Above this many tokens (or pieces) the scratch buffers of [`encode`] are not kept for the
+/// next call.
+const KEEP_BELOW: usize = 1 << 16;
+
+/// Reserves room for a token or piece per byte of a text long enough to exceed the kept
+/// buffers: grown by doubling, a long text's buffer was copied at each step (400 KB of
+/// one-byte tokens: 30 instructions per token). The pages past what the text fills are never
+/// touched; when the reservation fails the buffer grows as it goes.
+/// `buffer` is empty: a new one is made rather than the kept one grown, which would copy the
+/// stale contents of its whole capacity.
+#[inline]
+fn reserve_for_long_text<T>(buffer: &mut Vec<T>, text: &str) {
+    debug_assert!(buffer.is_empty());
+    if text.len() >= KEEP_BELOW && buffer.capacity() < text.len() {
+        let mut fresh = Vec::new();
+        if fresh.try_reserve(text.len()).is_ok() {
+            *buffer = fresh;
+        }
+    }
 }
 
 /// `items` in a vector with room for `room` of them.
@@ -191,6 +210,7 @@ fn encode_pieces(
     // All the pieces first, then all the BPE: two tight loops run faster than one that
     // alternates between them.
     pieces.clear();
+    reserve_for_long_text(pieces, text);
     plan.cutter.for_each_piece(text, |s, e| pieces.push((s, e)))?;
     for &(ms, me) in pieces.iter() {
         let mut pos = ms;

@@ -5,6 +5,7 @@ pub mod atomic_file;
 pub mod byte_level;
 pub(crate) mod char_memo;
 pub mod lexers;
+pub mod nfc;
 pub mod parallel;
 pub mod pattern;
 pub mod regex;

@@ -229,14 +229,38 @@ impl Iterator for DeepSeekLexer<'_> {
 /// The final pieces of DeepSeek's split chain on `text` (as byte ranges, in order, covering
 /// the text), each passed to `piece(start, end)`: the pieces HF's `Sequence` of the three
 /// `Isolated` splits gives.
+///
+/// A group of digits (a match of the first split) is a final piece: no digit is CJK, and each
+/// branch of the third regex needs a letter, a mark, punctuation, a symbol or whitespace
+/// (`digit_groups_are_final_pieces` checks it for every `\p{N}` char). A gap without CJK
+/// chars (ASCII) goes to the third regex directly. On text with a piece every byte or two
+/// (" 1 1 1"), the lexers built per piece were most of the cost.
 pub fn deepseek_pieces(text: &str, mut piece: impl FnMut(usize, usize)) {
-    isolated(text.len(), DigitGroups::new(text), |s1, e1| {
-        let p1 = &text[s1..e1];
-        isolated(p1.len(), CjkRuns::new(p1), |s2, e2| {
-            let p2 = &p1[s2..e2];
-            let base = s1 + s2;
-            isolated(p2.len(), DeepSeekLexer::new(p2), |s3, e3| piece(base + s3, base + e3));
-        });
+    let mut last = 0;
+    for (s, e) in DigitGroups::new(text) {
+        if s > last {
+            after_digits(text, last, s, &mut piece);
+        }
+        piece(s, e);
+        last = e;
+    }
+    if last < text.len() {
+        after_digits(text, last, text.len(), &mut piece);
+    }
+}
+
+/// The second and third splits on `text[s1..e1]`, a gap of the first.
+#[inline]
+fn after_digits(text: &str, s1: usize, e1: usize, piece: &mut impl FnMut(usize, usize)) {
+    let p1 = &text[s1..e1];
+    if p1.is_ascii() {
+        isolated(p1.len(), DeepSeekLexer::new(p1), |s3, e3| piece(s1 + s3, s1 + e3));
+        return;
+    }
+    isolated(p1.len(), CjkRuns::new(p1), |s2, e2| {
+        let p2 = &p1[s2..e2];
+        let base = s1 + s2;
+        isolated(p2.len(), DeepSeekLexer::new(p2), |s3, e3| piece(base + s3, base + e3));
     });
 }
 
@@ -323,5 +347,25 @@ mod tests {
         deepseek_pieces("Hi 12345 日本語abc\u{200D}, x  \n", |s, e| out.push((s, e)));
         // Pieces: 'Hi', ' ', '123', '45', ' ', '日本語', 'abc', '\u{200D}', ',', ' x', '  \n'.
         assert_eq!(out, [(0, 2), (2, 3), (3, 6), (6, 8), (8, 9), (9, 18), (18, 21), (21, 24), (24, 25), (25, 27), (27, 30)]);
+    }
+
+    /// Every `\p{N}` char, alone and in groups of two and three (with ASCII digits): neither
+    /// the CJK split nor the third regex matches any of it (Oniguruma's reading), so a group of
+    /// the first split is a final piece as [`deepseek_pieces`] takes it.
+    #[test]
+    fn digit_groups_are_final_pieces() {
+        let cjk = SysRegex::onig_only(DEEPSEEK_CJK_PATTERN).unwrap();
+        let main = SysRegex::onig_only(DEEPSEEK_MAIN_PATTERN).unwrap();
+        let digits: Vec<char> = (0..=char::MAX as u32).filter_map(char::from_u32).filter(|&c| class_of(c) & N != 0).collect();
+        assert!(digits.len() > 1500, "{}", digits.len());
+        let mut checked = 0;
+        for (i, &c) in digits.iter().enumerate() {
+            for group in [c.to_string(), format!("{c}{}", digits[(i * 7) % digits.len()]), format!("1{c}2")] {
+                assert_eq!(cjk.find_iter(&group).count(), 0, "{group:?}");
+                assert_eq!(main.find_iter(&group).count(), 0, "{group:?}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 3 * digits.len());
     }
 }
