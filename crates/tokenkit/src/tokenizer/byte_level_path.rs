@@ -167,9 +167,13 @@ const KEEP_BELOW: usize = 1 << 16;
 #[inline]
 fn reserve_for_long_text<T>(buffer: &mut Vec<T>, text: &str) {
     debug_assert!(buffer.is_empty());
-    if text.len() >= KEEP_BELOW && buffer.capacity() < text.len() {
+    // At most a million entries: beyond that the buffer doubles as it goes, so a huge text
+    // does not take address space for a token per byte up front (a process under an
+    // address-space limit then fails its next allocation).
+    let want = text.len().min(1 << 20);
+    if text.len() >= KEEP_BELOW && buffer.capacity() < want {
         let mut fresh = Vec::new();
-        if fresh.try_reserve(text.len()).is_ok() {
+        if fresh.try_reserve(want).is_ok() {
             *buffer = fresh;
         }
     }
