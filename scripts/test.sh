@@ -15,6 +15,9 @@ cargo fmt --all --check
 # The library and the CLI (the default workspace members; the benchmark crate and the Python
 # extension are built by their own commands).
 cargo test --release
+# The conformance and Python tests run target/release/tokenkit, which `cargo test` does not
+# rebuild.
+cargo build --release -p tokenkit-cli
 
 xdist=()
 if [ "${PYTEST_WORKERS:-auto}" != "0" ] && .venv/bin/python -c "import xdist" 2>/dev/null; then
