@@ -416,13 +416,8 @@ impl PySentencePieceCore {
     }
 
     /// The normalized text sentencepiece segments (`Normalize`).
-    fn normalize(&self, py: Python<'_>, input: &Bound<'_, PyAny>) -> PyResult<String> {
-        let text = input_text(input)?;
-        Ok(py.allow_threads(|| {
-            let mut out = tokenkit::normalizers::sentencepiece::Normalized::default();
-            self.model.normalizer().normalize_text(&text, &mut out);
-            out.text
-        }))
+    fn normalize<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        normalize(py, self.model.normalizer(), input)
     }
 
     /// The number of pieces.
@@ -559,12 +554,24 @@ fn char_offsets(text: &str) -> Vec<usize> {
     out
 }
 
+/// `normalizer` on a str or UTF-8 bytes: the normalized text, as bytes for bytes input.
+fn normalize<'py>(py: Python<'py>, normalizer: &SpNormalizer, input: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let is_bytes = input.is_instance_of::<PyBytes>();
+    let text = input_text(input)?;
+    let norm = py.allow_threads(|| {
+        let mut out = tokenkit::normalizers::sentencepiece::Normalized::default();
+        normalizer.normalize_text(&text, &mut out);
+        out.text
+    });
+    Ok(str_or_bytes(py, &norm, is_bytes))
+}
+
 /// `normalizer` on a str or UTF-8 bytes with sentencepiece's offsets: per normalized byte
 /// (and the end) the input byte it comes from; for a str, per normalized char the input char
 /// (sentencepiece's `ConvertToUnicodeAlignment`: a char takes its last byte's offset).
 fn normalize_with_offsets<'py>(
     py: Python<'py>,
-    normalizer: &tokenkit::normalizers::sentencepiece::SpNormalizer,
+    normalizer: &SpNormalizer,
     input: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<usize>)> {
     let is_bytes = input.is_instance_of::<PyBytes>();
@@ -647,14 +654,7 @@ impl PySentencePieceNormalizerCore {
 
     /// The normalized text of a str (bytes give bytes).
     fn normalize<'py>(&self, py: Python<'py>, input: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let is_bytes = input.is_instance_of::<PyBytes>();
-        let text = input_text(input)?;
-        let norm = py.allow_threads(|| {
-            let mut out = tokenkit::normalizers::sentencepiece::Normalized::default();
-            self.normalizer.normalize_text(&text, &mut out);
-            out.text
-        });
-        Ok(str_or_bytes(py, &norm, is_bytes))
+        normalize(py, &self.normalizer, input)
     }
 
     /// The normalized text with offsets (see `SentencePieceCore.normalize_with_offsets`).

@@ -68,12 +68,9 @@ def SetDataDir(data_dir: str) -> None:
     str(data_dir)
 
 
-_NBEST_TIMEOUT_MS = [0]
-
-
 def SetNBestTimeout(timeout_ms: int) -> None:
     """Accepted for compatibility: n-best search is bounded by ``nbest_size`` (at most 512)."""
-    _NBEST_TIMEOUT_MS[0] = int(timeout_ms)
+    int(timeout_ms)
 
 
 set_min_log_level = SetMinLogLevel
@@ -505,7 +502,7 @@ class SentencePieceProcessor:
         def one(text):
             if with_offsets:
                 return model.normalize_with_offsets(text)
-            return model.normalize(text).encode() if isinstance(text, bytes) else model.normalize(text)
+            return model.normalize(text)
 
         return [one(x) for x in input] if isinstance(input, list) else one(input)
 

@@ -345,7 +345,7 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
 
 /// The user-defined piece `bytes` starts with (the longest): `(byte length, id)`.
 #[inline]
-fn user_defined_prefix(model: &SentencePiece, bytes: &[u8]) -> Option<(usize, u32)> {
+pub(super) fn user_defined_prefix(model: &SentencePiece, bytes: &[u8]) -> Option<(usize, u32)> {
     let mut found = None;
     if let Some(t) = model.user_defined_trie() {
         t.common_prefixes(bytes, |l, i| found = Some((l, i)));

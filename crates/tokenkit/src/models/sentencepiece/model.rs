@@ -313,13 +313,10 @@ impl SentencePiece {
                 out.clear();
                 let mut i = 0;
                 while i < text.len() {
-                    let mut len = 0;
-                    if let Some(t) = &self.inner.user_defined {
-                        t.common_prefixes(&text.as_bytes()[i..], |l, _| len = l);
-                    }
-                    if len == 0 {
-                        len = text[i..].chars().next().map_or(1, char::len_utf8);
-                    }
+                    let len = match super::bpe::user_defined_prefix(self, &text.as_bytes()[i..]) {
+                        Some((len, _)) => len,
+                        None => text[i..].chars().next().map_or(1, char::len_utf8),
+                    };
                     out.push(self.whole_piece(text, i, i + len));
                     i += len;
                 }
