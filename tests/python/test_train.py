@@ -269,6 +269,18 @@ def test_implementations_from_files(tmp_path):
         assert ours.normalize("Héllo") == ref.normalize("Héllo") if ref.normalizer else True
     print(f"implementations from files: {identical}/{total} encodings identical")
     assert identical == total
+    # The async methods (asyncio is imported only when they run).
+    import asyncio
+
+    ours, ref = pairs[0]
+    batch = lines[:50]
+
+    async def both(tok):
+        encs = await tok.async_encode_batch(batch)
+        fast = await tok.async_encode_batch_fast(batch)
+        return [e.ids for e in encs], [e.ids for e in fast], await tok.async_decode_batch([e.ids for e in encs])
+
+    assert asyncio.run(both(ours)) == asyncio.run(both(ref))
     saved = tokenkit.ByteLevelBPETokenizer.from_file(str(vocab), str(merges)).save_model(str(tmp_path))
     again = hf.ByteLevelBPETokenizer.from_file(*saved)
     assert again.encode(lines[0]).ids == pairs[0][1].encode(lines[0]).ids
@@ -290,3 +302,14 @@ def test_implementation_progress_bars(tmp_path):
     assert outputs["0"][0] == outputs["1"][0]
     for stage in ("Count words", "Compute merges"):
         assert stage in outputs["1"][1] and stage not in outputs["0"][1]
+
+
+def test_import_leaves_asyncio_alone():
+    """`import tokenkit` does not import asyncio (it doubled the import time); the async
+    methods import it when they run."""
+    import subprocess
+    import sys
+
+    code = "import sys, tokenkit, tokenkit.sentencepiece; print('asyncio' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -11,7 +11,6 @@ training when it is a terminal.
 """
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import decoders, normalizers, pre_tokenizers, processors, trainers
@@ -25,6 +24,14 @@ __all__ = ["BaseTokenizer", "ByteLevelBPETokenizer", "CharBPETokenizer", "Senten
 Tokens = List[Union[str, AddedToken]]
 TextIterator = Union[Iterator[str], Iterator[Iterator[str]]]
 
+
+
+async def _in_thread(fn, *args):
+    """``fn(*args)`` in a worker thread. asyncio is imported here, not with the package: it
+    doubles the import time of ``tokenkit``, and only the async methods need it."""
+    import asyncio
+
+    return await asyncio.to_thread(fn, *args)
 
 class BaseTokenizer:
     """A :class:`~tokenkit.Tokenizer` with the parameters it was built with; the methods and
@@ -115,14 +122,14 @@ class BaseTokenizer:
         """:meth:`encode_batch` in a worker thread (the GIL is released while encoding)."""
         if inputs is None:
             raise ValueError("async_encode_batch: `inputs` can't be `None`")
-        return await asyncio.to_thread(self._tokenizer.encode_batch, inputs, is_pretokenized, add_special_tokens)
+        return await _in_thread(self._tokenizer.encode_batch, inputs, is_pretokenized, add_special_tokens)
 
     async def async_encode_batch_fast(self, inputs: List[Any], is_pretokenized: bool = False,
                                       add_special_tokens: bool = True) -> List[Encoding]:
         """``encode_batch_fast`` in a worker thread."""
         if inputs is None:
             raise ValueError("async_encode_batch_fast: `inputs` can't be `None`")
-        return await asyncio.to_thread(self._tokenizer.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
+        return await _in_thread(self._tokenizer.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
 
     def decode(self, ids: List[int], skip_special_tokens: Optional[bool] = True) -> str:
         """Decodes ids to text."""
@@ -141,7 +148,7 @@ class BaseTokenizer:
         """:meth:`decode_batch` in a worker thread."""
         if sequences is None:
             raise ValueError("async_decode_batch: `sequences` can't be `None`")
-        return await asyncio.to_thread(self._tokenizer.decode_batch, sequences, skip_special_tokens)
+        return await _in_thread(self._tokenizer.decode_batch, sequences, skip_special_tokens)
 
     def token_to_id(self, token: str) -> Optional[int]:
         """The id of ``token``, or None."""

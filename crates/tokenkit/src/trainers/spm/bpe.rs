@@ -1,238 +1,375 @@
-//! sentencepiece's BPE trainer (`bpe_model_trainer.cc`), with the same pieces and scores.
+//! sentencepiece 0.2.3's BPE trainer (`bpe_model_trainer.cc`), with the same pieces and scores.
 //!
-//! The rules that decide the result, as sentencepiece has them: a pair is a candidate only if
-//! the merged piece is valid ([`PieceRules`]); the best candidate has the highest count, then
-//! the fewest chars, then the smallest UTF-8 string; it is looked for only among the "active"
-//! pairs, refreshed every 100 pieces as the most frequent 5% of all symbols (at least 1,000)
-//! plus every pair created since; a piece already taken through another pair of halves is
-//! skipped; merges apply left to right within a word; the score of the n-th piece is `-n`; the
+//! The rules that decide the result, as sentencepiece has them: a pair of adjacent symbols is a
+//! candidate only if the merged piece is valid ([`PieceRules`]); the best candidate has the
+//! highest count, then the fewest chars, then the smallest UTF-8 string (a priority queue whose
+//! entries are checked against the current count when they come out); a piece already taken
+//! through another pair of halves is skipped, and so is every later pair that spells it; the
+//! occurrences of the best pair are merged in the order they were found (the words in their
+//! order, then each new adjacency as merges make it); the score of the n-th piece is `-n`; the
 //! required chars follow the merged pieces by decreasing count. Counts are kept exact
-//! incrementally instead of being recounted from stored positions.
+//! incrementally. Where sentencepiece leaves a tie to its hash map and heap order (two pairs
+//! spelling the same piece with the same count), the pair made first wins.
+//!
+//! Memory: the words are one array of symbol ids (4 bytes per char, merged-away chars left as
+//! holes, as sentencepiece does), and each pair keeps the places it was found as
+//! `(word, index)` (8 bytes each), freed when the pair is merged or no longer occurs.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use ahash::{AHashMap, AHashSet};
+
+use crate::models::sentencepiece::bpe::IdHasher;
 
 use crate::models::unigram::trainer::piece_rules::{PieceRules, UNK_CHAR};
 use crate::Result;
 
+/// A hole in a word (a merged-away symbol), or "no halves" for a char.
 const NONE: u32 = u32::MAX;
-/// sentencepiece's `kMinActiveSymbolsSize`, `kTopFrequentRatio` and `kUpdateActiveSymbolsInteval`.
-const MIN_ACTIVE: usize = 1000;
-const TOP_RATIO: f32 = 0.05;
-const UPDATE_EVERY: usize = 100;
+
+/// What is known of a pair of adjacent symbols.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PairState {
+    /// A candidate: its symbol.
+    Symbol(u32),
+    /// Not a valid piece (or holding the unknown char).
+    Invalid,
+    /// Merged already, or spelling a piece that was: never a candidate again.
+    Dead,
+}
+
+/// A [`PairState`] in 4 bytes (the pair table holds hundreds of thousands).
+#[derive(Clone, Copy)]
+struct Packed(u32);
+
+impl Packed {
+    const INVALID: u32 = u32::MAX;
+    const DEAD: u32 = u32::MAX - 1;
+
+    fn pack(state: PairState) -> Self {
+        Self(match state {
+            PairState::Symbol(id) => id,
+            PairState::Invalid => Self::INVALID,
+            PairState::Dead => Self::DEAD,
+        })
+    }
+
+    fn unpack(self) -> PairState {
+        match self.0 {
+            Self::INVALID => PairState::Invalid,
+            Self::DEAD => PairState::Dead,
+            id => PairState::Symbol(id),
+        }
+    }
+}
+
+/// A pair of symbol ids as a table key (8 bytes, hashed as one `u64`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key(u32, u32);
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64((u64::from(self.0) << 32) | u64::from(self.1));
+    }
+}
 
 struct Sym {
-    chars: Vec<char>,
-    text: String,
     /// The halves (`NONE` for a char).
-    pair: (u32, u32),
+    left: u32,
+    right: u32,
+    /// The piece: `text[start..start + len]`.
+    start: u32,
+    len: u32,
+    chars: u32,
+    /// Occurrences, weighted by word count (exact).
+    freq: i64,
     is_unk: bool,
-    /// In sentencepiece's symbol cache (not yet taken or skipped).
-    in_cache: bool,
-    active: bool,
-    /// A pair symbol made again after its first object left the cache: sentencepiece's new
-    /// object has no positions, so its count is 0.
-    recreated: bool,
-    /// Number of adjacent occurrences (weighted by word count) of the pair.
-    count: i64,
-    /// Where the pair occurs or occurred: (word, left index, right index).
-    positions: Vec<(u32, u32, u32)>,
+    /// Still a candidate (sentencepiece: in its symbol cache and active).
+    live: bool,
+    /// Its count went down since its last queue entry (`needs_recomputation`).
+    stale: bool,
+    /// Waiting to be queued after the current merge.
+    pending: bool,
+}
+
+/// A queue entry: a symbol with its count when queued.
+#[derive(Clone, Copy)]
+struct Entry {
+    freq: i64,
+    sym: u32,
 }
 
 struct Bpe<'a> {
     rules: PieceRules,
     syms: Vec<Sym>,
+    /// The places each pair was found: `(word, index of its left symbol)`.
+    positions: Vec<Vec<(u32, u32)>>,
+    text: Vec<u8>,
     chars: AHashMap<char, u32>,
-    /// (left, right) → (first object, current object), or `NONE` objects for an invalid pair.
-    pairs: AHashMap<(u32, u32), (u32, u32)>,
-    words: Vec<Vec<u32>>,
+    pairs: HashMap<Key, Packed, BuildHasherDefault<IdHasher>>,
+    /// The words' symbols, one after another; `NONE` where a symbol was merged into its left.
+    seq: Vec<u32>,
+    /// Word `w` is `seq[starts[w]..starts[w + 1]]`.
+    starts: Vec<u32>,
     freqs: &'a [u64],
-    cache_size: usize,
-    active: Vec<u32>,
+    /// A max-heap of entries, by [`Self::better`].
+    heap: Vec<Entry>,
+    pending: Vec<u32>,
+    /// Scratch for checking a piece.
+    scratch: Vec<char>,
 }
 
 impl Bpe<'_> {
+    fn text(&self, s: u32) -> &[u8] {
+        let (start, len) = self.span(s);
+        &self.text[start..start + len]
+    }
+
+    /// Where the piece of `s` is in `text`: (start, length).
+    fn span(&self, s: u32) -> (usize, usize) {
+        let s = &self.syms[s as usize];
+        (s.start as usize, s.len as usize)
+    }
+
     fn char_sym(&mut self, c: char) -> u32 {
         if let Some(&id) = self.chars.get(&c) {
             return id;
         }
         let id = self.syms.len() as u32;
+        let start = self.text.len() as u32;
+        let mut buf = [0u8; 4];
+        self.text.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
         self.syms.push(Sym {
-            chars: vec![c],
-            text: c.to_string(),
-            pair: (NONE, NONE),
+            left: NONE,
+            right: NONE,
+            start,
+            len: c.len_utf8() as u32,
+            chars: 1,
+            freq: 0,
             is_unk: c == UNK_CHAR,
-            in_cache: true,
-            active: false,
-            recreated: false,
-            count: 0,
-            positions: Vec::new(),
+            live: true,
+            stale: false,
+            pending: false,
         });
+        self.positions.push(Vec::new());
         self.chars.insert(c, id);
-        self.cache_size += 1;
         id
     }
 
-    /// `GetPairSymbol`: the object of the pair, made (or made again) when not in the cache;
-    /// `None` for an invalid pair.
-    fn pair_sym(&mut self, l: u32, r: u32) -> Option<u32> {
+    /// `GetPairSymbol`: what the pair `l r` is, made on first sight.
+    fn pair(&mut self, l: u32, r: u32) -> PairState {
         if self.syms[l as usize].is_unk || self.syms[r as usize].is_unk {
-            return None;
+            return PairState::Invalid;
         }
-        if let Some(&(first, current)) = self.pairs.get(&(l, r)) {
-            if current == NONE {
-                return None;
+        if let Some(&state) = self.pairs.get(&Key(l, r)) {
+            return state.unpack();
+        }
+        let (l_span, r_span) = (self.span(l), self.span(r));
+        let chars = self.syms[l as usize].chars + self.syms[r as usize].chars;
+        let valid = chars as usize <= self.rules.max_len && {
+            self.scratch.clear();
+            for (start, len) in [l_span, r_span] {
+                let part = std::str::from_utf8(&self.text[start..start + len]).expect("pieces are made of whole chars");
+                self.scratch.extend(part.chars());
             }
-            if self.syms[current as usize].in_cache {
-                return Some(current);
-            }
-            let again = self.new_pair_sym(l, r, true);
-            self.pairs.insert((l, r), (first, again));
-            return Some(again);
-        }
-        let mut chars = self.syms[l as usize].chars.clone();
-        chars.extend_from_slice(&self.syms[r as usize].chars);
-        if !self.rules.is_valid(&chars) {
-            self.pairs.insert((l, r), (NONE, NONE));
-            return None;
-        }
-        let id = self.new_pair_sym(l, r, false);
-        self.pairs.insert((l, r), (id, id));
-        Some(id)
-    }
-
-    fn new_pair_sym(&mut self, l: u32, r: u32, recreated: bool) -> u32 {
-        let mut chars = self.syms[l as usize].chars.clone();
-        chars.extend_from_slice(&self.syms[r as usize].chars);
-        let text = chars.iter().collect();
-        let id = self.syms.len() as u32;
-        self.syms.push(Sym {
-            chars,
-            text,
-            pair: (l, r),
-            is_unk: false,
-            in_cache: true,
-            active: false,
-            recreated,
-            count: 0,
-            positions: Vec::new(),
-        });
-        self.cache_size += 1;
-        id
-    }
-
-    /// The count sentencepiece computes for object `id`.
-    fn freq(&self, id: u32) -> i64 {
-        let s = &self.syms[id as usize];
-        if s.recreated {
-            return 0;
-        }
-        s.count
-    }
-
-    fn activate(&mut self, id: u32) {
-        let s = &mut self.syms[id as usize];
-        if !s.active {
-            s.active = true;
-            self.active.push(id);
-        }
-    }
-
-    fn erase(&mut self, id: u32) {
-        let s = &mut self.syms[id as usize];
-        s.active = false;
-        if s.in_cache {
-            s.in_cache = false;
-            self.cache_size -= 1;
-        }
-    }
-
-    /// `AddNewPair`: the adjacency (left at `li`, right at `ri`) of word `w` appears.
-    fn add_pair(&mut self, w: u32, li: u32, ri: u32) {
-        let (l, r) = (self.words[w as usize][li as usize], self.words[w as usize][ri as usize]);
-        if let Some(id) = self.pair_sym(l, r) {
-            self.activate(id);
-            let first = self.pairs[&(l, r)].0;
-            let f = self.freqs[w as usize] as i64;
-            let s = &mut self.syms[first as usize];
-            s.count += f;
-            s.positions.push((w, li, ri));
-        }
-    }
-
-    /// `ResetFreq`: the adjacency at (`li`, `ri`) of word `w` disappears.
-    fn remove_pair(&mut self, w: u32, li: u32, ri: u32) {
-        let (l, r) = (self.words[w as usize][li as usize], self.words[w as usize][ri as usize]);
-        if self.pair_sym(l, r).is_some() {
-            let first = self.pairs[&(l, r)].0;
-            self.syms[first as usize].count -= self.freqs[w as usize] as i64;
-        }
+            self.rules.is_valid(&self.scratch)
+        };
+        let state = if valid {
+            let id = self.syms.len() as u32;
+            let start = self.text.len() as u32;
+            self.text.extend_from_within(l_span.0..l_span.0 + l_span.1);
+            self.text.extend_from_within(r_span.0..r_span.0 + r_span.1);
+            self.syms.push(Sym {
+                left: l,
+                right: r,
+                start,
+                len: (l_span.1 + r_span.1) as u32,
+                chars,
+                freq: 0,
+                is_unk: false,
+                live: true,
+                stale: true,
+                pending: false,
+            });
+            self.positions.push(Vec::new());
+            PairState::Symbol(id)
+        } else {
+            PairState::Invalid
+        };
+        self.pairs.insert(Key(l, r), Packed::pack(state));
+        state
     }
 
     fn next(&self, w: u32, i: u32) -> Option<u32> {
-        let word = &self.words[w as usize];
+        let (start, end) = (self.starts[w as usize] as usize, self.starts[w as usize + 1] as usize);
+        let word = &self.seq[start..end];
         (i as usize + 1..word.len()).find(|&k| word[k] != NONE).map(|k| k as u32)
     }
 
     fn prev(&self, w: u32, i: u32) -> Option<u32> {
-        let word = &self.words[w as usize];
+        let word = &self.seq[self.starts[w as usize] as usize..];
         (0..i as usize).rev().find(|&k| word[k] != NONE).map(|k| k as u32)
     }
 
-    /// `UpdateActiveSymbols`: the most frequent pairs in the cache. Ties at the cut are broken
-    /// by the order pieces are chosen in (sentencepiece's depends on its hash map's order).
-    fn update_active(&mut self) {
-        let mut cands: Vec<u32> =
-            (0..self.syms.len() as u32).filter(|&i| self.syms[i as usize].in_cache && self.syms[i as usize].pair.0 != NONE).collect();
-        let size = ((self.cache_size as f32 * TOP_RATIO) as usize).max(MIN_ACTIVE).min(cands.len());
-        for &id in &self.active {
-            self.syms[id as usize].active = false;
-        }
-        self.active.clear();
-        if size < cands.len() && size > 0 {
-            cands.select_nth_unstable_by(size - 1, |&a, &b| self.better(a, b));
-            cands.truncate(size);
-        }
-        cands.sort_unstable();
-        for id in cands {
-            self.activate(id);
+    fn at(&self, w: u32, i: u32) -> u32 {
+        self.seq[(self.starts[w as usize] + i) as usize]
+    }
+
+    /// `AddNewPair`: symbols `li` and `ri` of word `w` became adjacent.
+    fn add_pair(&mut self, w: u32, li: u32, ri: u32) {
+        if let PairState::Symbol(id) = self.pair(self.at(w, li), self.at(w, ri)) {
+            let s = &mut self.syms[id as usize];
+            s.freq += self.freqs[w as usize] as i64;
+            if !s.pending {
+                s.pending = true;
+                self.pending.push(id);
+            }
+            let places = &mut self.positions[id as usize];
+            if places.len() == places.capacity() {
+                // Grow by half, not double: these lists hold most of the memory.
+                places.reserve_exact((places.len() / 2).max(2));
+            }
+            places.push((w, li));
         }
     }
 
-    /// sentencepiece's order of preference: higher count, fewer chars, smaller string.
-    fn better(&self, a: u32, b: u32) -> std::cmp::Ordering {
-        let (sa, sb) = (&self.syms[a as usize], &self.syms[b as usize]);
-        self.freq(b).cmp(&self.freq(a)).then(sa.chars.len().cmp(&sb.chars.len())).then_with(|| sa.text.as_bytes().cmp(sb.text.as_bytes()))
+    /// `ResetFreq`: symbols `li` and `ri` of word `w` are no longer adjacent.
+    fn remove_pair(&mut self, w: u32, li: u32, ri: u32, best: u32) {
+        if let PairState::Symbol(id) = self.pair(self.at(w, li), self.at(w, ri)) {
+            if id != best {
+                let s = &mut self.syms[id as usize];
+                s.freq -= self.freqs[w as usize] as i64;
+                s.stale = true;
+            }
+        }
     }
 
+    /// `ComputeFreq`: the count is exact already; a pair that no longer occurs forgets where
+    /// it was.
+    fn settle(&mut self, id: u32) {
+        let s = &mut self.syms[id as usize];
+        if s.stale {
+            s.stale = false;
+            if s.freq == 0 {
+                self.positions[id as usize] = Vec::new();
+            }
+        }
+    }
+
+    /// The symbol is merged or spells a merged piece: never a candidate again.
+    fn kill(&mut self, id: u32) {
+        let s = &mut self.syms[id as usize];
+        s.live = false;
+        let k = Key(s.left, s.right);
+        self.positions[id as usize] = Vec::new();
+        self.pairs.insert(k, Packed::pack(PairState::Dead));
+    }
+
+    /// sentencepiece's order of preference: higher count, fewer chars, smaller string; then
+    /// the symbol made first.
+    fn better(&self, a: Entry, b: Entry) -> Ordering {
+        let (sa, sb) = (&self.syms[a.sym as usize], &self.syms[b.sym as usize]);
+        a.freq.cmp(&b.freq).then(sb.chars.cmp(&sa.chars)).then_with(|| self.text(b.sym).cmp(self.text(a.sym))).then(b.sym.cmp(&a.sym))
+    }
+
+    fn push(&mut self, e: Entry) {
+        self.heap.push(e);
+        let mut i = self.heap.len() - 1;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.better(self.heap[i], self.heap[parent]) != Ordering::Greater {
+                break;
+            }
+            self.heap.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    fn pop(&mut self) -> Option<Entry> {
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("not empty");
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            let n = self.heap.len();
+            let mut i = 0;
+            loop {
+                let (l, r) = (2 * i + 1, 2 * i + 2);
+                let mut m = i;
+                if l < n && self.better(self.heap[l], self.heap[m]) == Ordering::Greater {
+                    m = l;
+                }
+                if r < n && self.better(self.heap[r], self.heap[m]) == Ordering::Greater {
+                    m = r;
+                }
+                if m == i {
+                    break;
+                }
+                self.heap.swap(i, m);
+                i = m;
+            }
+        }
+        Some(top)
+    }
+
+    /// Queues the symbols whose count went up (`pending_queue_`).
+    fn queue_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for &id in &pending {
+            self.syms[id as usize].pending = false;
+            if self.syms[id as usize].live {
+                self.settle(id);
+                self.push(Entry { freq: self.syms[id as usize].freq, sym: id });
+            }
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// The best candidate, taken off the queue.
     fn best(&mut self) -> Option<u32> {
-        let syms = &self.syms;
-        self.active.retain(|&id| syms[id as usize].active);
-        self.active.iter().copied().min_by(|&a, &b| self.better(a, b).then(a.cmp(&b)))
+        while let Some(e) = self.pop() {
+            let s = &self.syms[e.sym as usize];
+            if !s.live {
+                continue;
+            }
+            if s.stale {
+                self.settle(e.sym);
+                self.push(Entry { freq: self.syms[e.sym as usize].freq, sym: e.sym });
+                continue;
+            }
+            if e.freq == s.freq {
+                return Some(e.sym);
+            }
+        }
+        None
     }
 
+    /// `AcceptSymbol`: merges the occurrences of `best`, in the order they were found.
     fn merge(&mut self, best: u32) {
-        let (l, r) = self.syms[best as usize].pair;
-        let first = self.pairs[&(l, r)].0;
-        let mut positions = std::mem::take(&mut self.syms[first as usize].positions);
-        positions.sort_unstable();
-        positions.dedup();
-        for (w, li, ri) in positions {
-            let word = &self.words[w as usize];
-            // A position the pair no longer holds (merged away, or its neighbours merged).
-            if word[li as usize] != l || word[ri as usize] != r || self.next(w, li) != Some(ri) {
+        let (l, r) = (self.syms[best as usize].left, self.syms[best as usize].right);
+        let positions = std::mem::take(&mut self.positions[best as usize]);
+        for &(w, li) in &positions {
+            // An occurrence the pair no longer holds (merged away, or its neighbours merged).
+            if self.at(w, li) != l {
+                continue;
+            }
+            let Some(ri) = self.next(w, li) else { continue };
+            if self.at(w, ri) != r {
                 continue;
             }
             let prev = self.prev(w, li);
             let next = self.next(w, ri);
             if let Some(p) = prev {
-                self.remove_pair(w, p, li);
+                self.remove_pair(w, p, li, best);
             }
             if let Some(n) = next {
-                self.remove_pair(w, ri, n);
+                self.remove_pair(w, ri, n, best);
             }
-            self.syms[first as usize].count -= self.freqs[w as usize] as i64;
-            self.words[w as usize][li as usize] = best;
-            self.words[w as usize][ri as usize] = NONE;
+            let start = self.starts[w as usize];
+            self.seq[(start + li) as usize] = best;
+            self.seq[(start + ri) as usize] = NONE;
             if let Some(p) = prev {
                 self.add_pair(w, p, li);
             }
@@ -240,47 +377,63 @@ impl Bpe<'_> {
                 self.add_pair(w, li, n);
             }
         }
+        self.kill(best);
     }
 }
 
 /// Learns `n_merges` pieces from `words` (a text and its count, in sentencepiece's order) and
 /// appends the `required` chars (in their order); returns pieces with scores.
-pub fn train(words: &[(String, u64)], required: &[(char, u64)], n_merges: usize, rules: PieceRules) -> Result<Vec<(String, f32)>> {
+/// The words are dropped once they are turned into symbols.
+pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usize, rules: PieceRules) -> Result<Vec<(String, f32)>> {
     let freqs: Vec<u64> = words.iter().map(|(_, n)| *n).collect();
+    let n_chars: usize = words.iter().map(|(w, _)| w.chars().count()).sum();
     let mut t = Bpe {
         rules,
         syms: Vec::new(),
+        positions: Vec::new(),
+        text: Vec::new(),
         chars: AHashMap::new(),
-        pairs: AHashMap::new(),
-        words: Vec::with_capacity(words.len()),
+        pairs: HashMap::default(),
+        seq: Vec::with_capacity(n_chars),
+        starts: Vec::with_capacity(words.len() + 1),
         freqs: &freqs,
-        cache_size: 0,
-        active: Vec::new(),
+        heap: Vec::new(),
+        pending: Vec::new(),
+        scratch: Vec::new(),
     };
-    for (w, _) in words {
-        let ids: Vec<u32> = w.chars().map(|c| t.char_sym(c)).collect();
-        t.words.push(ids);
+    for &(c, _) in required {
+        t.char_sym(c);
     }
-    for w in 0..t.words.len() as u32 {
-        for i in 1..t.words[w as usize].len() as u32 {
+    t.char_sym(UNK_CHAR);
+    t.starts.push(0);
+    let n_words = words.len() as u32;
+    for (w, _) in words {
+        for c in w.chars() {
+            let id = t.char_sym(c);
+            t.seq.push(id);
+        }
+        t.starts.push(t.seq.len() as u32);
+    }
+    for w in 0..n_words {
+        let len = t.starts[w as usize + 1] - t.starts[w as usize];
+        for i in 1..len {
             t.add_pair(w, i - 1, i);
         }
     }
+    t.queue_pending();
+
     let mut pieces: Vec<(String, f32)> = Vec::with_capacity(n_merges + required.len());
-    let mut dup: AHashSet<String> = AHashSet::new();
+    let mut dup: AHashSet<Vec<u8>> = AHashSet::new();
     while pieces.len() < n_merges {
-        if pieces.len().is_multiple_of(UPDATE_EVERY) {
-            t.update_active();
-        }
         let Some(best) = t.best() else { break };
-        let text = t.syms[best as usize].text.clone();
+        let text = t.text(best).to_vec();
         if !dup.insert(text.clone()) {
-            t.erase(best);
+            t.kill(best);
             continue;
         }
-        pieces.push((text, -(pieces.len() as f32)));
+        pieces.push((String::from_utf8(text).expect("pieces are made of whole chars"), -(pieces.len() as f32)));
         t.merge(best);
-        t.erase(best);
+        t.queue_pending();
     }
     for &(c, _) in required {
         pieces.push((c.to_string(), -(pieces.len() as f32)));

@@ -306,7 +306,7 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
     let pieces: Vec<(String, f32)> = match spec.model_type {
         ModelType::Bpe => {
             let n_merges = slots.saturating_sub(required.len());
-            bpe::train(&words, &required, n_merges, piece_rules(spec))?
+            bpe::train(words, &required, n_merges, piece_rules(spec))?
         }
         ModelType::Char => {
             let sum: u64 = required.iter().map(|(_, n)| n).sum();
