@@ -262,7 +262,7 @@ impl Encoding {
         special_tokens: &[(String, u32)],
         build: impl FnOnce() -> Result<Self>,
     ) -> Result<Self> {
-        table_cache::cached(key, |p| Self::read_table(name, pat_str, special_tokens, p), build, Self::write_table)
+        table_cache::cached(key, |p| Self::read_table(name, pat_str, special_tokens, p.reader()), build, Self::write_table)
     }
 
     /// [`Encoding::new`] without the cache.
@@ -360,8 +360,7 @@ impl Encoding {
     }
 
     /// The encoding of `spec` from tables [`Encoding::write_table`] wrote.
-    fn read_table(name: &str, pat_str: &str, special_tokens: &[(String, u32)], payload: &[u8]) -> Result<Self> {
-        let mut r = table_cache::Reader::new(payload);
+    fn read_table(name: &str, pat_str: &str, special_tokens: &[(String, u32)], mut r: table_cache::Reader<'_>) -> Result<Self> {
         let bpe = crate::models::bpe::BPE::read_table(&mut r)?;
         let id_bytes = IdBytes::read_table(&mut r)?;
         let rank_ids = r.u32s()?;
