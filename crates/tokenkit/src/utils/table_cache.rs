@@ -568,6 +568,44 @@ mod tests {
     }
 
     #[test]
+    fn tables_are_views_of_a_mapped_entry_and_copies_otherwise() {
+        let dir = std::env::temp_dir().join(format!("tokenkit-table-cache-tables-{}", std::process::id()));
+        let key = Key::new("test", &[b"tables"]);
+        let mut w = Writer::default();
+        w.bool(true); // an odd offset before the table: padded to 8
+        w.table(&[1u64, u64::MAX]);
+        w.table(&[7u32, 8, 9]);
+        w.table::<u8>(&[]);
+        store_in(&dir, &key, &w.buf);
+        let payload = load_from(&dir, &key).expect("the entry just stored");
+        let read = |mut r: Reader<'_>| -> Result<(Table<u64>, Table<u32>, Table<u8>)> {
+            assert!(r.bool()?);
+            let t = (r.table()?, r.table()?, r.table()?);
+            r.finish()?;
+            Ok(t)
+        };
+        let (a, b, c) = read(payload.reader()).unwrap();
+        assert!(a.is_mapped() && b.is_mapped() && c.is_mapped());
+        assert_eq!((&a[..], &b[..], c.len()), (&[1, u64::MAX][..], &[7, 8, 9][..], 0));
+        // The same payload read from memory: copies with the same values.
+        let (a2, b2, _) = read(Reader::new(&payload)).unwrap();
+        assert!(!a2.is_mapped() && a2 == a && b2 == b);
+        // A mapped table written to is copied first; its clones keep the old values.
+        drop(payload);
+        let mut m = b.clone();
+        m.make_mut()[0] = 70;
+        assert_eq!((&m[..], &b[..]), (&[70, 8, 9][..], &[7, 8, 9][..]));
+        assert!(!m.is_mapped() && b.is_mapped());
+        // A view outlives the entry's name (removed, as `prune` does).
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(&a[..], &[1, u64::MAX]);
+        // Every cut of the payload is an error.
+        for cut in 0..w.buf.len() {
+            assert!(read(Reader::new(&w.buf[..cut])).is_err(), "{cut}");
+        }
+    }
+
+    #[test]
     fn entries_check_their_key_and_checksum() {
         let dir = std::env::temp_dir().join(format!("tokenkit-table-cache-{}", std::process::id()));
         let key = Key::new("test", &[b"input"]);

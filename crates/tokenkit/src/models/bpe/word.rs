@@ -122,6 +122,17 @@ impl MergeMap {
         }
     }
 
+    /// Rebuilds the table with the fewest slots its pairs fit in (at most half full), for a
+    /// map built with room to spare: it is held in memory and in the table cache as it is.
+    pub fn shrink_to_fit(&mut self) {
+        if Self::with_capacity(self.len).slots.len() < self.slots.len() {
+            let old = std::mem::replace(self, Self::with_capacity(self.len));
+            for (pair, value) in old.iter() {
+                self.insert(pair, value);
+            }
+        }
+    }
+
     fn grow(&mut self) {
         let old = std::mem::replace(self, Self::with_capacity(self.slots.len()));
         for (pair, value) in old.iter() {
@@ -580,6 +591,20 @@ mod tests {
         // a b b b b -> ab b b b -> ab bb b (leftmost bb) -> stop: (ab,bb) and (bb,b) unknown
         assert_eq!(w.ids().collect::<Vec<_>>(), vec![2, 3, 1]);
         assert_eq!(w.tokens().map(|t| t.1).collect::<Vec<_>>(), vec![(0, 2), (2, 4), (4, 5)]);
+    }
+
+    #[test]
+    fn shrink_to_fit_keeps_every_pair() {
+        let mut m = MergeMap::with_capacity(4000);
+        let pairs: Vec<(Pair, (u32, u32))> =
+            (0..300u32).map(|i| ((i, i * 7 + 1), (i, i + 1000))).chain([((u32::MAX, u32::MAX), (5, 6))]).collect();
+        pairs.iter().for_each(|&(p, v)| m.insert(p, v));
+        let before = m.slots.len();
+        m.shrink_to_fit();
+        assert!(m.slots.len() < before && m.slots.len() >= 2 * m.len());
+        assert_eq!(m.len(), pairs.len());
+        assert!(pairs.iter().all(|(p, v)| m.get(p) == Some(v)));
+        assert_eq!(m.get(&(1, 2)), None);
     }
 
     #[test]
