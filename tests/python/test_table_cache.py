@@ -210,9 +210,11 @@ def test_charsmap_check_and_unigram_trie_are_remembered(tmp_path, rel):
     inputs = texts()[:800]
     expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
     cache = tmp_path / "cache"
-    for _ in range(2):
-        assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected
-        assert len(list(cache.iterdir())) == 2
+    assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected  # built, stored
+    stamps = {e: e.stat().st_ino for e in cache.iterdir()}
+    assert len(stamps) == 2
+    assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected  # read
+    assert {e: e.stat().st_ino for e in cache.iterdir()} == stamps, "a valid entry was rebuilt"
     good = {e: e.read_bytes() for e in cache.iterdir()}
     for entry, data in good.items():
         mid = len(data) // 2

@@ -117,7 +117,8 @@ impl Trie {
     pub fn cached(key: &table_cache::Key, n_ids: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
         let read = |p: &table_cache::Payload| -> crate::Result<Self> {
             let mut r = p.reader();
-            let (units, longest): (Table<Unit>, usize) = (r.table()?, r.len(0)?);
+            let units: Table<Unit> = r.table()?;
+            let longest = usize::try_from(r.u64()?).map_err(|_| crate::Error::invalid("table cache: malformed trie"))?;
             r.finish()?;
             let ok = units.first().is_some_and(|root| root.check == NONE)
                 && units.iter().all(|u| u.base as usize + 256 <= units.len() && (u.id == NONE || (u.id as usize) < n_ids));
@@ -129,7 +130,7 @@ impl Trie {
         let write = |t: &Self| -> Option<Vec<u8>> {
             let mut w = table_cache::Writer::default();
             w.table(&t.units);
-            w.len(t.longest);
+            w.u64(t.longest as u64);
             Some(w.buf)
         };
         table_cache::cached(key, read, || Ok(build()), write)
