@@ -199,19 +199,29 @@ def spm_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
     return json.loads(r.stdout)
 
 
-def test_charsmap_check_is_remembered(tmp_path):
-    """A `.model`'s precompiled charsmap is checked once: the entry is written on the first
-    load, and loads with and without it give sentencepiece's ids."""
+@pytest.mark.parametrize("rel", ["registry/albert/spiece.model", "hub/xlnet_base_cased.model"])
+def test_charsmap_check_and_unigram_trie_are_remembered(tmp_path, rel):
+    """A Unigram `.model`'s precompiled charsmap is checked once and its trie built once: both
+    entries are written on the first load; loads with them, and after each was corrupted (built
+    again, rewritten), give sentencepiece's ids."""
     spm = pytest.importorskip("sentencepiece")
 
-    path = need("registry/albert/spiece.model")
+    path = need(rel)
     inputs = texts()[:800]
     expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
     cache = tmp_path / "cache"
-    for _ in range(2):
-        assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected
-        assert len(list(cache.iterdir())) == 1
-    print(f"albert .model: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, checked and remembered")
+    assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected  # built, stored
+    stamps = {e: e.stat().st_ino for e in cache.iterdir()}
+    assert len(stamps) == 2
+    assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected  # read
+    assert {e: e.stat().st_ino for e in cache.iterdir()} == stamps, "a valid entry was rebuilt"
+    good = {e: e.read_bytes() for e in cache.iterdir()}
+    for entry, data in good.items():
+        mid = len(data) // 2
+        entry.write_bytes(data[:mid] + bytes([data[mid] ^ 0x10]) + data[mid + 1:])
+    assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected
+    assert {e: e.read_bytes() for e in cache.iterdir()} == good, "a corrupt entry was not rewritten"
+    print(f"{rel}: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, built, cached and rebuilt")
 
 
 def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):

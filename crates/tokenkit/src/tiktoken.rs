@@ -17,7 +17,7 @@ use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, id
 use crate::tokenizer::Tokenizer;
 use crate::utils::aho::leftmost_longest;
 use crate::utils::regex::SysRegex;
-use crate::utils::table_cache;
+use crate::utils::table_cache::{self, Table};
 use crate::{Error, Result};
 
 /// A set of special tokens given to [`Encoding::encode`]: all of them, or some by content.
@@ -70,7 +70,7 @@ pub struct Encoding {
 /// id 2^32 - 1 (which tiktoken accepts) costs one entry, not a table of 2^32.
 #[derive(Debug, Clone)]
 struct IdBytes {
-    bytes: Vec<u8>,
+    bytes: Table<u8>,
     spans: Spans,
     /// One more than the largest id (tiktoken's `n_vocab`).
     n_vocab: usize,
@@ -78,8 +78,8 @@ struct IdBytes {
 
 #[derive(Debug, Clone)]
 enum Spans {
-    /// `starts[id]..starts[id + 1]` in `bytes`; `present[id]` when the id has a token.
-    Dense { starts: Vec<u32>, present: Vec<bool> },
+    /// `starts[id]..starts[id + 1]` in `bytes`; `present[id]` (1) when the id has a token.
+    Dense { starts: Table<u32>, present: Table<u8> },
     /// id → its range in `bytes`.
     Sparse(ahash::AHashMap<u32, (u32, u32)>),
 }
@@ -99,10 +99,10 @@ impl IdBytes {
             for t in &per_id {
                 starts.push(bytes.len() as u32);
                 bytes.extend_from_slice(t.unwrap_or_default());
-                present.push(t.is_some());
+                present.push(u8::from(t.is_some()));
             }
             starts.push(bytes.len() as u32);
-            Spans::Dense { starts, present }
+            Spans::Dense { starts: starts.into(), present: present.into() }
         } else {
             let mut map = ahash::AHashMap::with_capacity(tokens.len());
             for &(id, t) in tokens {
@@ -112,18 +112,18 @@ impl IdBytes {
             }
             Spans::Sparse(map)
         };
-        Self { bytes, spans, n_vocab }
+        Self { bytes: bytes.into(), spans, n_vocab }
     }
 
     /// Writes the table, for [`table_cache`].
     fn write_table(&self, w: &mut table_cache::Writer) {
-        w.bytes(&self.bytes);
+        w.table(&self.bytes);
         w.len(self.n_vocab);
         match &self.spans {
             Spans::Dense { starts, present } => {
                 w.bool(true);
-                w.u32s(starts);
-                w.bytes(&present.iter().map(|&p| u8::from(p)).collect::<Vec<u8>>());
+                w.table(starts);
+                w.table(present);
             }
             Spans::Sparse(map) => {
                 w.bool(false);
@@ -140,12 +140,11 @@ impl IdBytes {
     /// Reads what [`IdBytes::write_table`] wrote, checking every span against the bytes.
     fn read_table(r: &mut table_cache::Reader<'_>) -> Result<Self> {
         let bad = || Error::invalid("table cache: malformed id bytes");
-        let bytes = r.bytes()?.to_vec();
+        let bytes: Table<u8> = r.table()?;
         let n_vocab = r.len(0)?;
         let in_bounds = |start: u32, end: u32| start <= end && end as usize <= bytes.len();
         let spans = if r.bool()? {
-            let starts = r.u32s()?;
-            let present: Vec<bool> = r.bytes()?.iter().map(|&b| b != 0).collect();
+            let (starts, present): (Table<u32>, Table<u8>) = (r.table()?, r.table()?);
             if starts.len() != n_vocab + 1 || present.len() != n_vocab || !starts.windows(2).all(|w| in_bounds(w[0], w[1])) {
                 return Err(bad());
             }
@@ -171,7 +170,7 @@ impl IdBytes {
         let (start, end) = match &self.spans {
             Spans::Dense { starts, present } => {
                 let i = id as usize;
-                if !*present.get(i)? {
+                if *present.get(i)? == 0 {
                     return None;
                 }
                 (starts[i], starts[i + 1])
@@ -262,7 +261,7 @@ impl Encoding {
         special_tokens: &[(String, u32)],
         build: impl FnOnce() -> Result<Self>,
     ) -> Result<Self> {
-        table_cache::cached(key, |p| Self::read_table(name, pat_str, special_tokens, p), build, Self::write_table)
+        table_cache::cached(key, |p| Self::read_table(name, pat_str, special_tokens, p.reader()), build, Self::write_table)
     }
 
     /// [`Encoding::new`] without the cache.
@@ -360,8 +359,7 @@ impl Encoding {
     }
 
     /// The encoding of `spec` from tables [`Encoding::write_table`] wrote.
-    fn read_table(name: &str, pat_str: &str, special_tokens: &[(String, u32)], payload: &[u8]) -> Result<Self> {
-        let mut r = table_cache::Reader::new(payload);
+    fn read_table(name: &str, pat_str: &str, special_tokens: &[(String, u32)], mut r: table_cache::Reader<'_>) -> Result<Self> {
         let bpe = crate::models::bpe::BPE::read_table(&mut r)?;
         let id_bytes = IdBytes::read_table(&mut r)?;
         let rank_ids = r.u32s()?;

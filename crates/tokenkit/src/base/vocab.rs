@@ -7,8 +7,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, OnceLock};
 
 use ahash::AHashMap;
-use hashbrown::HashTable;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::utils::table_cache::Table;
 
 /// Token → id map used by the models ([`StrHasher`]: these lookups are on the hot path).
 pub type VocabMap = HashMap<String, u32, BuildHasherDefault<StrHasher>>;
@@ -71,15 +72,15 @@ enum ById {
 pub struct ReverseVocab {
     text: String,
     /// One more than the entries; every one on a char boundary of `text`, non-decreasing.
-    starts: Vec<u32>,
+    starts: Table<u32>,
     /// Non-decreasing.
-    ids: Vec<u32>,
+    ids: Table<u32>,
     by_id: ById,
 }
 
 impl Default for ReverseVocab {
     fn default() -> Self {
-        Self { text: String::new(), starts: vec![0], ids: Vec::new(), by_id: ById::Identity }
+        Self { text: String::new(), starts: vec![0].into(), ids: Table::default(), by_id: ById::Identity }
     }
 }
 
@@ -93,13 +94,13 @@ impl ReverseVocab {
 
     /// The table of tokens whose ids are their positions (`0, 1, ...`).
     pub fn from_tokens<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut r = Self::default();
+        let (mut text, mut starts, mut ids) = (String::new(), vec![0], Vec::new());
         for t in tokens {
-            r.text.push_str(t);
-            r.ids.push(r.ids.len() as u32);
-            r.starts.push(r.text.len() as u32);
+            text.push_str(t);
+            ids.push(ids.len() as u32);
+            starts.push(text.len() as u32);
         }
-        r
+        Self { text, starts: starts.into(), ids: ids.into(), by_id: ById::Identity }
     }
 
     /// The table of `entries`, sorted by id then token.
@@ -113,7 +114,7 @@ impl ReverseVocab {
         }
         let ids: Vec<u32> = entries.iter().map(|&(i, _)| i).collect();
         let by_id = Self::index(&ids);
-        Self { text, starts, ids, by_id }
+        Self { text, starts: starts.into(), ids: ids.into(), by_id }
     }
 
     /// The id → entry index of `ids` (non-decreasing): the last entry of an id is its own.
@@ -191,23 +192,63 @@ impl Serialize for OrderedVocab<'_> {
 
 /// A token ↔ id vocabulary: the tokens in flat arrays ([`ReverseVocab`], the id → token
 /// direction) and a hash table of their entries keyed by the token's bytes (token → id), built
-/// on the first lookup: encoding a byte-level text never looks a token up by its string, so a
-/// load from the table cache does not hash every token.
+/// on the first lookup (encoding a byte-level text never looks a token up by its string) and
+/// stored with the vocabulary in the table cache, so a load from the cache hashes no token.
 #[derive(Debug, Clone, Default)]
 pub struct Vocab {
     /// Shared with the encodings whose token strings are looked up in it.
     reverse: Arc<ReverseVocab>,
-    /// Entry indices of `reverse`, hashed by [`hash_token`] (tokens are distinct).
-    by_token: OnceLock<HashTable<u32>>,
+    /// The token → entry table.
+    by_token: OnceLock<TokenIndex>,
     /// Whether two tokens have the same id (then `reverse` gives only one of them).
     shared_ids: bool,
 }
 
 /// The hash of a token in [`Vocab`]'s table (vocabularies come from model files, not from the
-/// text being encoded, so a keyed hash buys nothing here).
+/// text being encoded, so a keyed hash buys nothing here; it is the same in every process, as
+/// the table kept in the table cache needs).
 #[inline]
 fn hash_token(token: &str) -> u64 {
     hash_bytes(token.as_bytes(), 0)
+}
+
+/// The token → entry table of a [`ReverseVocab`] whose tokens are distinct: open addressing
+/// (linear probing, at most half full) over entry indices, hashed by [`hash_token`]; a flat
+/// array, so the table cache holds it as it is.
+#[derive(Debug, Clone)]
+struct TokenIndex {
+    /// A power of two of slots, each an entry or [`NO_ENTRY`].
+    slots: Table<u32>,
+}
+
+impl TokenIndex {
+    fn new(r: &ReverseVocab) -> Self {
+        let n = r.entries();
+        let mut slots = vec![NO_ENTRY; (n * 2).max(2).next_power_of_two()];
+        let mask = slots.len() - 1;
+        for e in 0..n {
+            let mut i = hash_token(r.entry(e)) as usize & mask;
+            while slots[i] != NO_ENTRY {
+                i = (i + 1) & mask;
+            }
+            slots[i] = e as u32;
+        }
+        Self { slots: slots.into() }
+    }
+
+    /// The entry of `token` in `r`.
+    #[inline]
+    fn find(&self, r: &ReverseVocab, token: &str) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut i = hash_token(token) as usize & mask;
+        loop {
+            match self.slots[i] {
+                NO_ENTRY => return None,
+                e if r.entry(e as usize) == token => return Some(e),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
 }
 
 impl PartialEq for Vocab {
@@ -231,22 +272,15 @@ impl Vocab {
     }
 
     /// The token → entry table.
-    fn by_token(&self) -> &HashTable<u32> {
-        self.by_token.get_or_init(|| {
-            let r = &*self.reverse;
-            let mut table = HashTable::with_capacity(r.entries());
-            for e in 0..r.entries() as u32 {
-                table.insert_unique(hash_token(r.entry(e as usize)), e, |&o| hash_token(r.entry(o as usize)));
-            }
-            table
-        })
+    fn by_token(&self) -> &TokenIndex {
+        self.by_token.get_or_init(|| TokenIndex::new(&self.reverse))
     }
 
     /// The id of `token`.
     #[inline]
     pub fn id(&self, token: &str) -> Option<u32> {
         let r = &*self.reverse;
-        self.by_token().find(hash_token(token), |&e| r.entry(e as usize) == token).map(|&e| r.ids[e as usize])
+        self.by_token().find(r, token).map(|e| r.ids[e as usize])
     }
     /// The token of `id`.
     #[inline]
@@ -365,18 +399,20 @@ impl Vocab {
         if self.shared_ids {
             return false;
         }
-        w.u32s(&self.reverse.ids);
-        w.u32s(&self.reverse.starts);
+        w.table(&self.reverse.ids);
+        w.table(&self.reverse.starts);
         w.bytes(self.reverse.text.as_bytes());
+        w.table(&self.by_token().slots);
         true
     }
 
     /// Reads what [`Vocab::write_table`] wrote (ids increasing, hence distinct): the arrays as
-    /// they are, and the token → id table hashed again.
+    /// they are (views of a mapped entry), the token → id table included.
     pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
         let bad = || crate::Error::invalid("table cache: malformed vocabulary");
-        let (ids, starts) = (r.u32s()?, r.u32s()?);
+        let (ids, starts): (Table<u32>, Table<u32>) = (r.table()?, r.table()?);
         let text = std::str::from_utf8(r.bytes()?).map_err(|_| bad())?;
+        let index: Table<u32> = r.table()?;
         let spans_ok = starts.first() == Some(&0)
             && starts.last() == Some(&(text.len() as u32))
             && starts.windows(2).all(|w| w[0] <= w[1])
@@ -384,9 +420,15 @@ impl Vocab {
         if starts.len() != ids.len() + 1 || !spans_ok || !ids.windows(2).all(|w| w[0] < w[1]) {
             return Err(bad());
         }
+        // Every slot is empty or an entry, in a power of two of slots, more than the entries.
+        if !index.len().is_power_of_two() || index.len() <= ids.len() || index.iter().any(|&e| e != NO_ENTRY && e as usize >= ids.len()) {
+            return Err(bad());
+        }
         // Tokens are distinct: the entry was written from a vocabulary, and its checksum holds.
         let by_id = ReverseVocab::index(&ids);
-        Ok(Self::from_reverse(ReverseVocab { text: text.to_owned(), starts, ids, by_id }))
+        let vocab = Self::from_reverse(ReverseVocab { text: text.to_owned(), starts, ids, by_id });
+        let _ = vocab.by_token.set(TokenIndex { slots: index });
+        Ok(vocab)
     }
 }
 

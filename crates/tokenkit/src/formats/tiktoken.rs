@@ -784,6 +784,8 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
             }
         }
     }
+    // Room for four splits per token was kept above; o200k has 2.2 per token.
+    merges.shrink_to_fit();
     let mut vocab: Vec<(String, u32)> = tokens().map(|(id, _, t)| (byte_level_string(t), id)).collect();
     if by_rank {
         vocab.extend(specials.iter().filter(|(_, id)| !ranks.contains_rank(*id)).cloned());

@@ -133,7 +133,8 @@ impl Precompiled {
         use crate::utils::table_cache;
         const PASSED: &[u8] = b"check_trie passed";
         let key = table_cache::Key::new("Precompiled::check_trie", &[&self.charsmap]);
-        let read = |p: &[u8]| if p == PASSED { Ok(()) } else { Err(Error::invalid("table cache: malformed check entry")) };
+        let read =
+            |p: &table_cache::Payload| if **p == *PASSED { Ok(()) } else { Err(Error::invalid("table cache: malformed check entry")) };
         table_cache::cached(&key, read, || self.check_trie(), |()| Some(PASSED.to_vec()))
     }
 

@@ -260,7 +260,7 @@ fn cached_tables_read_back_to_the_same_encoding() {
     let specials = vec![("<|end|>".to_owned(), 300), ("<|alias|>".to_owned(), 300), ("<|x|>".to_owned(), 301)];
     let enc = Encoding::build("t", format::R50K_PATTERN, ranks.into(), &specials, None).unwrap();
     let payload = enc.write_table().expect("a byte-level rank table is cached");
-    let back = Encoding::read_table("t", format::R50K_PATTERN, &specials, &payload).unwrap();
+    let back = Encoding::read_table("t", format::R50K_PATTERN, &specials, table_cache::Reader::new(&payload)).unwrap();
     let all = SpecialTokens::All;
     for text in ["hello world", " hello, world<|end|>", "hellhello  worldrld\n", "中文 <|x|><|alias|>", ""] {
         let ids = enc.encode(text, &all, &SpecialTokens::none()).unwrap();
@@ -271,6 +271,6 @@ fn cached_tables_read_back_to_the_same_encoding() {
     assert_eq!(back.token_byte_values(), enc.token_byte_values());
     // A cut payload is an error (then the tables are built again), never a panic.
     for cut in (0..payload.len()).step_by(997) {
-        assert!(Encoding::read_table("t", format::R50K_PATTERN, &specials, &payload[..cut]).is_err(), "{cut}");
+        assert!(Encoding::read_table("t", format::R50K_PATTERN, &specials, table_cache::Reader::new(&payload[..cut])).is_err(), "{cut}");
     }
 }

@@ -143,7 +143,7 @@ impl Tokenizer {
             return build();
         }
         let key = table_cache::Key::new(kind, &[input]);
-        table_cache::cached(&key, Self::read_table, build, Self::write_table)
+        table_cache::cached(&key, |p| Self::read_table(p.reader()), build, Self::write_table)
     }
 
     /// tokenizer.json content (compact) that loads fast: its cached form is stored under
@@ -180,8 +180,7 @@ impl Tokenizer {
     }
 
     /// Reads what [`Tokenizer::write_table`] wrote.
-    fn read_table(payload: &[u8]) -> crate::Result<Tokenizer> {
-        let mut r = table_cache::Reader::new(payload);
+    fn read_table(mut r: table_cache::Reader<'_>) -> crate::Result<Tokenizer> {
         let json = r.bytes()?;
         let fields: TokenizerFile<serde::de::IgnoredAny> =
             serde_json::from_slice(json).map_err(|e| crate::Error::Json { context: "table cache".into(), message: e.to_string() })?;
@@ -225,7 +224,7 @@ mod tests {
             let Some(path) = crate::test_fixtures::get(rel) else { continue };
             let tok = build(&path).unwrap();
             let payload = tok.write_table().unwrap_or_else(|| panic!("{rel}: a byte-level BPE tokenizer is cached"));
-            let back = Tokenizer::read_table(&payload).unwrap();
+            let back = Tokenizer::read_table(table_cache::Reader::new(&payload)).unwrap();
             assert_eq!(back.to_json(false).unwrap(), tok.to_json(false).unwrap(), "{rel}");
             for text in texts {
                 for special in [false, true] {
@@ -239,7 +238,7 @@ mod tests {
                 }
             }
             for cut in (0..payload.len()).step_by(payload.len() / 50 + 1) {
-                assert!(Tokenizer::read_table(&payload[..cut]).is_err(), "{rel}: cut at {cut}");
+                assert!(Tokenizer::read_table(table_cache::Reader::new(&payload[..cut])).is_err(), "{rel}: cut at {cut}");
             }
             n += 1;
         }

@@ -22,6 +22,7 @@
 //! removal that loses a race is ignored, and an entry is only ever replaced whole (by rename).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -52,7 +53,9 @@ impl Key {
     /// A key over `kind` (what the tables are) and `parts` (every input they are built from).
     pub fn new(kind: &str, parts: &[&[u8]]) -> Self {
         let mut h = Sha256::new();
-        for p in [env!("TOKENKIT_SOURCE_HASH").as_bytes(), kind.as_bytes()].into_iter().chain(parts.iter().copied()) {
+        // Tables are stored in this target's byte order and layout.
+        let target = format!("{}-{}", std::env::consts::ARCH, cfg!(target_endian = "little"));
+        for p in [env!("TOKENKIT_SOURCE_HASH").as_bytes(), target.as_bytes(), kind.as_bytes()].into_iter().chain(parts.iter().copied()) {
             h.update((p.len() as u64).to_le_bytes());
             h.update(p);
         }
@@ -101,10 +104,15 @@ pub fn ensure(key: &Key, write: impl FnOnce() -> Option<Vec<u8>>) {
 }
 
 /// The payload stored under `key` in `dir`, when there is an entry and it checks out.
-fn load_from(dir: &Path, key: &Key) -> Option<Vec<u8>> {
+fn load_from(dir: &Path, key: &Key) -> Option<Payload> {
     let path = path_in(dir, key);
-    let mut data = std::fs::read(&path).ok()?;
-    let header = MAGIC.len() + 32 + 16;
+    let file = std::fs::File::open(&path).ok()?;
+    // Entries are only ever replaced whole (by rename) or removed (unlinked): the mapped file
+    // is never written to while it is mapped, and outlives its name.
+    // SAFETY: the map is read-only and the file is not modified in place (see above).
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let data: &[u8] = &map;
+    let header = HEADER;
     if data.len() < header || &data[..8] != MAGIC || data[8..40] != key.0 {
         return None;
     }
@@ -113,9 +121,33 @@ fn load_from(dir: &Path, key: &Key) -> Option<Vec<u8>> {
     if data.len() - header != len || checksum(&data[header..]) != sum {
         return None;
     }
-    data.drain(..header);
     mark_used(&path);
-    Some(data)
+    Some(Payload { map: Arc::new(map) })
+}
+
+/// The bytes of an entry before its payload: magic, key, length, checksum (a multiple of 8,
+/// so that the payload of a mapped entry is 8-byte aligned).
+const HEADER: usize = MAGIC.len() + 32 + 16;
+
+/// The payload of a cache entry, mapped in place: [`Payload::reader`] gives [`Table`]s that
+/// are views of it, so a load does not copy them.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    map: Arc<memmap2::Mmap>,
+}
+
+impl Payload {
+    /// A reader of the payload whose [`Reader::table`]s are views of it.
+    pub fn reader(&self) -> Reader<'_> {
+        Reader { data: &self.map[HEADER..], pos: 0, backing: Some(&self.map) }
+    }
+}
+
+impl std::ops::Deref for Payload {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.map[HEADER..]
+    }
 }
 
 /// Sets the modification time of the entry at `path` to now: the order [`prune`] keeps.
@@ -167,7 +199,7 @@ pub fn prune(dir: &Path, max_bytes: u64, keep: &Path) {
 /// that `read` rejects is built again and replaced: the cache never changes an answer.
 pub fn cached<T>(
     key: &Key,
-    read: impl FnOnce(&[u8]) -> Result<T>,
+    read: impl FnOnce(&Payload) -> Result<T>,
     build: impl FnOnce() -> Result<T>,
     write: impl FnOnce(&T) -> Option<Vec<u8>>,
 ) -> Result<T> {
@@ -190,7 +222,7 @@ fn store_in(dir: &Path, key: &Key, payload: &[u8]) {
             return;
         }
     }
-    let mut data = Vec::with_capacity(payload.len() + 56);
+    let mut data = Vec::with_capacity(payload.len() + HEADER);
     data.extend_from_slice(MAGIC);
     data.extend_from_slice(&key.0);
     data.extend_from_slice(&(payload.len() as u64).to_le_bytes());
@@ -248,6 +280,118 @@ impl Writer {
         self.buf.reserve(v.len() * 8);
         v.iter().for_each(|&x| self.u64(x));
     }
+    /// An array as its bytes in memory (this target's byte order), with its count, 8-byte
+    /// aligned in the payload: [`Reader::table`] reads it in place.
+    pub fn table<T: Pod>(&mut self, v: &[T]) {
+        self.len(v.len());
+        self.buf.resize(self.buf.len().next_multiple_of(TABLE_ALIGN), 0);
+        // SAFETY: `T: Pod` has no padding, so all its bytes are initialized.
+        self.buf.extend_from_slice(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) });
+    }
+}
+
+/// The alignment of a [`Writer::table`] in the payload (and of the payload in a mapped entry).
+const TABLE_ALIGN: usize = 8;
+
+/// Plain data that a [`Table`] stores as its bytes.
+///
+/// # Safety
+/// The type has no padding bytes, every bit pattern is a value of it, and its alignment is at
+/// most 8: integers and `#[repr(C)]` structs of them.
+pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+// SAFETY: integers.
+unsafe impl Pod for u8 {}
+// SAFETY: integers.
+unsafe impl Pod for u32 {}
+// SAFETY: integers.
+unsafe impl Pod for u64 {}
+
+/// What keeps a [`Table`]'s elements alive.
+#[derive(Clone)]
+enum Owner<T> {
+    /// Built in memory (shared by the clones).
+    Vec(Arc<Vec<T>>),
+    /// In a mapped cache entry.
+    Map(#[allow(dead_code, reason = "keeps the map alive")] Arc<memmap2::Mmap>),
+}
+
+/// A read-only array of plain data: built in memory, or a view of a mapped cache entry (a
+/// load from the cache copies nothing, and pages of a table that are never read are never
+/// read from disk). Clones share the elements; [`Table::make_mut`] copies them when shared.
+pub struct Table<T: Pod> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+    owner: Owner<T>,
+}
+
+// SAFETY: the elements are immutable while shared (`make_mut` copies them first) and `T: Pod`
+// is `Send + Sync`; the owner is an `Arc` of a `Vec<T>` or of a read-only map.
+unsafe impl<T: Pod> Send for Table<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Pod> Sync for Table<T> {}
+
+impl<T: Pod> Table<T> {
+    /// The elements, mutable: copied first when the table is shared or mapped.
+    pub fn make_mut(&mut self) -> &mut [T] {
+        if let Owner::Map(_) = self.owner {
+            self.owner = Owner::Vec(Arc::new(self.to_vec()));
+        }
+        match &mut self.owner {
+            Owner::Vec(v) => {
+                let v = Arc::make_mut(v);
+                self.ptr = std::ptr::NonNull::new(v.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
+                self.len = v.len();
+                v.as_mut_slice()
+            }
+            Owner::Map(_) => unreachable!("a mapped table was copied above"),
+        }
+    }
+
+    /// Whether the elements are a view of a mapped cache entry.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.owner, Owner::Map(_))
+    }
+}
+
+impl<T: Pod> From<Vec<T>> for Table<T> {
+    fn from(mut v: Vec<T>) -> Self {
+        let ptr = std::ptr::NonNull::new(v.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
+        Self { ptr, len: v.len(), owner: Owner::Vec(Arc::new(v)) }
+    }
+}
+
+impl<T: Pod> std::ops::Deref for Table<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` and `len` are the owner's elements (a `Vec`'s buffer, or an aligned
+        // range of the map checked against its length), alive as long as `owner`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Pod> Clone for Table<T> {
+    fn clone(&self) -> Self {
+        Self { ptr: self.ptr, len: self.len, owner: self.owner.clone() }
+    }
+}
+
+impl<T: Pod> Default for Table<T> {
+    fn default() -> Self {
+        Vec::new().into()
+    }
+}
+
+impl<T: Pod + std::fmt::Debug> std::fmt::Debug for Table<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Pod + PartialEq> PartialEq for Table<T> {
+    fn eq(&self, o: &Self) -> bool {
+        **self == **o
+    }
 }
 
 /// Reads what a [`Writer`] wrote; every read is bounds-checked, a short or malformed payload
@@ -255,6 +399,10 @@ impl Writer {
 #[derive(Debug)]
 pub struct Reader<'a> {
     data: &'a [u8],
+    /// Bytes read so far (where [`Writer::table`]'s padding goes).
+    pos: usize,
+    /// The map `data` is part of, when it is one: tables are then views of it.
+    backing: Option<&'a Arc<memmap2::Mmap>>,
 }
 
 fn corrupt() -> Error {
@@ -264,7 +412,7 @@ fn corrupt() -> Error {
 impl<'a> Reader<'a> {
     /// A reader of `data`.
     pub fn new(data: &'a [u8]) -> Self {
-        Self { data }
+        Self { data, pos: 0, backing: None }
     }
     /// `n` bytes.
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
@@ -273,7 +421,27 @@ impl<'a> Reader<'a> {
         }
         let (head, rest) = self.data.split_at(n);
         self.data = rest;
+        self.pos += n;
         Ok(head)
+    }
+    /// An array written by [`Writer::table`]: a view of the entry when it is mapped, else a copy.
+    pub fn table<T: Pod>(&mut self) -> Result<Table<T>> {
+        let size = std::mem::size_of::<T>();
+        let n = self.len(size)?;
+        self.take(self.pos.next_multiple_of(TABLE_ALIGN) - self.pos)?;
+        let bytes = self.take(n * size)?;
+        if let Some(map) = self.backing {
+            if let Some(ptr) = std::ptr::NonNull::new(bytes.as_ptr().cast_mut().cast::<T>()).filter(|p| p.as_ptr().is_aligned()) {
+                return Ok(Table { ptr, len: n, owner: Owner::Map(Arc::clone(map)) });
+            }
+        }
+        let mut v: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `bytes` holds `n` values of `T: Pod` (any bits are a value), `v` room for them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * size);
+            v.set_len(n);
+        }
+        Ok(v.into())
     }
     /// A `u32`.
     pub fn u32(&mut self) -> Result<u32> {
@@ -400,21 +568,59 @@ mod tests {
     }
 
     #[test]
+    fn tables_are_views_of_a_mapped_entry_and_copies_otherwise() {
+        let dir = std::env::temp_dir().join(format!("tokenkit-table-cache-tables-{}", std::process::id()));
+        let key = Key::new("test", &[b"tables"]);
+        let mut w = Writer::default();
+        w.bool(true); // an odd offset before the table: padded to 8
+        w.table(&[1u64, u64::MAX]);
+        w.table(&[7u32, 8, 9]);
+        w.table::<u8>(&[]);
+        store_in(&dir, &key, &w.buf);
+        let payload = load_from(&dir, &key).expect("the entry just stored");
+        let read = |mut r: Reader<'_>| -> Result<(Table<u64>, Table<u32>, Table<u8>)> {
+            assert!(r.bool()?);
+            let t = (r.table()?, r.table()?, r.table()?);
+            r.finish()?;
+            Ok(t)
+        };
+        let (a, b, c) = read(payload.reader()).unwrap();
+        assert!(a.is_mapped() && b.is_mapped() && c.is_mapped());
+        assert_eq!((&a[..], &b[..], c.len()), (&[1, u64::MAX][..], &[7, 8, 9][..], 0));
+        // The same payload read from memory: copies with the same values.
+        let (a2, b2, _) = read(Reader::new(&payload)).unwrap();
+        assert!(!a2.is_mapped() && a2 == a && b2 == b);
+        // A mapped table written to is copied first; its clones keep the old values.
+        drop(payload);
+        let mut m = b.clone();
+        m.make_mut()[0] = 70;
+        assert_eq!((&m[..], &b[..]), (&[70, 8, 9][..], &[7, 8, 9][..]));
+        assert!(!m.is_mapped() && b.is_mapped());
+        // A view outlives the entry's name (removed, as `prune` does).
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(&a[..], &[1, u64::MAX]);
+        // Every cut of the payload is an error.
+        for cut in 0..w.buf.len() {
+            assert!(read(Reader::new(&w.buf[..cut])).is_err(), "{cut}");
+        }
+    }
+
+    #[test]
     fn entries_check_their_key_and_checksum() {
         let dir = std::env::temp_dir().join(format!("tokenkit-table-cache-{}", std::process::id()));
         let key = Key::new("test", &[b"input"]);
-        assert_eq!(load_from(&dir, &key), None);
+        assert!(load_from(&dir, &key).is_none());
         store_in(&dir, &key, b"payload");
         assert_eq!(load_from(&dir, &key).as_deref(), Some(&b"payload"[..]));
-        assert_eq!(load_from(&dir, &Key::new("test", &[b"other input"])), None);
+        assert!(load_from(&dir, &Key::new("test", &[b"other input"])).is_none());
         // A corrupt or truncated entry is not read.
         let p = path_in(&dir, &key);
         let mut data = std::fs::read(&p).unwrap();
         *data.last_mut().unwrap() ^= 1;
         std::fs::write(&p, &data).unwrap();
-        assert_eq!(load_from(&dir, &key), None);
+        assert!(load_from(&dir, &key).is_none());
         std::fs::write(&p, &data[..data.len() - 1]).unwrap();
-        assert_eq!(load_from(&dir, &key), None);
+        assert!(load_from(&dir, &key).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

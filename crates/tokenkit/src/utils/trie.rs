@@ -5,6 +5,7 @@
 
 use rayon::prelude::*;
 
+use crate::utils::table_cache::{self, Pod, Table};
 use crate::utils::used_slots::Placer;
 
 /// "No piece ends here" / "unused slot".
@@ -12,6 +13,7 @@ const NONE: u32 = u32::MAX;
 
 /// One state of the double array: 16 bytes, read together.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
 struct Unit {
     /// Children of this state live at `base + byte`.
     base: u32,
@@ -26,10 +28,14 @@ struct Unit {
 
 const FREE: Unit = Unit { base: 0, check: NONE, id: NONE, score: 0.0 };
 
+// SAFETY: `#[repr(C)]`, three `u32`s and an `f32`: no padding, any bits are a value.
+unsafe impl Pod for Unit {}
+
 /// Pieces as a trie: finds every piece that is a prefix of a byte string.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trie {
-    units: Vec<Unit>,
+    /// In place in a mapped table-cache entry when read from one ([`Trie::cached`]).
+    units: Table<Unit>,
     /// The length of the longest piece, in bytes.
     longest: usize,
 }
@@ -102,7 +108,32 @@ impl Trie {
         // Every lookup `base + b` with b < 256 stays in bounds.
         let len = units.len() + 256;
         units.resize(len, FREE);
-        Self { units, longest }
+        Self { units: units.into(), longest }
+    }
+
+    /// The trie stored under `key` in the [`table_cache`](crate::utils::table_cache), else the
+    /// one `build` makes, then stored; a stored trie is checked to hold only ids below
+    /// `n_ids` and bases whose 256 children are in bounds.
+    pub fn cached(key: &table_cache::Key, n_ids: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
+        let read = |p: &table_cache::Payload| -> crate::Result<Self> {
+            let mut r = p.reader();
+            let units: Table<Unit> = r.table()?;
+            let longest = usize::try_from(r.u64()?).map_err(|_| crate::Error::invalid("table cache: malformed trie"))?;
+            r.finish()?;
+            let ok = units.first().is_some_and(|root| root.check == NONE)
+                && units.iter().all(|u| u.base as usize + 256 <= units.len() && (u.id == NONE || (u.id as usize) < n_ids));
+            if !ok {
+                return Err(crate::Error::invalid("table cache: malformed trie"));
+            }
+            Ok(Self { units, longest })
+        };
+        let write = |t: &Self| -> Option<Vec<u8>> {
+            let mut w = table_cache::Writer::default();
+            w.table(&t.units);
+            w.u64(t.longest as u64);
+            Some(w.buf)
+        };
+        table_cache::cached(key, read, || Ok(build()), write)
     }
 
     /// The length of the longest piece, in bytes.

@@ -48,14 +48,23 @@ const UNREACHABLE_BIT: u32 = 1 << 31;
 
 /// One merge of a token's own merge run: its rank, then the first and last symbol after it.
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 struct Step {
     rank: u32,
     first: u32,
     last: u32,
 }
 
+// SAFETY: `#[repr(C)]` structs of `u32`s: no padding, any bits are a value.
+unsafe impl Pod for Step {}
+// SAFETY: as for `Step`.
+unsafe impl Pod for TokenInfo {}
+// SAFETY: as for `Step`.
+unsafe impl Pod for Slot {}
+
 /// What the encoder knows of a token id; `len == 0` for ids that are not reachable.
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 struct TokenInfo {
     /// Length of the token's string, in bytes.
     len: u32,
@@ -78,13 +87,14 @@ const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, l
 struct Trie {
     /// Slot 0 is the root; free slots have `check == NONE`. Padded so that `base + byte` of
     /// any node is in bounds.
-    slots: Vec<Slot>,
+    slots: Table<Slot>,
 }
 
 /// One double-array slot: where the node's children start (with [`DEAD_END`] when no
 /// reachable token ends at the node or below it), its parent, and the token that ends at the
 /// node ([`NONE`] when none does; with [`UNREACHABLE_BIT`] when it is not reachable).
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 struct Slot {
     base: u32,
     check: u32,
@@ -170,7 +180,7 @@ impl Trie {
         let last = placer.end() - 1;
         slots.truncate(last + 257);
         slots.shrink_to_fit();
-        Some(Self { slots })
+        Some(Self { slots: slots.into() })
     }
 
     /// The longest reachable token that `text` starts with ([`NONE`] when none) and its
@@ -209,7 +219,7 @@ impl Trie {
     /// whose `base` has a bit of `stop` set; returns the last node and the bytes taken.
     #[inline]
     fn descend(&self, mut node: usize, text: &[u8], stop: u32) -> (usize, usize) {
-        let slots = self.slots.as_slice();
+        let slots = &self.slots[..];
         let mut depth = 0;
         for &b in text {
             let next = slots[node].base() + usize::from(b);
@@ -281,11 +291,11 @@ pub struct Backtracker {
     serial: u64,
     trie: Trie,
     /// By id, up to the largest reachable id.
-    info: Vec<TokenInfo>,
+    info: Table<TokenInfo>,
     /// The ids of the unreachable tokens in the trie (by the index under [`UNREACHABLE_BIT`]):
     /// a separate table, so that an id of 2^32 - 1 (a special token) needs no `info` entry.
     unreachable_ids: Vec<u32>,
-    steps: Vec<Step>,
+    steps: Table<Step>,
     merges: MergeMap,
     /// Which pairs may be merges: the validity test asks mostly about pairs that are not, and
     /// this small filter answers those without a miss in the (large) merge table.
@@ -296,7 +306,7 @@ pub struct Backtracker {
 /// pair (about 5% false positives, which only cost the exact lookup).
 #[derive(Debug, Clone)]
 struct PairFilter {
-    words: Vec<u64>,
+    words: Table<u64>,
     /// `log2(words.len())`: the word is the hash's top `index_bits` bits.
     index_bits: u32,
 }
@@ -304,12 +314,14 @@ struct PairFilter {
 impl PairFilter {
     fn new(merges: &MergeMap) -> Self {
         let n_words = (merges.len() / 4).max(1).next_power_of_two();
-        let mut f = Self { words: vec![0; n_words], index_bits: n_words.trailing_zeros() };
+        let index_bits = n_words.trailing_zeros();
+        let hash = Self { words: Table::default(), index_bits };
+        let mut words = vec![0; n_words];
         for ((a, b), _) in merges.iter() {
-            let (w, bits) = f.slot(a, b);
-            f.words[w] |= bits;
+            let (w, bits) = hash.slot(a, b);
+            words[w] |= bits;
         }
-        f
+        Self { words: words.into(), index_bits }
     }
 
     /// The word of pair `(a, b)` and its two bits.
@@ -427,9 +439,9 @@ impl Backtracker {
         Some(Self {
             serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
             trie,
-            info,
+            info: info.into(),
             unreachable_ids,
-            steps,
+            steps: steps.into(),
             merges: merges.clone(),
             pair_filter: PairFilter::new(merges),
         })
@@ -745,32 +757,28 @@ fn merge_loop(ids: &mut [u32], pairs: &mut [u64], merge: impl Fn(u32, u32) -> u6
     }
 }
 
-use crate::utils::table_cache::{Reader, Writer};
+use crate::utils::table_cache::{Pod, Reader, Table, Writer};
 
 impl Backtracker {
     /// Writes the encoder's tables (not its merges, which the model holds), for
     /// [`crate::utils::table_cache`].
     pub(crate) fn write_table(&self, w: &mut Writer) {
-        w.records(self.trie.slots.iter().map(|s| [s.base, s.check, s.token]));
-        w.records(self.info.iter().map(|t| [t.len, t.shorter, t.first, t.last, t.run_start, t.run_len]));
+        w.table(&self.trie.slots);
+        w.table(&self.info);
         w.u32s(&self.unreachable_ids);
-        w.records(self.steps.iter().map(|s| [s.rank, s.first, s.last]));
-        w.u64s(&self.pair_filter.words);
+        w.table(&self.steps);
+        w.table(&self.pair_filter.words);
         w.u32(self.pair_filter.index_bits);
     }
 
     /// Reads what [`Backtracker::write_table`] wrote, with `merges` (the model's).
     pub(crate) fn read_table(r: &mut Reader<'_>, merges: &MergeMap) -> crate::Result<Self> {
         let bad = || crate::Error::invalid("table cache: malformed backtracker");
-        let slots: Vec<Slot> = r.records::<3>()?.into_iter().map(|[base, check, token]| Slot { base, check, token }).collect();
-        let info: Vec<TokenInfo> = r
-            .records::<6>()?
-            .into_iter()
-            .map(|[len, shorter, first, last, run_start, run_len]| TokenInfo { len, shorter, first, last, run_start, run_len })
-            .collect();
+        let slots: Table<Slot> = r.table()?;
+        let info: Table<TokenInfo> = r.table()?;
         let unreachable_ids = r.u32s()?;
-        let steps: Vec<Step> = r.records::<3>()?.into_iter().map(|[rank, first, last]| Step { rank, first, last }).collect();
-        let words = r.u64s()?;
+        let steps: Table<Step> = r.table()?;
+        let words: Table<u64> = r.table()?;
         let index_bits = r.u32()?;
         // What the encoder indexes without checking must be in bounds: every base + byte in
         // the trie (padded by 256 past the last base), every run in the steps.

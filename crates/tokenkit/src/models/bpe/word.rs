@@ -8,6 +8,8 @@
 
 use rand::Rng;
 
+use crate::utils::table_cache::{Pod, Table};
+
 /// A pair of adjacent token ids.
 pub type Pair = (u32, u32);
 
@@ -16,12 +18,17 @@ const NONE: u32 = u32::MAX;
 
 /// One slot of a [`MergeMap`]: a packed pair and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
 struct Slot {
     /// `left << 32 | right`, or [`EMPTY`] for a free slot.
     key: u64,
     /// `(rank, new id)`.
     value: (u32, u32),
 }
+
+// SAFETY: a `u64` then two `u32`s (checked below): no padding, any bits are a value.
+unsafe impl Pod for Slot {}
+const _: () = assert!(std::mem::size_of::<Slot>() == 16 && std::mem::align_of::<Slot>() == 8);
 
 /// Key of a free slot.
 const EMPTY: u64 = u64::MAX;
@@ -37,7 +44,8 @@ fn pair_key((a, b): Pair) -> u64 {
 /// into a `u64` with a multiplicative hash: a lookup is a multiply and usually one cache line.
 #[derive(Clone)]
 pub struct MergeMap {
-    slots: Vec<Slot>,
+    /// Shared by the clones (the model's and its encoders'), in place in a mapped cache entry.
+    slots: Table<Slot>,
     /// `64 - log2(slots.len())`.
     shift: u32,
     len: usize,
@@ -55,7 +63,7 @@ impl MergeMap {
     /// A map with room for `n` pairs before it grows.
     pub fn with_capacity(n: usize) -> Self {
         let size = (n.max(4) * 2).next_power_of_two();
-        Self { slots: vec![Slot { key: EMPTY, value: (0, 0) }; size], shift: 64 - size.trailing_zeros(), len: 0, max_pair: None }
+        Self { slots: vec![Slot { key: EMPTY, value: (0, 0) }; size].into(), shift: 64 - size.trailing_zeros(), len: 0, max_pair: None }
     }
 
     #[inline]
@@ -98,8 +106,9 @@ impl MergeMap {
         }
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
+        let slots = self.slots.make_mut();
         loop {
-            let slot = &mut self.slots[i];
+            let slot = &mut slots[i];
             if slot.key == key {
                 slot.value = value;
                 return;
@@ -110,6 +119,17 @@ impl MergeMap {
                 return;
             }
             i = (i + 1) & mask;
+        }
+    }
+
+    /// Rebuilds the table with the fewest slots its pairs fit in (at most half full), for a
+    /// map built with room to spare: it is held in memory and in the table cache as it is.
+    pub fn shrink_to_fit(&mut self) {
+        if Self::with_capacity(self.len).slots.len() < self.slots.len() {
+            let old = std::mem::replace(self, Self::with_capacity(self.len));
+            for (pair, value) in old.iter() {
+                self.insert(pair, value);
+            }
         }
     }
 
@@ -526,7 +546,7 @@ impl Word {
 impl MergeMap {
     /// Writes the table as it is (slots included), for [`crate::utils::table_cache`].
     pub(crate) fn write_table(&self, w: &mut crate::utils::table_cache::Writer) {
-        w.records(self.slots.iter().map(|s| [s.key as u32, (s.key >> 32) as u32, s.value.0, s.value.1]));
+        w.table(&self.slots);
         w.u32(self.shift);
         w.len(self.len);
         w.bool(self.max_pair.is_some());
@@ -537,11 +557,7 @@ impl MergeMap {
 
     /// Reads what [`MergeMap::write_table`] wrote.
     pub(crate) fn read_table(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Self> {
-        let slots: Vec<Slot> = r
-            .records::<4>()?
-            .into_iter()
-            .map(|[lo, hi, rank, id]| Slot { key: (u64::from(hi) << 32) | u64::from(lo), value: (rank, id) })
-            .collect();
+        let slots: Table<Slot> = r.table()?;
         let n = slots.len();
         let shift = r.u32()?;
         let len = r.len(0)?;
@@ -575,6 +591,20 @@ mod tests {
         // a b b b b -> ab b b b -> ab bb b (leftmost bb) -> stop: (ab,bb) and (bb,b) unknown
         assert_eq!(w.ids().collect::<Vec<_>>(), vec![2, 3, 1]);
         assert_eq!(w.tokens().map(|t| t.1).collect::<Vec<_>>(), vec![(0, 2), (2, 4), (4, 5)]);
+    }
+
+    #[test]
+    fn shrink_to_fit_keeps_every_pair() {
+        let mut m = MergeMap::with_capacity(4000);
+        let pairs: Vec<(Pair, (u32, u32))> =
+            (0..300u32).map(|i| ((i, i * 7 + 1), (i, i + 1000))).chain([((u32::MAX, u32::MAX), (5, 6))]).collect();
+        pairs.iter().for_each(|&(p, v)| m.insert(p, v));
+        let before = m.slots.len();
+        m.shrink_to_fit();
+        assert!(m.slots.len() < before && m.slots.len() >= 2 * m.len());
+        assert_eq!(m.len(), pairs.len());
+        assert!(pairs.iter().all(|(p, v)| m.get(p) == Some(v)));
+        assert_eq!(m.get(&(1, 2)), None);
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl BpeTables {
     /// table from every split of every piece, the score ranks).
     pub(crate) fn cached(raw: &[u8], n_pieces: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
         let key = table_cache::Key::new("sentencepiece::BpeTables", &[raw]);
-        table_cache::cached(&key, |p| Self::read_table(p, n_pieces), || Ok(build()), |t| Some(t.write_table()))
+        table_cache::cached(&key, |p| Self::read_table(p.reader(), n_pieces), || Ok(build()), |t| Some(t.write_table()))
     }
 
     fn write_table(&self) -> Vec<u8> {
@@ -212,8 +212,7 @@ impl BpeTables {
 
     /// Reads what [`Self::write_table`] wrote, checking that every id is one of the
     /// `n_pieces` pieces (the encoder indexes with them).
-    fn read_table(payload: &[u8], n_pieces: usize) -> crate::Result<Self> {
-        let mut r = table_cache::Reader::new(payload);
+    fn read_table(mut r: table_cache::Reader<'_>, n_pieces: usize) -> crate::Result<Self> {
         let merges = MergeMap::read_table(&mut r)?;
         let (ranks, bmp) = (r.u32s()?, r.u32s()?);
         let astral: IdMap<u32> = r.records::<2>()?.into_iter().map(|[c, e]| (c, e)).collect();
@@ -561,12 +560,12 @@ mod tests {
         let tables = model.bpe_tables();
         let n = tables.ranks.len();
         let payload = tables.write_table();
-        let back = BpeTables::read_table(&payload, n).unwrap();
+        let back = BpeTables::read_table(table_cache::Reader::new(&payload), n).unwrap();
         assert_eq!(back.write_table(), payload);
         assert!(back.merges.len() > 10_000, "{} merges", back.merges.len());
-        assert!(BpeTables::read_table(&payload, n - 1).is_err(), "a table for another piece count");
+        assert!(BpeTables::read_table(table_cache::Reader::new(&payload), n - 1).is_err(), "a table for another piece count");
         for cut in (0..payload.len()).step_by(payload.len() / 40 + 1) {
-            assert!(BpeTables::read_table(&payload[..cut], n).is_err(), "cut at {cut}");
+            assert!(BpeTables::read_table(table_cache::Reader::new(&payload[..cut]), n).is_err(), "cut at {cut}");
         }
     }
 }

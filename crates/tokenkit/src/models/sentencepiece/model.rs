@@ -209,9 +209,14 @@ impl SentencePiece {
                     .zip(&kinds)
                     .map(|((p, &s), k)| if *k == PieceType::UserDefined { user_defined_score(p.len()) } else { s })
                     .collect();
-                let trie = Trie::with_scores(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
-                    matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
-                }));
+                // Building the trie (sorting the pieces) is most of a Unigram load: it is kept
+                // in the table cache under the file's bytes, which it is built from.
+                let key = crate::utils::table_cache::Key::new("sentencepiece::Unigram trie", &[&raw]);
+                let trie = Trie::cached(&key, n, || {
+                    Trie::with_scores(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
+                        matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
+                    }))
+                })?;
                 let user_defined = kinds.iter().map(|k| *k == PieceType::UserDefined).collect();
                 let viterbi = SpViterbi::new(trie, viterbi_scores, unk_id, min - UNK_PENALTY, user_defined);
                 Algorithm::Unigram(viterbi.with_word_cache(words_independent(&norm_spec, &trainer, &mergeable)))
