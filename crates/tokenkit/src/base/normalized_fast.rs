@@ -109,8 +109,10 @@ impl NormalizedString {
                 j += 1;
             }
         }
-        // An ASCII byte is a whole char: replacing it by a string keeps the text UTF-8.
-        self.normalized = String::from_utf8(text).unwrap_or_default();
+        // SAFETY: an ASCII byte is a whole char, and replacing whole chars by a string keeps
+        // the text UTF-8 (no need to check it again, which cost as much as the pass above).
+        debug_assert!(pattern.is_ascii() && std::str::from_utf8(&text).is_ok());
+        self.normalized = unsafe { String::from_utf8_unchecked(text) };
         self.alignments = alignments;
     }
 
