@@ -23,6 +23,8 @@ Usage:
   .venv/bin/python benches/python/bench_python.py                 # defaults below
   .venv/bin/python benches/python/bench_python.py --threads 1 2 --bytes 2000000 --repeat 5 \\
       --tokenizers gpt2 bert_base_cased llama3 cl100k_base o200k_base --corpora en zh ja code
+  .venv/bin/python benches/python/bench_python.py --threads 1 --calls encode encode_doc \\
+      --tokenizers gemma r38 r95 r87 r43 r26 r53 r64 --corpora en ja zh mixed   # the general path
 """
 from __future__ import annotations
 
@@ -50,6 +52,27 @@ TOKENIZER_FILES = {
     # no recognised plan, the general path.
     "gemma": "registry/gemma/tokenizer.json",
 }
+# Pipelines of other shapes, which take the general path: random pipelines of the plan
+# equivalence runner (crates/tokenkit/src/tokenizer/plan_tests.rs, `dump_general_pipelines`
+# prints them; the name is the index there) over a fixture's model (and its post-processor and
+# decoder), the normalizer and pre-tokenizer replaced: name -> (fixture, normalizer,
+# pre_tokenizer). Listed in --tokenizers by name, like the fixtures; --dump-shapes DIR writes
+# them as tokenizer.json files (for crates/tokenkit/examples/general_profile.rs).
+SHAPES = {
+    "r38": ("bert_uncased", {"type": "Sequence", "normalizers": [
+                {"type": "NFKC"}, {"type": "Strip", "strip_left": True, "strip_right": False}, {"type": "StripAccents"}]},
+            {"type": "UnicodeScripts"}),
+    "r95": ("llama3", {"type": "Sequence", "normalizers": [
+                {"type": "NFD"}, {"type": "Replace", "pattern": {"String": "ab"}, "content": " "}]},
+            {"type": "CharDelimiterSplit", "delimiter": " "}),
+    "r87": ("mistral01", {"type": "Nmt"}, {"type": "WhitespaceSplit"}),
+    "r43": ("mistral01", {"type": "NFKD"}, {"type": "Punctuation", "behavior": "Removed"}),
+    "r26": ("bert_uncased", {"type": "ByteLevel"},
+            {"type": "Split", "pattern": {"Regex": " +"}, "behavior": "Contiguous", "invert": False}),
+    "r53": ("mistral01", None, {"type": "UnicodeScripts"}),
+    "r64": ("bert_uncased", {"type": "NFKD"}, {"type": "BertPreTokenizer"}),
+}
+TOKENIZER_FILES["mistral01"] = "registry/mistral01/tokenizer.json"
 TIKTOKEN_ENCODINGS = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 CORPORA = {
     "en": "corpora/en/pride_and_prejudice.txt",
@@ -69,6 +92,20 @@ def corpus_lines(name: str, max_bytes: int) -> list[str]:
             lines.append(line)
             total += len(line.encode())
     return lines
+
+
+def tokenizer_json(name: str) -> str | None:
+    """The tokenizer.json text of a fixture or a shape of SHAPES; None when its fixture is absent."""
+    fixture, normalizer, pre_tokenizer = SHAPES.get(name, (name, ..., ...))
+    path = FIXTURES / TOKENIZER_FILES[fixture]
+    if not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if normalizer is ...:
+        return text
+    tok = json.loads(text)
+    tok["normalizer"], tok["pre_tokenizer"] = normalizer, pre_tokenizer
+    return json.dumps(tok, ensure_ascii=False)
 
 
 def median_seconds(fns: dict, repeat: int, warm_up: float) -> dict:
@@ -119,12 +156,11 @@ def measure(args) -> list[dict]:
     rows = []
     corpora = {c: corpus_lines(c, args.bytes) for c in args.corpora}
     for tname in args.tokenizers:
-        if tname in TOKENIZER_FILES:
-            path = FIXTURES / TOKENIZER_FILES[tname]
-            if not path.exists():
+        if tname in TOKENIZER_FILES or tname in SHAPES:
+            text = tokenizer_json(tname)
+            if text is None:
                 continue
-            libs = {"tokenizers": tokenizers.Tokenizer.from_file(str(path)),
-                    "tokenkit": tokenkit.Tokenizer.from_file(str(path))}
+            libs = {"tokenizers": tokenizers.Tokenizer.from_str(text), "tokenkit": tokenkit.Tokenizer.from_str(text)}
             calls = {"encode_batch": lambda t, ls: t.encode_batch(ls),
                      "encode_batch_fast": lambda t, ls: t.encode_batch_fast(ls)}
             if threads == 1:
@@ -141,6 +177,8 @@ def measure(args) -> list[dict]:
         for cname, lines in corpora.items():
             nbytes = sum(len(s.encode()) for s in lines)
             for call, fn in calls.items():
+                if args.calls and call not in args.calls:
+                    continue
                 fns = {lib: (lambda tok=tok: fn(tok, lines)) for lib, tok in libs.items()}
                 for lib, secs in median_seconds(fns, args.repeat, args.warm_up).items():
                     rows.append(dict(tokenizer=tname, corpus=cname, call=call, lib=lib, threads=threads,
@@ -156,8 +194,17 @@ def main() -> int:
     ap.add_argument("--warm-up", type=float, default=0.3, help="seconds of calls before timing each cell")
     ap.add_argument("--tokenizers", nargs="+", default=["gpt2", "bert_base_cased", "llama3", "gemma", "cl100k_base", "o200k_base"])
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA))
+    ap.add_argument("--calls", nargs="+", help="only these calls (encode, encode_doc, encode_batch, ...)")
+    ap.add_argument("--dump-shapes", metavar="DIR", help="write each shape of SHAPES to DIR/NAME.json and exit")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dump_shapes:
+        Path(args.dump_shapes).mkdir(parents=True, exist_ok=True)
+        for name in SHAPES:
+            text = tokenizer_json(name)
+            if text is not None:
+                (Path(args.dump_shapes) / f"{name}.json").write_text(text, encoding="utf-8")
+        return 0
     if args.child:
         json.dump(measure(args), sys.stdout)
         return 0

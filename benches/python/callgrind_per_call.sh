@@ -6,8 +6,11 @@
 #   benches/python/callgrind_per_call.sh TOKENIZER CORPUS METHOD [TOP]
 #   benches/python/callgrind_per_call.sh llama3 zh encode_batch_fast
 #   benches/python/callgrind_per_call.sh o200k_base mixed encode_ordinary_batch
+#   benches/python/callgrind_per_call.sh gemma ja encode      # one call per line, as bench_python.py's
+#   benches/python/callgrind_per_call.sh r38 zh encode_doc    # `encode` and `encode_doc` (50 lines a call)
 #
-# TOKENIZER and CORPUS are names from bench_python.py (200,000 bytes of whole lines).
+# TOKENIZER and CORPUS are names from bench_python.py (200,000 bytes of whole lines; a
+# TOKENIZER may be one of its SHAPES).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tok=$1 corpus=$2 method=$3 top=${4:-25}
@@ -18,13 +21,18 @@ import sys
 sys.path.insert(0, "benches/python")
 import bench_python as b
 tok_name, corpus, method, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-if tok_name in b.TOKENIZER_FILES:
+if tok_name in b.TOKENIZER_FILES or tok_name in b.SHAPES:
     import tokenkit
-    tok = tokenkit.Tokenizer.from_file(str(b.FIXTURES / b.TOKENIZER_FILES[tok_name]))
+    tok = tokenkit.Tokenizer.from_str(b.tokenizer_json(tok_name))
 else:
     tok = b.tokenkit_tiktoken(tok_name)
 lines = b.corpus_lines(corpus, 200_000)
-call = getattr(tok, method)
+if method == "encode":
+    call = lambda ls: [tok.encode(s) for s in ls]
+elif method == "encode_doc":
+    call = lambda ls: [tok.encode("".join(ls[i:i + 50])) for i in range(0, len(ls), 50)]
+else:
+    call = getattr(tok, method)
 for _ in range(n):
     call(lines)
 PY

@@ -287,8 +287,15 @@ impl NormalizedString {
             new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
             new_text.push(c);
         }
-        self.alignments.splice(n_range.clone(), new_alignments);
-        self.normalized.replace_range(n_range, &new_text);
+        if n_range.start == 0 && n_range.end == self.normalized.len() {
+            // The whole string (every normalizer's `transform`): the new buffers replace the
+            // old ones, nothing to move around them.
+            self.alignments = new_alignments;
+            self.normalized = new_text;
+        } else {
+            self.alignments.splice(n_range.clone(), new_alignments);
+            self.normalized.replace_range(n_range, &new_text);
+        }
     }
 
     /// [`transform_range`](Self::transform_range) over the whole string.
@@ -556,15 +563,62 @@ pub struct BytesToCharOffsetConverter {
 }
 
 /// Turns byte offsets into the unit an encode call asked for: bytes stay as they are, chars
-/// go through a [`BytesToCharOffsetConverter`] of the input.
-pub(crate) struct OffsetsIn(Option<BytesToCharOffsetConverter>);
+/// are counted as [`BytesToCharOffsetConverter`] counts them, from a cursor that moves
+/// between the offsets asked for (which mostly come in increasing order) instead of a table
+/// of the whole input: the cost is the bytes the cursor crosses, not a word per byte.
+pub(crate) struct OffsetsIn<'t>(Option<CharCursor<'t>>);
 
-impl OffsetsIn {
+/// Counts the chars before a byte position of a non-ASCII text, moving from where it was.
+struct CharCursor<'t> {
+    text: &'t [u8],
+    /// A byte position and the number of chars that start before it.
+    at: std::cell::Cell<(usize, usize)>,
+}
+
+/// The number of chars that start in `bytes` (which need not be on char boundaries).
+#[inline]
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
+impl CharCursor<'_> {
+    /// The number of chars that start before byte `p` (at most the text's length).
+    #[inline]
+    fn starts_before(&self, p: usize) -> usize {
+        let (at, n) = self.at.get();
+        let n = if p >= at { n + char_starts(&self.text[at..p]) } else { n - char_starts(&self.text[p..at]) };
+        self.at.set((p, n));
+        n
+    }
+
+    /// [`BytesToCharOffsetConverter::convert`] of the same text.
+    #[inline]
+    fn convert(&self, (s, e): Offsets) -> Option<Offsets> {
+        let len = self.text.len();
+        if s >= len {
+            return None;
+        }
+        // The index of the char holding byte `b` (< len) is the number starting up to it, less one.
+        let start = self.starts_before(s + 1) - 1;
+        let end = if e < len {
+            self.starts_before(e + 1) - 1
+        } else if e == len {
+            self.starts_before(len)
+        } else {
+            start + 2
+        };
+        Some((start, end))
+    }
+}
+
+impl<'t> OffsetsIn<'t> {
     /// The conversion of offsets into `text` to `offset_type`.
-    pub(crate) fn new(text: &str, offset_type: crate::base::OffsetType) -> Self {
+    pub(crate) fn new(text: &'t str, offset_type: crate::base::OffsetType) -> Self {
         Self(match offset_type {
-            crate::base::OffsetType::Char => Some(BytesToCharOffsetConverter::new(text)),
-            crate::base::OffsetType::Byte => None,
+            crate::base::OffsetType::Char if !text.is_ascii() => {
+                Some(CharCursor { text: text.as_bytes(), at: std::cell::Cell::new((0, 0)) })
+            }
+            _ => None,
         })
     }
 
@@ -642,6 +696,31 @@ mod tests {
         assert_eq!(parts(SplitDelimiterBehavior::MergedWithPrevious), ["the-", "final-", "-", "countdown"]);
         assert_eq!(parts(SplitDelimiterBehavior::MergedWithNext), ["the", "-final", "-", "-countdown"]);
         assert_eq!(parts(SplitDelimiterBehavior::Contiguous), ["the", "-", "final", "--", "countdown"]);
+    }
+
+    #[test]
+    fn offsets_in_chars_are_the_converters() {
+        let texts = ["", "abc", "aé日😀b", "日本語のテキスト", "\u{301}x\u{10ffff}"];
+        let mut compared = 0;
+        for t in texts {
+            let table = BytesToCharOffsetConverter::new(t);
+            let cursor = OffsetsIn::new(t, crate::base::OffsetType::Char);
+            // Every pair of offsets up to two past the end, in increasing, decreasing and
+            // jumping order (the cursor moves both ways).
+            let mut pairs: Vec<Offsets> = (0..t.len() + 3).flat_map(|s| (0..t.len() + 3).map(move |e| (s, e))).collect();
+            for order in 0..3 {
+                match order {
+                    1 => pairs.reverse(),
+                    2 => pairs.sort_by_key(|&(s, e)| (s * 7 + e * 13) % 11),
+                    _ => {}
+                }
+                for &o in &pairs {
+                    assert_eq!(cursor.convert(o), table.convert(o).unwrap_or(o), "{t:?} {o:?}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 1000);
     }
 
     #[test]

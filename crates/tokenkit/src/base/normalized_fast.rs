@@ -95,22 +95,25 @@ impl NormalizedString {
             return;
         }
         let len = bytes.len() - n + n * content.len();
-        let mut text = vec![0u8; len];
-        let mut alignments = vec![(0, 0); len];
-        let mut j = 0;
+        // Filled by pushes into the exact capacity: zeroing both buffers first cost more than
+        // the pass itself on English text.
+        let mut text = Vec::with_capacity(len);
+        let mut alignments = Vec::with_capacity(len);
         for (&b, &a) in bytes.iter().zip(&self.alignments) {
             if b == pattern {
-                text[j..j + content.len()].copy_from_slice(content.as_bytes());
-                alignments[j..j + content.len()].fill(a);
-                j += content.len();
+                for &c in content.as_bytes() {
+                    text.push(c);
+                    alignments.push(a);
+                }
             } else {
-                text[j] = b;
-                alignments[j] = a;
-                j += 1;
+                text.push(b);
+                alignments.push(a);
             }
         }
-        // An ASCII byte is a whole char: replacing it by a string keeps the text UTF-8.
-        self.normalized = String::from_utf8(text).unwrap_or_default();
+        // SAFETY: an ASCII byte is a whole char, and replacing whole chars by a string keeps
+        // the text UTF-8 (no need to check it again, which cost as much as the pass above).
+        debug_assert!(pattern.is_ascii() && std::str::from_utf8(&text).is_ok());
+        self.normalized = unsafe { String::from_utf8_unchecked(text) };
         self.alignments = alignments;
     }
 

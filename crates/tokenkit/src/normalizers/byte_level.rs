@@ -25,15 +25,13 @@ impl Normalizer for ByteLevel {
             return Ok(());
         }
         let table = &*BYTES_CHAR;
-        let s = n.get();
-        let mut transformations = Vec::with_capacity(s.len());
         let mut buf = [0u8; 4];
-        for c in s.chars() {
-            // The first byte's char replaces `c`, the others are insertions.
-            let bytes = c.encode_utf8(&mut buf).as_bytes();
-            transformations.extend(bytes.iter().enumerate().map(|(i, &b)| (table[b as usize], isize::from(i > 0))));
-        }
-        n.transform(transformations, 0);
+        // The first byte's char replaces `c`, the others are inserted after it: all of them
+        // aligned with `c`, in one pass.
+        n.try_rewrite_chars(|c, out| {
+            out.extend(c.encode_utf8(&mut buf).bytes().map(|b| table[b as usize]));
+            true
+        });
         Ok(())
     }
 }

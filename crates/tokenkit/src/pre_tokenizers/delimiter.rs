@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::normalized::split_pieces;
 use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::Result;
 
@@ -16,6 +17,13 @@ impl CharDelimiterSplit {
     /// Splits on `delimiter`.
     pub fn new(delimiter: char) -> Self {
         Self { delimiter }
+    }
+
+    /// The pieces of `s` as byte ranges appended to `ranges` (some may be empty): the
+    /// pieces `pre_tokenize` makes of a split whose text is `s`.
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> Result<()> {
+        ranges.extend(split_pieces(s, self.delimiter, SplitDelimiterBehavior::Removed)?);
+        Ok(())
     }
 }
 

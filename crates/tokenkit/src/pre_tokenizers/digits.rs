@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::normalized::split_pieces;
 use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::Result;
 
@@ -18,12 +19,27 @@ impl Digits {
     pub fn new(individual_digits: bool) -> Self {
         Self { individual_digits }
     }
+
+    /// What a split does with the digits.
+    fn behavior(&self) -> SplitDelimiterBehavior {
+        if self.individual_digits {
+            SplitDelimiterBehavior::Isolated
+        } else {
+            SplitDelimiterBehavior::Contiguous
+        }
+    }
+
+    /// The pieces of `s` as byte ranges appended to `ranges` (some may be empty): the
+    /// pieces `pre_tokenize` makes of a split whose text is `s`.
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> Result<()> {
+        ranges.extend(split_pieces(s, char::is_numeric, self.behavior())?);
+        Ok(())
+    }
 }
 
 impl PreTokenizer for Digits {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
-        let behavior = if self.individual_digits { SplitDelimiterBehavior::Isolated } else { SplitDelimiterBehavior::Contiguous };
-        p.split(|_, n| n.split(char::is_numeric, behavior))
+        p.split(|_, n| n.split(char::is_numeric, self.behavior()))
     }
 }
 

@@ -31,24 +31,34 @@ impl Default for FixedLength {
     }
 }
 
+impl FixedLength {
+    /// The pieces of `s` as byte ranges appended to `ranges`: `length` chars each, the last
+    /// one shorter. `length` must be at least 1 (else nothing is appended).
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) {
+        if self.length == 0 {
+            return;
+        }
+        let mut start = 0;
+        for (n, (i, _)) in s.char_indices().enumerate() {
+            if n > 0 && n % self.length == 0 {
+                ranges.push((start, i));
+                start = i;
+            }
+        }
+        if start < s.len() {
+            ranges.push((start, s.len()));
+        }
+    }
+}
+
 impl PreTokenizer for FixedLength {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         if self.length == 0 {
             return Err(Error::invalid("FixedLength pre-tokenizer: `length` must be at least 1"));
         }
         p.split(|_, normalized| {
-            let s = normalized.get();
-            let mut ranges = Vec::with_capacity(s.len() / self.length + 1);
-            let mut start = 0;
-            for (n, (i, _)) in s.char_indices().enumerate() {
-                if n > 0 && n % self.length == 0 {
-                    ranges.push((start, i));
-                    start = i;
-                }
-            }
-            if start < s.len() {
-                ranges.push((start, s.len()));
-            }
+            let mut ranges = Vec::with_capacity(normalized.len() / self.length + 1);
+            self.split_ranges(normalized.get(), &mut ranges);
             slice_ranges(&normalized, ranges)
         })
     }

@@ -78,14 +78,34 @@ impl PreTokenizerWrapper {
             PreTokenizerWrapper::BertPreTokenizer(_) => BertPreTokenizer::split_ranges(s, ranges),
             PreTokenizerWrapper::WhitespaceSplit(_) => WhitespaceSplit::split_ranges(s, ranges),
             PreTokenizerWrapper::Split(x) => x.split_ranges(s, ranges)?,
+            PreTokenizerWrapper::CharDelimiterSplit(x) => x.split_ranges(s, ranges)?,
+            PreTokenizerWrapper::Punctuation(x) => x.split_ranges(s, ranges)?,
+            PreTokenizerWrapper::Digits(x) => x.split_ranges(s, ranges)?,
+            PreTokenizerWrapper::Whitespace(_) => Whitespace::split_ranges(s, ranges),
+            PreTokenizerWrapper::UnicodeScripts(_) => UnicodeScripts::split_ranges(s, ranges),
+            PreTokenizerWrapper::FixedLength(x) if x.length > 0 => x.split_ranges(s, ranges),
             _ => return Ok(false),
         }
         Ok(true)
     }
 
-    /// Whether [`split_ranges`](Self::split_ranges) supports this pre-tokenizer.
+    /// Whether [`split_ranges`](Self::split_ranges) supports this pre-tokenizer: one that
+    /// only cuts the text (not a `FixedLength` of length 0, which is an error).
     pub fn has_split_ranges(&self) -> bool {
-        matches!(self, PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::WhitespaceSplit(_) | PreTokenizerWrapper::Split(_))
+        match self {
+            PreTokenizerWrapper::FixedLength(x) => x.length > 0,
+            p => matches!(
+                p,
+                PreTokenizerWrapper::BertPreTokenizer(_)
+                    | PreTokenizerWrapper::WhitespaceSplit(_)
+                    | PreTokenizerWrapper::Split(_)
+                    | PreTokenizerWrapper::CharDelimiterSplit(_)
+                    | PreTokenizerWrapper::Punctuation(_)
+                    | PreTokenizerWrapper::Digits(_)
+                    | PreTokenizerWrapper::Whitespace(_)
+                    | PreTokenizerWrapper::UnicodeScripts(_)
+            ),
+        }
     }
 }
 

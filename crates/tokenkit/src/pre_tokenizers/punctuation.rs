@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::is_bert_punctuation;
+use crate::base::normalized::split_pieces;
 use crate::base::{PreTokenizedString, PreTokenizer, SplitDelimiterBehavior};
 use crate::Result;
 
@@ -23,6 +24,13 @@ impl Punctuation {
     /// Splits on punctuation with `behavior`.
     pub fn new(behavior: SplitDelimiterBehavior) -> Self {
         Self { behavior }
+    }
+
+    /// The pieces of `s` as byte ranges appended to `ranges` (some may be empty): the
+    /// pieces `pre_tokenize` makes of a split whose text is `s`.
+    pub fn split_ranges(&self, s: &str, ranges: &mut Vec<(usize, usize)>) -> Result<()> {
+        ranges.extend(split_pieces(s, is_bert_punctuation, self.behavior)?);
+        Ok(())
     }
 }
 

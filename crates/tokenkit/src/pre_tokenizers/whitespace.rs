@@ -16,11 +16,19 @@ impl_unit_serde!(Whitespace);
 
 static WORDS: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\w+|[^\w\s]+").expect("the Whitespace regex is valid"));
 
+impl Whitespace {
+    /// The pieces of `s` as byte ranges appended to `ranges`: the matches of the regex are
+    /// exactly the pieces (HF splits on the inverted regex, removing).
+    pub fn split_ranges(s: &str, ranges: &mut Vec<(usize, usize)>) {
+        ranges.extend(WORDS.find_iter(s).map(|m| (m.start(), m.end())));
+    }
+}
+
 impl PreTokenizer for Whitespace {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         p.split(|_, normalized| {
-            // The matches are exactly the pieces (HF splits on the inverted regex, removing).
-            let ranges: Vec<(usize, usize)> = WORDS.find_iter(normalized.get()).map(|m| (m.start(), m.end())).collect();
+            let mut ranges = Vec::new();
+            Self::split_ranges(normalized.get(), &mut ranges);
             slice_ranges(&normalized, ranges)
         })
     }

@@ -127,8 +127,8 @@ pub(crate) fn encode(
 }
 
 /// The tokens so far.
-struct Out {
-    offsets_in: OffsetsIn,
+struct Out<'t> {
+    offsets_in: OffsetsIn<'t>,
     ids: Vec<u32>,
     offsets: Vec<Offsets>,
     words: Vec<Option<u32>>,
@@ -139,7 +139,7 @@ struct Out {
     word_idx: Option<u32>,
 }
 
-impl Out {
+impl Out<'_> {
     /// The word index of the next word's tokens.
     #[inline]
     fn next_word(&mut self) -> Option<u32> {
@@ -233,7 +233,7 @@ struct Cutter<'a> {
 impl Cutter<'_> {
     /// Encodes the words of the segment `text[s..e]`; `false` when its normalization needs
     /// the general pipeline.
-    fn segment(&mut self, s: usize, e: usize, out: &mut Out) -> Result<bool> {
+    fn segment(&mut self, s: usize, e: usize, out: &mut Out<'_>) -> Result<bool> {
         let bytes = self.text.as_bytes();
         let ascii = self.plan.ascii;
         let class = |b: u8| if b.is_ascii() { ascii[usize::from(b)] } else { Ascii::Other };
@@ -304,7 +304,7 @@ impl Cutter<'_> {
     /// Normalizes the char `c` (at `at` in the text) and cuts its chars; `false` when the
     /// normalizer's one-pass rewrite cannot take it.
     #[inline]
-    fn char(&mut self, c: char, at: Offsets, out: &mut Out) -> Result<bool> {
+    fn char(&mut self, c: char, at: Offsets, out: &mut Out<'_>) -> Result<bool> {
         let Some((normalizer, memo)) = self.plan.normalizer else {
             self.normalized_char(c, at, true, out)?;
             return Ok(true);
@@ -339,7 +339,7 @@ impl Cutter<'_> {
     /// Cuts at the normalized char `d`, which comes from the original char at `at`
     /// (`unchanged`: `d` is that char).
     #[inline]
-    fn normalized_char(&mut self, d: char, at: Offsets, unchanged: bool, out: &mut Out) -> Result<()> {
+    fn normalized_char(&mut self, d: char, at: Offsets, unchanged: bool, out: &mut Out<'_>) -> Result<()> {
         match char_class(d) {
             CharClass::Word => self.word.push(self.text, d, at, unchanged),
             CharClass::Space => self.flush(out)?,
@@ -351,7 +351,7 @@ impl Cutter<'_> {
     /// Encodes the current word and then the normalized char `d` (from the original char at
     /// `at`) as a word of its own.
     #[inline]
-    fn single(&mut self, d: char, at: Offsets, out: &mut Out) -> Result<()> {
+    fn single(&mut self, d: char, at: Offsets, out: &mut Out<'_>) -> Result<()> {
         self.flush(out)?;
         match self.plan.model.char_token(d) {
             Some(id) => {
@@ -367,7 +367,7 @@ impl Cutter<'_> {
     }
 
     /// Encodes the current word, if any, and starts a new one.
-    fn flush(&mut self, out: &mut Out) -> Result<()> {
+    fn flush(&mut self, out: &mut Out<'_>) -> Result<()> {
         let w = &mut self.word;
         if w.empty {
             return Ok(());

@@ -129,6 +129,60 @@ impl<'s, I1: Into<InputSequence<'s>>, I2: Into<InputSequence<'s>>> From<(I1, I2)
     }
 }
 
+/// The tokens of [`Tokenizer::encode_by_ranges`] as they are made: for a model whose token
+/// strings are its vocabulary's, plain columns (ids, offsets, words) and the few strings that
+/// are not looked up in the vocabulary (added tokens), the encoding built from them at the
+/// end; for another model, the encoding itself.
+enum RangeTokens<'v> {
+    Vocab {
+        vocab: &'v std::sync::Arc<crate::base::vocab::ReverseVocab>,
+        ids: Vec<u32>,
+        offsets: Vec<Offsets>,
+        words: Vec<Option<u32>>,
+        explicit: Vec<(usize, String)>,
+        type_id: u32,
+    },
+    Encoding(Encoding, u32),
+}
+
+impl<'v> RangeTokens<'v> {
+    fn new(vocab: Option<&'v std::sync::Arc<crate::base::vocab::ReverseVocab>>, capacity: usize, type_id: u32) -> Self {
+        match vocab {
+            Some(vocab) => RangeTokens::Vocab {
+                vocab,
+                ids: Vec::with_capacity(capacity),
+                offsets: Vec::with_capacity(capacity),
+                words: Vec::with_capacity(capacity),
+                explicit: Vec::new(),
+                type_id,
+            },
+            None => RangeTokens::Encoding(Encoding::with_capacity(capacity), type_id),
+        }
+    }
+
+    /// Appends an ordinary token with its string.
+    fn push(&mut self, id: u32, token: &str, offsets: Offsets, word: Option<u32>) {
+        match self {
+            RangeTokens::Vocab { ids, offsets: offs, words, explicit, .. } => {
+                explicit.push((ids.len(), token.to_owned()));
+                ids.push(id);
+                offs.push(offsets);
+                words.push(word);
+            }
+            RangeTokens::Encoding(enc, type_id) => enc.push_token(id, token.to_owned(), offsets, word, *type_id),
+        }
+    }
+
+    fn into_encoding(self) -> Encoding {
+        match self {
+            RangeTokens::Vocab { vocab, ids, offsets, words, explicit, type_id } => {
+                Encoding::from_vocab_tokens(ids, offsets, words, type_id, vocab, explicit)
+            }
+            RangeTokens::Encoding(enc, _) => enc,
+        }
+    }
+}
+
 /// A complete tokenizer: the pipeline, the added vocabulary, padding and truncation.
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
@@ -415,7 +469,7 @@ impl Tokenizer {
         offset_type: OffsetType,
     ) -> Result<Encoding> {
         let offsets_in = normalized::OffsetsIn::new(pre.original(), offset_type);
-        let mut enc = Encoding::with_capacity(pre.original().len() / 4);
+        let mut out = RangeTokens::new(self.pipeline.model.span_vocab(), pre.original().len() / 4, type_id);
         let mut word: u32 = 0;
         let mut ranges = Vec::new();
         let mut spans = Vec::new();
@@ -424,12 +478,11 @@ impl Tokenizer {
             let offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
             offsets_in.convert(offsets)
         };
-        let vocab = self.pipeline.model.span_vocab();
         for split in pre.splits() {
             let n = &split.normalized;
             if let Some(tokens) = &split.tokens {
                 for t in tokens {
-                    enc.push_token(t.id, t.value.clone(), offsets(n, t.offsets), Some(word_idx.unwrap_or(word)), type_id);
+                    out.push(t.id, &t.value, offsets(n, t.offsets), Some(word_idx.unwrap_or(word)));
                 }
                 word += 1;
                 continue;
@@ -449,20 +502,22 @@ impl Tokenizer {
                 let w = Some(word_idx.unwrap_or(word));
                 word += 1;
                 // The strings of the model's tokens are its vocabulary's: looked up lazily.
-                if let Some(vocab) = vocab {
+                if let RangeTokens::Vocab { ids, offsets: offs, words, .. } = &mut out {
                     spans.clear();
                     self.pipeline.model.tokenize_spans(&s[ws..we], &mut spans)?;
                     for &(id, (ts, te)) in &spans {
-                        enc.push_vocab_token(id, vocab, offsets(n, (ws + ts, ws + te)), w, type_id);
+                        ids.push(id);
+                        offs.push(offsets(n, (ws + ts, ws + te)));
+                        words.push(w);
                     }
                     continue;
                 }
                 for t in self.pipeline.model.tokenize(&s[ws..we])? {
-                    enc.push_token(t.id, t.value, offsets(n, (ws + t.offsets.0, ws + t.offsets.1)), w, type_id);
+                    out.push(t.id, &t.value, offsets(n, (ws + t.offsets.0, ws + t.offsets.1)), w);
                 }
             }
         }
-        Ok(enc)
+        Ok(out.into_encoding())
     }
 
     fn encode_with(&self, input: EncodeInput, add_special_tokens: bool, offset_type: OffsetType) -> Result<Encoding> {

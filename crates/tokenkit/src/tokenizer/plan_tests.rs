@@ -551,6 +551,50 @@ mod random_pipelines {
         (0..n).map(|_| (0..rng.gen_range(0..14)).map(|_| *pick(rng, POOL)).collect()).collect()
     }
 
+    /// The next random pipeline: the name of its model, its normalizer, pre-tokenizer,
+    /// post-processor and decoder (`null` for none), and the tokenizer (with random added
+    /// tokens).
+    fn random_pipeline(rng: &mut StdRng, models: &[(Kind, &'static str, Tokenizer)]) -> (&'static str, [Value; 4], Tokenizer) {
+        let (kind, model_name, base) = pick(rng, models);
+        let (n, p) = if rng.gen_bool(0.5) {
+            direct_shape(rng, *kind)
+        } else {
+            (if rng.gen_bool(0.2) { Value::Null } else { normalizer(rng, 0) }, pre_tokenizer(rng, 0))
+        };
+        let (pp, d) = (post_processor(rng), decoder(rng));
+        let mut tok = base.clone();
+        fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+            (!v.is_null()).then(|| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
+        }
+        tok.with_normalizer(parse::<NormalizerWrapper>(&n)).unwrap();
+        tok.with_pre_tokenizer(parse::<PreTokenizerWrapper>(&p));
+        tok.with_post_processor(parse::<PostProcessorWrapper>(&pp));
+        tok.with_decoder(parse::<DecoderWrapper>(&d));
+        let added = added_tokens(rng);
+        let (special, plain): (Vec<_>, Vec<_>) = added.into_iter().partition(|t| t.special);
+        tok.add_special_tokens(&special).unwrap();
+        tok.add_tokens(&plain).unwrap();
+        (model_name, [n, p, pp, d], tok)
+    }
+
+    /// Prints the random pipelines of the runner below that take the general path, one JSON
+    /// object a line (`model`, `normalizer`, `pre_tokenizer`): where the shapes of
+    /// `benches/python/bench_python.py --shapes` come from.
+    /// `cargo test -p tokenkit --lib dump_general_pipelines -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn dump_general_pipelines() {
+        let mut rng = StdRng::seed_from_u64(0x18_18);
+        let models = models();
+        for i in 0..360 {
+            let (model_name, [n, p, _, _], tok) = random_pipeline(&mut rng, &models);
+            random_texts(&mut rng, 12);
+            if tok.plan_name() == "general" {
+                println!("{}", json!({"index": i, "model": model_name, "normalizer": n, "pre_tokenizer": p}));
+            }
+        }
+    }
+
     #[test]
     fn random_pipelines_give_what_the_general_path_gives() {
         const PIPELINES: usize = 360;
@@ -558,26 +602,8 @@ mod random_pipelines {
         let models = models();
         let (mut compared, mut by_plan) = (0, std::collections::BTreeMap::<&str, usize>::new());
         for i in 0..PIPELINES {
-            let (kind, model_name, base) = pick(&mut rng, &models);
-            let (n, p) = if rng.gen_bool(0.5) {
-                direct_shape(&mut rng, *kind)
-            } else {
-                (if rng.gen_bool(0.2) { Value::Null } else { normalizer(&mut rng, 0) }, pre_tokenizer(&mut rng, 0))
-            };
-            let (pp, d) = (post_processor(&mut rng), decoder(&mut rng));
-            let mut tok = base.clone();
+            let (model_name, [n, p, pp, d], tok) = random_pipeline(&mut rng, &models);
             let parts = format!("normalizer {n}, pre_tokenizer {p}, post_processor {pp}, decoder {d}");
-            fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
-                (!v.is_null()).then(|| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}")))
-            }
-            tok.with_normalizer(parse::<NormalizerWrapper>(&n)).unwrap();
-            tok.with_pre_tokenizer(parse::<PreTokenizerWrapper>(&p));
-            tok.with_post_processor(parse::<PostProcessorWrapper>(&pp));
-            tok.with_decoder(parse::<DecoderWrapper>(&d));
-            let added = added_tokens(&mut rng);
-            let (special, plain): (Vec<_>, Vec<_>) = added.into_iter().partition(|t| t.special);
-            tok.add_special_tokens(&special).unwrap();
-            tok.add_tokens(&plain).unwrap();
             *by_plan.entry(tok.plan_name()).or_default() += 1;
             let texts = random_texts(&mut rng, 12);
             compared += compare(&format!("random pipeline {i} over {model_name}: {parts}"), &tok, &texts);

@@ -250,8 +250,8 @@ pub(crate) fn encode(
 }
 
 /// The encoding being filled and what each token needs.
-struct Out<'v> {
-    offsets_in: OffsetsIn,
+struct Out<'v, 't> {
+    offsets_in: OffsetsIn<'t>,
     enc: Encoding,
     vocab: &'v std::sync::Arc<ReverseVocab>,
     /// The current word (piece) index.
@@ -260,7 +260,7 @@ struct Out<'v> {
     type_id: u32,
 }
 
-impl Out<'_> {
+impl Out<'_, '_> {
     fn word(&self) -> Option<u32> {
         Some(self.word_idx.unwrap_or(self.word))
     }
@@ -284,7 +284,7 @@ fn spaces_segment(
     text: &str,
     (s, e): (usize, usize),
     buf: &mut String,
-    out: &mut Out<'_>,
+    out: &mut Out<'_, '_>,
 ) -> Result<()> {
     let mut rep = [0u8; 4];
     let rep: &str = plan.replacement.encode_utf8(&mut rep);
@@ -310,7 +310,7 @@ fn spaces_segment(
     let prefix_len = if prefixed { rep.len() } else { 0 };
     let first_end = s + segment.chars().next().map_or(0, char::len_utf8);
     let mut cursor = Cursor { text: segment, base: s, prefix_len, rep_len: rep.len(), first_end, orig: 0, norm: 0 };
-    let mut tokenize = |piece_start: usize, piece: &str, out: &mut Out<'_>| {
+    let mut tokenize = |piece_start: usize, piece: &str, out: &mut Out<'_, '_>| {
         // The cursor only moves forward; byte-fallback tokens share their char's range.
         let mut last = ((usize::MAX, 0), (0, 0));
         let r = plan.model.tokenize(piece, |id, ts, te, raw| {
@@ -387,7 +387,7 @@ impl ChainSegment<'_> {
     }
 
     /// Runs the model on each piece of `buf`.
-    fn tokenize(&self, buf: &str, aligns: &[Align], pieces: &[usize], out: &mut Out<'_>) -> Result<()> {
+    fn tokenize(&self, buf: &str, aligns: &[Align], pieces: &[usize], out: &mut Out<'_, '_>) -> Result<()> {
         for (k, &ps) in pieces.iter().enumerate() {
             let pe = pieces.get(k + 1).copied().unwrap_or(buf.len());
             let piece = &buf[ps..pe];

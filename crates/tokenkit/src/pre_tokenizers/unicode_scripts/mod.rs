@@ -42,23 +42,32 @@ pub struct UnicodeScripts;
 
 impl_unit_serde!(UnicodeScripts);
 
+impl UnicodeScripts {
+    /// The pieces of `s` as byte ranges appended to `ranges`: a piece starts at each char
+    /// whose script (other than `Any`) differs from the last such char's.
+    pub fn split_ranges(s: &str, ranges: &mut Vec<(usize, usize)>) {
+        let first = ranges.len();
+        let mut last = Script::Any;
+        for (i, c) in s.char_indices() {
+            let script = script_of(c);
+            if script != Script::Any {
+                if script != last {
+                    if ranges.len() > first {
+                        ranges.last_mut().expect("a piece before").1 = i;
+                    }
+                    ranges.push((i, s.len()));
+                }
+                last = script;
+            }
+        }
+    }
+}
+
 impl PreTokenizer for UnicodeScripts {
     fn pre_tokenize(&self, p: &mut PreTokenizedString) -> Result<()> {
         p.split(|_, normalized| {
-            let s = normalized.get();
-            let mut starts = Vec::new();
-            let mut last = Script::Any;
-            for (i, c) in s.char_indices() {
-                let script = script_of(c);
-                if script != Script::Any {
-                    if script != last {
-                        starts.push(i);
-                    }
-                    last = script;
-                }
-            }
-            let ends = starts.iter().skip(1).copied().chain(std::iter::once(s.len()));
-            let ranges: Vec<(usize, usize)> = starts.iter().copied().zip(ends).collect();
+            let mut ranges = Vec::new();
+            Self::split_ranges(normalized.get(), &mut ranges);
             slice_ranges(&normalized, ranges)
         })
     }
