@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::RwLock;
 
 /// Number of shards; a power of two.
@@ -149,9 +150,76 @@ impl<V> std::fmt::Debug for Cache<V> {
     }
 }
 
+/// Admission on second sight, for a cache whose entries cost more to make than the plain
+/// result (a Unigram word's entry needs a second Viterbi table): a key is admitted when it
+/// was seen since the last reset. Text where most words occur once (code, a long tail of
+/// names) then pays one bit test per word instead of making entries that are never used
+/// again. A bit per key hash; all bits are cleared after `limit` new keys, so the bits stay
+/// sparse. Races between threads only change which words are admitted, never a result.
+pub struct Doorkeeper {
+    bits: Box<[AtomicU64]>,
+    new_keys: AtomicUsize,
+    limit: usize,
+}
+
+impl Doorkeeper {
+    /// `2^log2_bits` bits, cleared after a quarter of them were set.
+    pub fn new(log2_bits: u32) -> Self {
+        let words = (1usize << log2_bits) / 64;
+        Self { bits: (0..words.max(1)).map(|_| AtomicU64::new(0)).collect(), new_keys: AtomicUsize::new(0), limit: (words.max(1) * 64) / 4 }
+    }
+
+    /// The same size, nothing seen.
+    pub fn fresh(&self) -> Self {
+        Self::new((self.bits.len() * 64).trailing_zeros())
+    }
+
+    /// Whether `k` was seen since the last reset; remembers it.
+    #[inline]
+    pub fn seen_before(&self, k: &Hashed<'_>) -> bool {
+        let i = k.hash as usize & (self.bits.len() * 64 - 1);
+        let (word, bit) = (&self.bits[i / 64], 1u64 << (i % 64));
+        if word.load(Ordering::Relaxed) & bit != 0 {
+            return true;
+        }
+        word.fetch_or(bit, Ordering::Relaxed);
+        if self.new_keys.fetch_add(1, Ordering::Relaxed) + 1 >= self.limit {
+            self.new_keys.store(0, Ordering::Relaxed);
+            for w in self.bits.iter() {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doorkeeper_admits_on_second_sight_and_forgets_after_its_limit() {
+        let door = Doorkeeper::new(8); // 256 bits, cleared after 64 new keys
+        let words: Vec<String> = (0..1000).map(|i| format!("word{i}")).collect();
+        let key = |w: &str| Hashed::new(w.as_bytes()).hash;
+        assert!(!door.seen_before(&Hashed::new(b"first")));
+        assert!(door.seen_before(&Hashed::new(b"first")));
+        // Enough new keys (distinct bits) to reach the limit: everything is forgotten.
+        let mut bits = std::collections::HashSet::new();
+        bits.insert(key("first") & 255);
+        let mut added = 1;
+        for w in &words {
+            if bits.insert(key(w) & 255) {
+                assert!(!door.seen_before(&Hashed::new(w.as_bytes())));
+                added += 1;
+                if added == 64 {
+                    break;
+                }
+            }
+        }
+        assert_eq!(added, 64, "not enough distinct bits in the sample");
+        assert!(!door.seen_before(&Hashed::new(b"first")));
+    }
 
     #[test]
     fn bounded() {

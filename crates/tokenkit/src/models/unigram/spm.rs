@@ -14,7 +14,7 @@ use std::cell::RefCell;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
 use crate::models::bpe::chars::for_each_part;
-use crate::models::cache::{Cache, Hashed, DEFAULT_CACHE_CAPACITY};
+use crate::models::cache::{Cache, Doorkeeper, Hashed, DEFAULT_CACHE_CAPACITY};
 use crate::normalizers::sentencepiece::{utf8_len, SPACE_SYMBOL};
 use crate::utils::trie::{Cursor, Trie};
 
@@ -52,11 +52,11 @@ const MAX_CACHED_WORD: usize = 64;
 
 /// The word cache of a vocabulary whose words are independent (`None` otherwise). A clone
 /// starts empty; equality ignores it.
-struct WordCache(Option<Cache<CachedWord>>);
+struct WordCache(Option<(Cache<CachedWord>, Doorkeeper)>);
 
 impl Clone for WordCache {
     fn clone(&self) -> Self {
-        Self(self.0.as_ref().map(Cache::fresh))
+        Self(self.0.as_ref().map(|(cache, door)| (cache.fresh(), door.fresh())))
     }
 }
 
@@ -136,7 +136,7 @@ impl SpViterbi {
     /// where no piece has a `▁` after another char (then no piece spans a `▁` that follows
     /// another char, and those are boundaries of every segmentation).
     pub fn with_word_cache(mut self, words_independent: bool) -> Self {
-        self.words = WordCache(words_independent.then(|| Cache::new(DEFAULT_CACHE_CAPACITY)));
+        self.words = WordCache(words_independent.then(|| (Cache::new(DEFAULT_CACHE_CAPACITY), Doorkeeper::new(16))));
         self
     }
 
@@ -182,7 +182,7 @@ impl SpViterbi {
     /// decision falls the same way and the cached segmentation is sentencepiece's. Otherwise,
     /// and for long words, the word is segmented from its actual sum.
     pub fn encode_words(&self, text: &str, out: &mut Vec<(u32, u32, u32)>) {
-        let Some(cache) = self.words.0.as_ref().filter(|_| self.finite) else {
+        let Some(words) = self.words.0.as_ref().filter(|_| self.finite) else {
             return self.encode(text.as_bytes(), out);
         };
         out.clear();
@@ -190,7 +190,7 @@ impl SpViterbi {
             let (mut sum, mut start) = (0.0f32, 0);
             // The callback cannot fail.
             let _ = for_each_part(text, '\u{2581}', |word| {
-                sum = self.encode_word(cache, word.as_bytes(), start, sum, scratch, out);
+                sum = self.encode_word(words, word.as_bytes(), start, sum, scratch, out);
                 start += word.len();
                 Ok(())
             });
@@ -201,7 +201,7 @@ impl SpViterbi {
     /// `sum`) and returns the path sum after it.
     fn encode_word(
         &self,
-        cache: &Cache<CachedWord>,
+        (cache, door): &(Cache<CachedWord>, Doorkeeper),
         word: &[u8],
         base: usize,
         sum: f32,
@@ -217,6 +217,8 @@ impl SpViterbi {
             match cache.with_hashed(&key, |w| self.reuse(w, at_start, word.len(), base, out)) {
                 Some(Some(after)) => return after,
                 Some(None) => {}
+                // A word seen for the first time is not worth an entry yet.
+                None if !door.seen_before(&key) => {}
                 None => {
                     let (best, second) = scratch;
                     if self.fill::<true, true>(word, 0.0, best, second) {
