@@ -54,6 +54,18 @@ fn on_main_thread(py: Python<'_>) -> bool {
     })
 }
 
+/// Runs work on one text, which never uses rayon, with the GIL released: no pool is looked up
+/// (so no environment variable is read), and a call on a short line costs little more than the
+/// GIL's release. A panic becomes a Python exception; `f`'s result is returned as it is.
+pub fn released<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.allow_threads(|| catch(f)).map_err(panic_err)
+}
+
+/// [`released`] for a library call: its errors become Python exceptions too.
+pub fn run_one<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
+    released(py, f)?.map_err(tk_err)
+}
+
 /// Runs a library call with the GIL released, on a pool that is live in this process (see
 /// [`run`]); library errors and panics become Python exceptions.
 pub fn run_released<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {

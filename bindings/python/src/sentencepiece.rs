@@ -20,7 +20,7 @@ use tokenkit::models::sentencepiece::SentencePiece;
 use tokenkit::normalizers::sentencepiece::SpNormalizer;
 use tokenkit::tokenizer::Model as _;
 
-use crate::errors::{catch, panic_err, py_list, value_err};
+use crate::errors::{py_list, value_err};
 use crate::{ids, pool, text};
 
 /// The seed of the next sampled encoding: `SetRandomGeneratorSeed` sets it, every sampled text
@@ -70,9 +70,9 @@ fn sp_err(e: tokenkit::Error) -> PyErr {
     }
 }
 
-/// Runs work on one text with the GIL released; it never uses rayon, so no pool is looked up.
+/// [`pool::released`] for a library call, its errors as sentencepiece raises them.
 fn released<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
-    py.allow_threads(|| catch(f)).map_err(panic_err)?.map_err(sp_err)
+    pool::released(py, f)?.map_err(sp_err)
 }
 
 /// A str, or bytes holding UTF-8 (sentencepiece takes either), borrowed where it can be.

@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use tokenkit::tiktoken::{Encoding, SpecialTokens};
 
 use crate::errors::{catch, guard, panic_err, tk_err, value_err};
-use crate::pool::{self, run_interruptible as run};
+use crate::pool::{self, run_interruptible as run, run_one};
 use crate::{ids, numpy, text};
 
 /// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
@@ -33,12 +33,6 @@ fn special_set(o: &Bound<'_, PyAny>, what: &str) -> PyResult<SpecialTokens> {
         set.insert(item?.extract::<String>()?);
     }
     Ok(SpecialTokens::Set(set))
-}
-
-/// [`run`] for work on one text, which never uses rayon: no pool to look up, so a call on a
-/// short line costs little more than the GIL's release.
-fn run_one<T: Send>(py: Python<'_>, f: impl FnOnce() -> tokenkit::Result<T> + Send) -> PyResult<T> {
-    py.allow_threads(|| catch(f)).map_err(panic_err)?.map_err(tk_err)
 }
 
 /// tiktoken's KeyError for an id with no token.
@@ -254,7 +248,7 @@ impl PyTiktokenCore {
     /// The concatenated bytes of the tokens (KeyError for an id with no token).
     fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
         let enc = self.enc.clone();
-        let bytes = py.allow_threads(|| catch(|| enc.decode_bytes(&tokens))).map_err(panic_err)?.map_err(decode_err)?;
+        let bytes = pool::released(py, || enc.decode_bytes(&tokens))?.map_err(decode_err)?;
         Ok(PyBytes::new(py, &bytes))
     }
 

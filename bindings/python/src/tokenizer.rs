@@ -18,7 +18,7 @@ use crate::component::{json_of, parse_json, to_python};
 use crate::encoding::{padding_direction, truncation_direction, PyEncoding};
 use crate::errors::{guard, tk_err, value_err};
 use crate::numpy;
-use crate::pool::{run_interruptible, run_released as run};
+use crate::pool::{run_interruptible, run_one, run_released as run};
 use crate::text;
 use crate::train;
 
@@ -250,7 +250,7 @@ impl PyTokenizer {
             _ => EncodeInput::Single(a),
         };
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
-        run(py, move || tok.encode_char_offsets(input, add_special_tokens)).map(Into::into)
+        run_one(py, move || tok.encode_char_offsets(input, add_special_tokens)).map(Into::into)
     }
 
     /// Encodes many inputs in parallel (GIL released). Offsets are character offsets.
@@ -386,7 +386,7 @@ impl PyTokenizer {
     fn decode(slf: &Bound<'_, Self>, ids: &Bound<'_, PyAny>, skip_special_tokens: bool) -> PyResult<String> {
         let ids = ids_list(ids)?;
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
-        run(py, move || tok.decode(&ids, skip_special_tokens))
+        run_one(py, move || tok.decode(&ids, skip_special_tokens))
     }
 
     /// Decodes many id lists in parallel.
@@ -410,7 +410,7 @@ impl PyTokenizer {
     ) -> PyResult<PyEncoding> {
         let (e, p) = (encoding.enc().clone(), pair.map(|p| p.enc().clone()));
         let (py, tok) = (slf.py(), slf.borrow().tok.clone());
-        run(py, move || tok.post_process(e, p, add_special_tokens)).map(Into::into)
+        run_one(py, move || tok.post_process(e, p, add_special_tokens)).map(Into::into)
     }
 
     /// How many special tokens the post-processor adds to a single sequence or a pair.

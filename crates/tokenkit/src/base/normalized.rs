@@ -554,18 +554,12 @@ fn expand_alignments(alignments: &[(usize, usize)]) -> Option<std::ops::Range<us
     }
 }
 
-/// Maps byte offsets in a string to char offsets, exactly as HF reports offsets to Python
-/// (including its treatment of offsets that fall inside a char or at the very end).
-pub struct BytesToCharOffsetConverter {
-    /// `map[b]` = index of the char containing byte `b`; empty for ASCII input.
-    map: Vec<usize>,
-    ascii: bool,
-}
-
-/// Turns byte offsets into the unit an encode call asked for: bytes stay as they are, chars
-/// are counted as [`BytesToCharOffsetConverter`] counts them, from a cursor that moves
-/// between the offsets asked for (which mostly come in increasing order) instead of a table
-/// of the whole input: the cost is the bytes the cursor crosses, not a word per byte.
+/// Turns byte offsets into the unit an encode call asked for, as HF reports offsets to
+/// Python: bytes stay as they are; in chars, an offset inside a char counts as that char, an
+/// end past the text is two past the start's char, and a start past the text stays in bytes.
+/// Chars are counted from a cursor that moves between the offsets asked for (which mostly
+/// come in increasing order) instead of a table of the whole input: the cost is the bytes the
+/// cursor crosses, not a word per byte.
 pub(crate) struct OffsetsIn<'t>(Option<CharCursor<'t>>);
 
 /// Counts the chars before a byte position of a non-ASCII text, moving from where it was.
@@ -578,20 +572,40 @@ struct CharCursor<'t> {
 /// The number of chars that start in `bytes` (which need not be on char boundaries).
 #[inline]
 fn char_starts(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+    // Counted as the bytes less the continuation bytes (`0b10xx_xxxx`: top bit set, next clear),
+    // eight at a time.
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut continuations = 0;
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        continuations += (w & !(w << 1) & TOP).count_ones() as usize;
+    }
+    continuations += words.remainder().iter().filter(|&&b| b & 0xC0 == 0x80).count();
+    bytes.len() - continuations
 }
 
 impl CharCursor<'_> {
     /// The number of chars that start before byte `p` (at most the text's length).
-    #[inline]
+    #[inline(always)]
     fn starts_before(&self, p: usize) -> usize {
         let (at, n) = self.at.get();
-        let n = if p >= at { n + char_starts(&self.text[at..p]) } else { n - char_starts(&self.text[p..at]) };
+        if p == at {
+            // Where the last token ended, mostly the next one's start: nothing to count.
+            return n;
+        }
+        self.move_to(p, at, n)
+    }
+
+    /// [`Self::starts_before`] from `n` chars before `at`, kept for the next call.
+    #[inline(never)]
+    fn move_to(&self, p: usize, at: usize, n: usize) -> usize {
+        let n = if p > at { n + char_starts(&self.text[at..p]) } else { n - char_starts(&self.text[p..at]) };
         self.at.set((p, n));
         n
     }
 
-    /// [`BytesToCharOffsetConverter::convert`] of the same text.
+    /// The char offsets of byte offsets `(s, e)`; `None` when `s` is past the text.
     #[inline]
     fn convert(&self, (s, e): Offsets) -> Option<Offsets> {
         let len = self.text.len();
@@ -632,38 +646,47 @@ impl<'t> OffsetsIn<'t> {
     }
 }
 
-impl BytesToCharOffsetConverter {
-    /// Builds the converter for `s`.
-    pub fn new(s: &str) -> Self {
-        if s.is_ascii() {
-            return Self { map: Vec::new(), ascii: true };
-        }
-        let mut map = Vec::with_capacity(s.len());
-        for (j, c) in s.chars().enumerate() {
-            map.extend(std::iter::repeat_n(j, c.len_utf8()));
-        }
-        Self { map, ascii: false }
-    }
-
-    /// Converts byte offsets to char offsets; `None` when the start is past the last char.
-    pub fn convert(&self, offsets: Offsets) -> Option<Offsets> {
-        if self.ascii {
-            return Some(offsets);
-        }
-        let start = *self.map.get(offsets.0)?;
-        match self.map.get(offsets.1) {
-            Some(&end) => Some((start, end)),
-            None => {
-                let last = offsets.1.checked_sub(1).and_then(|b| self.map.get(b)).copied().unwrap_or(start + 1);
-                Some((start, last + 1))
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference the cursor is checked against: a table of the char index of every byte, as
+    /// HF builds it to report offsets to Python (including its treatment of offsets that fall
+    /// inside a char or at the very end).
+    struct BytesToCharOffsetConverter {
+        /// `map[b]` = index of the char containing byte `b`; empty for ASCII input.
+        map: Vec<usize>,
+        ascii: bool,
+    }
+
+    impl BytesToCharOffsetConverter {
+        /// Builds the converter for `s`.
+        fn new(s: &str) -> Self {
+            if s.is_ascii() {
+                return Self { map: Vec::new(), ascii: true };
+            }
+            let mut map = Vec::with_capacity(s.len());
+            for (j, c) in s.chars().enumerate() {
+                map.extend(std::iter::repeat_n(j, c.len_utf8()));
+            }
+            Self { map, ascii: false }
+        }
+
+        /// Converts byte offsets to char offsets; `None` when the start is past the last char.
+        fn convert(&self, offsets: Offsets) -> Option<Offsets> {
+            if self.ascii {
+                return Some(offsets);
+            }
+            let start = *self.map.get(offsets.0)?;
+            match self.map.get(offsets.1) {
+                Some(&end) => Some((start, end)),
+                None => {
+                    let last = offsets.1.checked_sub(1).and_then(|b| self.map.get(b)).copied().unwrap_or(start + 1);
+                    Some((start, last + 1))
+                }
+            }
+        }
+    }
 
     #[test]
     fn nfd_alignments_point_to_original_chars() {

@@ -12,7 +12,7 @@ use crate::models::bpe::BPE;
 use crate::models::ModelWrapper;
 use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::byte_level::{cutter, Cutter};
-use crate::tokenizer::normalized::{BytesToCharOffsetConverter, NormalizedString};
+use crate::tokenizer::normalized::{NormalizedString, OffsetsIn};
 use crate::tokenizer::pipeline::Stages;
 use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
@@ -131,13 +131,8 @@ pub(crate) fn encode(
         // Each field with room for the special tokens the post-processor adds, so that it
         // can add them in place.
         let room = tokens.len() + stages.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
-        let offsets = match offset_type {
-            OffsetType::Byte => with_room(room, tokens.iter().map(|t| t.offsets)),
-            OffsetType::Char => {
-                let converter = BytesToCharOffsetConverter::new(text);
-                with_room(room, tokens.iter().map(|t| converter.convert(t.offsets).unwrap_or(t.offsets)))
-            }
-        };
+        let offsets_in = OffsetsIn::new(text, offset_type);
+        let offsets = with_room(room, tokens.iter().map(|t| offsets_in.convert(t.offsets)));
         let enc = Encoding::from_vocab_tokens(
             with_room(room, tokens.iter().map(|t| t.id)),
             offsets,
