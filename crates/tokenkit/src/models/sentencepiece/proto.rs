@@ -19,6 +19,22 @@ pub struct ModelProto {
     pub denormalizer_spec: Option<NormalizerSpec>,
 }
 
+/// A `.model` file without its pieces: the specs alone. prost skips the pieces (field 1)
+/// without decoding them, so a load whose vocabulary comes from the table cache reads the
+/// specs without a string per piece.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ModelSpecs {
+    /// As [`ModelProto::trainer_spec`].
+    #[prost(message, optional, tag = "2")]
+    pub trainer_spec: Option<TrainerSpec>,
+    /// As [`ModelProto::normalizer_spec`].
+    #[prost(message, optional, tag = "3")]
+    pub normalizer_spec: Option<NormalizerSpec>,
+    /// As [`ModelProto::denormalizer_spec`].
+    #[prost(message, optional, tag = "5")]
+    pub denormalizer_spec: Option<NormalizerSpec>,
+}
+
 /// The type of a vocabulary piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
 #[repr(i32)]
@@ -209,8 +225,13 @@ pub struct NormalizerSpec {
 impl ModelProto {
     /// The model type of the trainer spec; Unigram when absent or unknown, as sentencepiece reads it.
     pub fn model_type(&self) -> ModelType {
-        self.trainer_spec.as_ref().and_then(|t| t.model_type).and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram)
+        self.trainer_spec.as_ref().map_or(ModelType::Unigram, trainer_model_type)
     }
+}
+
+/// The model type of a trainer spec; Unigram when absent or unknown, as sentencepiece reads it.
+pub fn trainer_model_type(t: &TrainerSpec) -> ModelType {
+    t.model_type.and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram)
 }
 
 impl Piece {
