@@ -20,7 +20,7 @@ use crate::models::bpe::chars::for_each_part;
 use crate::models::bpe::{MergeMap, MergeQueue, Word, SMALL_WORD};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
 use crate::normalizers::sentencepiece::utf8_len;
-use crate::utils::table_cache;
+use crate::utils::table_cache::{self, Table};
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -80,10 +80,10 @@ pub(crate) struct BpeTables {
     /// Per piece id, the rank of its score among the mergeable pieces' (0 for the highest,
     /// equal scores sharing a rank): merging the lowest rank first, leftmost on ties, is
     /// merging the highest score first, leftmost on ties. `NONE` for other pieces.
-    ranks: Vec<u32>,
+    ranks: Table<u32>,
     /// Per BMP code point: the id of the piece that is that char (any type, as `PieceToId`),
     /// with [`FREE`] set when no pair has it on either side; `NONE` when it is no piece.
-    bmp: Vec<u32>,
+    bmp: Table<u32>,
     /// The same for chars beyond the BMP, by code point.
     astral: IdMap<u32>,
     /// Some mergeable piece contains a char that is not a piece by itself, so a symbol that
@@ -101,10 +101,10 @@ impl BpeTables {
     /// Builds the tables from the vocabulary (piece `i` has id `i`) and the scores, given which
     /// pieces are mergeable (normal, user-defined, unused) and whether any piece is unused.
     pub(crate) fn new(vocab: &Vocab, scores: &[f32], mergeable: impl Fn(u32) -> bool, any_unused: bool) -> Self {
-        let mut t = Self { bmp: vec![NONE; 0x10000], ..Default::default() };
+        let mut t = Self { bmp: vec![NONE; 0x10000].into(), ..Default::default() };
         let n = vocab.len();
         let mergeable_ids: Vec<u32> = (0..n as u32).filter(|&id| mergeable(id)).collect();
-        t.ranks = score_ranks(scores, &mergeable_ids);
+        t.ranks = score_ranks(scores, &mergeable_ids).into();
         // Chars first (without flags), for the orphan test below.
         for (p, id) in vocab.iter() {
             let mut cs = p.chars();
@@ -145,7 +145,7 @@ impl BpeTables {
     }
 
     fn set_entry(&mut self, c: char, entry: u32) {
-        match self.bmp.get_mut(c as usize) {
+        match self.bmp.make_mut().get_mut(c as usize) {
             Some(e) => *e = entry,
             None => {
                 self.astral.insert(c as u32, entry);
@@ -193,8 +193,8 @@ impl BpeTables {
     /// Writes the tables for [`Self::read_table`] (a part of the model's cache entry).
     pub(crate) fn write_table(&self, w: &mut table_cache::Writer) {
         self.merges.write_table(w);
-        w.u32s(&self.ranks);
-        w.u32s(&self.bmp);
+        w.table(&self.ranks);
+        w.table(&self.bmp);
         let mut astral: Vec<[u32; 2]> = self.astral.iter().map(|(&c, &e)| [c, e]).collect();
         astral.sort_unstable();
         w.records(astral.into_iter());
@@ -207,14 +207,17 @@ impl BpeTables {
     /// `n_pieces` pieces (the encoder indexes with them).
     pub(crate) fn read_table(r: &mut table_cache::Reader<'_>, n_pieces: usize) -> crate::Result<Self> {
         let merges = MergeMap::read_table(r)?;
-        let (ranks, bmp) = (r.u32s()?, r.u32s()?);
+        let (ranks, bmp): (Table<u32>, Table<u32>) = (r.table()?, r.table()?);
         let astral: IdMap<u32> = r.records::<2>()?.into_iter().map(|[c, e]| (c, e)).collect();
         let (orphan_chars, cut, scan_exact) = (r.bool()?, r.bool()?, r.bool()?);
         let piece = |id: u32| (id as usize) < n_pieces;
-        let entry = |e: u32| e == NONE || piece(e & !FREE);
+        // Without branches, so that the check of the 65536 BMP entries is vectorized.
+        let entries_ok =
+            |es: &mut dyn Iterator<Item = u32>| es.fold(true, |ok, e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)));
         let ok = ranks.len() == n_pieces
             && bmp.len() == 0x10000
-            && bmp.iter().chain(astral.values()).all(|&e| entry(e))
+            && bmp.iter().fold(true, |ok, &e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)))
+            && entries_ok(&mut astral.values().copied())
             && merges.iter().all(|((l, r), (_, id))| piece(l) && piece(r) && piece(id));
         if !ok {
             return Err(crate::Error::invalid("table cache: malformed SentencePiece BPE tables"));

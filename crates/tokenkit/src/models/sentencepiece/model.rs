@@ -311,7 +311,8 @@ impl SentencePiece {
                 return Err(err("the model has no pieces".into()));
             }
             if let Some(c) = &charsmap {
-                c.check_trie().map_err(|e| err(format!("normalizer_spec: {e}")))?;
+                // Remembered per charsmap: models that share one (`nmt_nfkc`) walk it once.
+                c.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
             }
             Tables::build(&decoded, &norm_spec, err)
         };
