@@ -35,6 +35,60 @@ pub struct ModelSpecs {
     pub denormalizer_spec: Option<NormalizerSpec>,
 }
 
+impl ModelSpecs {
+    /// The specs of the `.model` file `raw`: its top-level fields but the pieces, found by a
+    /// walk over the field headers (a piece costs a varint key and a varint length, where
+    /// prost's skip of an unknown field costs several times that), then decoded by prost as
+    /// they stand in the file (in order, so repeated specs merge as protobuf merges them). A
+    /// file the walk does not understand is decoded whole by prost, which gives its error.
+    pub fn from_model_bytes(raw: &[u8]) -> Result<Self, prost::DecodeError> {
+        use prost::Message as _;
+        match non_piece_fields(raw) {
+            Some(fields) => Self::decode(fields.as_slice()),
+            None => Self::decode(raw),
+        }
+    }
+}
+
+/// The bytes of every top-level field of a `ModelProto` but field 1 (the pieces), in order;
+/// `None` for anything but well-formed varint, fixed and length-delimited fields.
+fn non_piece_fields(raw: &[u8]) -> Option<Vec<u8>> {
+    fn varint(raw: &[u8], pos: &mut usize) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *raw.get(*pos)?;
+            *pos += 1;
+            v |= u64::from(b & 0x7F) << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < raw.len() {
+        let start = pos;
+        let key = varint(raw, &mut pos)?;
+        let len = match key & 7 {
+            0 => {
+                varint(raw, &mut pos)?;
+                0
+            }
+            1 => 8,
+            2 => usize::try_from(varint(raw, &mut pos)?).ok()?,
+            5 => 4,
+            _ => return None,
+        };
+        let end = pos.checked_add(len).filter(|&e| e <= raw.len())?;
+        if key >> 3 != 1 {
+            out.extend_from_slice(&raw[start..end]);
+        }
+        pos = end;
+    }
+    Some(out)
+}
+
 /// The type of a vocabulary piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
 #[repr(i32)]
