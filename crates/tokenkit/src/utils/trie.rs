@@ -34,7 +34,7 @@ unsafe impl Pod for Unit {}
 /// Pieces as a trie: finds every piece that is a prefix of a byte string.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trie {
-    /// In place in a mapped table-cache entry when read from one ([`Trie::cached`]).
+    /// In place in a mapped table-cache entry when read from one ([`Trie::read_table`]).
     units: Table<Unit>,
     /// The length of the longest piece, in bytes.
     longest: usize,
@@ -109,23 +109,6 @@ impl Trie {
         let len = units.len() + 256;
         units.resize(len, FREE);
         Self { units: units.into(), longest }
-    }
-
-    /// The trie stored under `key` in the [`table_cache`](crate::utils::table_cache), else the
-    /// one `build` makes, then stored (see [`Self::read_table`]).
-    pub fn cached(key: &table_cache::Key, n_ids: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
-        let read = |p: &table_cache::Payload| -> crate::Result<Self> {
-            let mut r = p.reader();
-            let trie = Self::read_table(&mut r, n_ids)?;
-            r.finish()?;
-            Ok(trie)
-        };
-        let write = |t: &Self| -> Option<Vec<u8>> {
-            let mut w = table_cache::Writer::default();
-            t.write_table(&mut w);
-            Some(w.buf)
-        };
-        table_cache::cached(key, read, || Ok(build()), write)
     }
 
     /// Writes the trie for [`Self::read_table`].
