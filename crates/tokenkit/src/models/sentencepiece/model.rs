@@ -18,8 +18,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use super::proto::{
-    trainer_model_type, ModelProto, ModelSpecs, ModelType, NBestSentencePieceText, NormalizerSpec, PieceType, SentencePieceText, TextPiece,
-    TrainerSpec,
+    trainer_model_type, ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceType, SentencePieceText, TextPiece, TrainerSpec,
 };
 use crate::base::vocab::{TokenSlots, Vocab};
 use crate::base::{Model, Token};
@@ -294,7 +293,7 @@ impl SentencePiece {
         use prost::Message as _;
         let err = |msg: String| Error::invalid(format!("{name}: {msg}"));
         let not_a_model = |e: prost::DecodeError| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}"));
-        let specs = ModelSpecs::from_model_bytes(&raw).map_err(not_a_model)?;
+        let specs = ModelProto::decode_specs(&raw).map_err(not_a_model)?;
         let trainer = specs.trainer_spec.unwrap_or_default();
         let mut norm_spec = specs.normalizer_spec.unwrap_or_default();
         let model_type = trainer_model_type(&trainer);

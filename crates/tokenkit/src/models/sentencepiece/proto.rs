@@ -19,33 +19,17 @@ pub struct ModelProto {
     pub denormalizer_spec: Option<NormalizerSpec>,
 }
 
-/// A `.model` file without its pieces: the specs alone. prost skips the pieces (field 1)
-/// without decoding them, so a load whose vocabulary comes from the table cache reads the
-/// specs without a string per piece.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct ModelSpecs {
-    /// As [`ModelProto::trainer_spec`].
-    #[prost(message, optional, tag = "2")]
-    pub trainer_spec: Option<TrainerSpec>,
-    /// As [`ModelProto::normalizer_spec`].
-    #[prost(message, optional, tag = "3")]
-    pub normalizer_spec: Option<NormalizerSpec>,
-    /// As [`ModelProto::denormalizer_spec`].
-    #[prost(message, optional, tag = "5")]
-    pub denormalizer_spec: Option<NormalizerSpec>,
-}
-
-impl ModelSpecs {
-    /// The specs of the `.model` file `raw`: its top-level fields but the pieces, found by a
-    /// walk over the field headers (a piece costs a varint key and a varint length, where
-    /// prost's skip of an unknown field costs several times that), then decoded by prost as
-    /// they stand in the file (in order, so repeated specs merge as protobuf merges them). A
-    /// file the walk does not understand is decoded whole by prost, which gives its error.
-    pub fn from_model_bytes(raw: &[u8]) -> Result<Self, prost::DecodeError> {
+impl ModelProto {
+    /// The `.model` file `raw` without its pieces (the specs alone): its top-level fields but
+    /// the pieces, found by a walk over the field headers (a piece costs a varint key and a
+    /// varint length, where decoding it costs a string), then decoded by prost as they stand
+    /// in the file (in order, so repeated specs merge as protobuf merges them). A file the walk
+    /// does not understand is decoded whole, which gives its error.
+    pub fn decode_specs(raw: &[u8]) -> Result<Self, prost::DecodeError> {
         use prost::Message as _;
         match non_piece_fields(raw) {
             Some(fields) => Self::decode(fields.as_slice()),
-            None => Self::decode(raw),
+            None => Self::decode(raw).map(|p| Self { pieces: Vec::new(), ..p }),
         }
     }
 }
@@ -53,38 +37,25 @@ impl ModelSpecs {
 /// The bytes of every top-level field of a `ModelProto` but field 1 (the pieces), in order;
 /// `None` for anything but well-formed varint, fixed and length-delimited fields.
 fn non_piece_fields(raw: &[u8]) -> Option<Vec<u8>> {
-    fn varint(raw: &[u8], pos: &mut usize) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *raw.get(*pos)?;
-            *pos += 1;
-            v |= u64::from(b & 0x7F) << shift;
-            if b & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
+    use prost::encoding::decode_varint;
     let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < raw.len() {
-        let start = pos;
-        let key = varint(raw, &mut pos)?;
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let field = rest;
+        let key = decode_varint(&mut rest).ok()?;
         let len = match key & 7 {
-            0 => {
-                varint(raw, &mut pos)?;
-                0
-            }
+            0 => decode_varint(&mut rest).map(|_| 0).ok()?,
             1 => 8,
-            2 => usize::try_from(varint(raw, &mut pos)?).ok()?,
+            2 => usize::try_from(decode_varint(&mut rest).ok()?).ok()?,
             5 => 4,
             _ => return None,
         };
-        let end = pos.checked_add(len).filter(|&e| e <= raw.len())?;
+        let header = field.len() - rest.len();
+        let (body_end, next) = (header.checked_add(len)?, rest.get(len..)?);
         if key >> 3 != 1 {
-            out.extend_from_slice(&raw[start..end]);
+            out.extend_from_slice(&field[..body_end]);
         }
-        pos = end;
+        rest = next;
     }
     Some(out)
 }
