@@ -20,7 +20,8 @@ and prints the ratio peer/tokenkit (above 1: tokenkit loads faster). The files:
   Llama-2 .model             sentencepiece.SentencePieceProcessor vs tokenkit.sentencepiece's
   Tekken tekken.json         mistral_common's Tekkenizer.from_file vs tokenkit.Tokenizer.from_file
   GGUF (llama-bpe vocab)     tokenkit only (no reference library reads it in this environment)
-  ALBERT, XLNet .model       as Llama-2's
+  ALBERT, XLNet, Mistral     as Llama-2's (Mistral 7B v0.3 is BPE; Kyoto is sentencepiece's
+  v0.3, Kyoto .model         own Japanese Unigram test model)
   pickled Llama-3, BERT      pickle.loads of a tokenizer pickled by another process (what a
                              worker process pays) vs tokenizers' pickle
 
@@ -58,6 +59,8 @@ CASES = {
     "llama2-model": ("hub/llama2.model", "spm", "tk-spm"),
     "albert-model": ("registry/albert/spiece.model", "spm", "tk-spm"),
     "xlnet-model": ("hub/xlnet_base_cased.model", "spm", "tk-spm"),
+    "mistral-model": ("hub/mistral03.model", "spm", "tk-spm"),
+    "kyoto-unigram": ("registry/sentencepiece/kyoto_ja_unigram_8000.model", "spm", "tk-spm"),
     "tekken": ("registry/tekken/tekken_240911.json", "mistral", "tk"),
     "gguf-llama-bpe": ("registry/gguf/ggml-vocab-llama-bpe.gguf", None, "tk"),
     "pickled-llama3": ("registry/llama3/tokenizer.json", "hf-pickle", "tk-pickle"),

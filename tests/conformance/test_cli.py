@@ -227,6 +227,28 @@ def test_inspect_summarises(source, needles):
     check(f"inspect {source}", ok, f"exit {rc}, missing {missing}, lines over 2000 chars {long_lines}, err {err[-200:]!r}")
 
 
+def test_inspect_reports_the_table_cache(tmp_path, monkeypatch):
+    """`inspect` of a `.model` says what the load did with the table cache: built and stored
+    (its path), read back, a corrupt entry rejected and rebuilt, or the cache off."""
+    path = fx(SP_UNIGRAM)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TOKENKIT_CACHE_DIR", str(cache))
+    monkeypatch.delenv("TOKENKIT_CACHE", raising=False)
+    outs = [run(["inspect", path])]
+    entries = [e for e in cache.iterdir() if e.suffix == ".bin"] if cache.is_dir() else []
+    entry = next((e for e in entries if f"stored in {e}" in outs[0][1]), None)
+    outs.append(run(["inspect", path]))
+    if entry is not None:
+        entry.write_bytes(entry.read_bytes()[:-3])
+    outs.append(run(["inspect", path]))
+    monkeypatch.setenv("TOKENKIT_CACHE", "0")
+    outs.append(run(["inspect", path]))
+    wanted = ["table cache:    miss, built, stored in ", f"table cache:    hit, read from {entry}",
+              f"table cache:    stale entry rejected, built, stored in {entry}", "table cache:    off"]
+    missing = [w for w, (rc, out, _) in zip(wanted, outs) if rc != 0 or w not in out]
+    check("inspect .model table cache", entry is not None and not missing, f"entry {entry}, missing {missing}")
+
+
 def test_inspect_model_agrees_with_the_protobuf():
     """The trainer spec inspect prints is the file's (read here with a hand-written protobuf walk)."""
     path = fx(SP_UNIGRAM)

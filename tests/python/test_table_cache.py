@@ -188,22 +188,34 @@ SPM_CHILD = """
 import json, sys
 from tokenkit import sentencepiece as s
 p = s.SentencePieceProcessor(model_file=sys.argv[1])
-print(json.dumps([p.encode(t) for t in json.loads(sys.stdin.read())]))
+texts = json.loads(sys.stdin.read())
+print(json.dumps({"ids": [p.encode(t) for t in texts], "pieces": [p.encode(t, out_type=str) for t in texts[:300]],
+                  "vocab": [[p.id_to_piece(i), p.get_score(i), p.is_control(i), p.is_unknown(i), p.is_unused(i), p.is_byte(i),
+                             p.piece_to_id(p.id_to_piece(i))] for i in range(p.get_piece_size())]}))
 """
 
 
 def spm_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
-    """tokenkit.sentencepiece's ids of `inputs` for the `.model` at `path`, in a fresh process."""
+    """tokenkit.sentencepiece's ids of `inputs` for the `.model` at `path`, in a fresh process,
+    after checking its pieces of the first 300 and its vocabulary (pieces, scores, types and
+    `piece_to_id`) against sentencepiece's."""
     r = subprocess.run([sys.executable, "-c", SPM_CHILD, str(path)], input=json.dumps(inputs), capture_output=True,
                        text=True, env={**os.environ, **env}, check=True)
-    return json.loads(r.stdout)
+    got = json.loads(r.stdout)
+    spm = pytest.importorskip("sentencepiece")
+    ref = spm.SentencePieceProcessor(model_file=str(path))
+    vocab = [[ref.id_to_piece(i), ref.get_score(i), ref.is_control(i), ref.is_unknown(i), ref.is_unused(i), ref.is_byte(i),
+              ref.piece_to_id(ref.id_to_piece(i))] for i in range(ref.get_piece_size())]
+    assert got["vocab"] == vocab, "pieces, scores or types differ from sentencepiece's"
+    assert got["pieces"] == [ref.encode(t, out_type=str) for t in inputs[:300]]
+    return got["ids"]
 
 
 @pytest.mark.parametrize("rel", ["registry/albert/spiece.model", "hub/xlnet_base_cased.model"])
 def test_charsmap_check_and_unigram_trie_are_remembered(tmp_path, rel):
-    """A Unigram `.model`'s precompiled charsmap is checked once and its trie built once: both
-    entries are written on the first load; loads with them, and after each was corrupted (built
-    again, rewritten), give sentencepiece's ids."""
+    """A Unigram `.model`'s precompiled charsmap is checked once and its tables (vocabulary,
+    scores, types, trie) built once: both entries are written on the first load; loads with
+    them, and after each was corrupted (built again, rewritten), give sentencepiece's ids."""
     spm = pytest.importorskip("sentencepiece")
 
     path = need(rel)
@@ -225,8 +237,9 @@ def test_charsmap_check_and_unigram_trie_are_remembered(tmp_path, rel):
 
 
 def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):
-    """A BPE `.model`'s tables are stored on the first load; later loads read them, a corrupt
-    entry is built again; every time sentencepiece's ids."""
+    """A BPE `.model`'s tables (vocabulary, scores, types, merge tables) are stored on the first
+    load; later loads read them, a truncated entry is built again; every time sentencepiece's
+    ids."""
     spm = pytest.importorskip("sentencepiece")
     path = need("hub/llama2.model")
     inputs = texts()[:1500]

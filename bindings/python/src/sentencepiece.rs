@@ -101,7 +101,7 @@ pub struct PySentencePieceCore {
 
 impl PySentencePieceCore {
     fn new(model: SentencePiece) -> Self {
-        let trainer = model.proto().trainer_spec.clone().unwrap_or_default();
+        let trainer = model.trainer_spec().clone();
         // As sentencepiece's `bos_id()` and the others: the id of the trainer spec's piece
         // when that piece has the expected type, else none (-1).
         let special = |piece: Option<String>, default: &str, kind: PieceType| {
@@ -433,7 +433,7 @@ impl PySentencePieceCore {
     }
     fn score(&self, id: i64) -> PyResult<f32> {
         let id = self.index(id)?;
-        Ok(self.model.proto().pieces[id as usize].score.unwrap_or(0.0))
+        Ok(self.model.score(id).unwrap_or(0.0))
     }
     /// The proto's type number of piece `id` (1 normal, 2 unknown, 3 control, 4 user-defined,
     /// 5 unused, 6 byte).

@@ -74,8 +74,8 @@ pub fn encode(tok: &Tokenizer, args: &SpArgs, inputs: Inputs<String>, mut w: Out
     let ModelWrapper::SentencePiece(model) = tok.get_model() else {
         bail!("{given} needs a SentencePiece Unigram .model file; this tokenizer's model is {}", tok.get_model().type_name());
     };
-    if model.proto().model_type() != ModelType::Unigram {
-        bail!("{given} needs a SentencePiece Unigram model; this .model is {:?}", model.proto().model_type());
+    if model.model_type() != ModelType::Unigram {
+        bail!("{given} needs a SentencePiece Unigram model; this .model is {:?}", model.model_type());
     }
     for (i, (origin, text)) in inputs.into_iter().enumerate() {
         let result = text.and_then(|text| {

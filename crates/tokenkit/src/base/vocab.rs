@@ -222,18 +222,29 @@ struct TokenIndex {
 }
 
 impl TokenIndex {
+    /// The table of `r`'s entries, whose tokens must be distinct.
     fn new(r: &ReverseVocab) -> Self {
+        Self::build(r, false).unwrap_or_else(|_| unreachable!("duplicates are only looked for when asked"))
+    }
+
+    /// The table of `r`'s entries; with `check`, `Err(e)` for the first entry `e` whose token
+    /// an earlier entry has.
+    fn build(r: &ReverseVocab, check: bool) -> Result<Self, usize> {
         let n = r.entries();
         let mut slots = vec![NO_ENTRY; (n * 2).max(2).next_power_of_two()];
         let mask = slots.len() - 1;
         for e in 0..n {
-            let mut i = hash_token(r.entry(e)) as usize & mask;
+            let token = r.entry(e);
+            let mut i = hash_token(token) as usize & mask;
             while slots[i] != NO_ENTRY {
+                if check && r.entry(slots[i] as usize) == token {
+                    return Err(e);
+                }
                 i = (i + 1) & mask;
             }
             slots[i] = e as u32;
         }
-        Self { slots: slots.into() }
+        Ok(Self { slots: slots.into() })
     }
 
     /// The entry of `token` in `r`.
@@ -263,6 +274,16 @@ impl Vocab {
     pub fn new(map: VocabMap) -> Self {
         // The keys of a map are distinct, as the token → id table needs.
         Self::from_reverse(ReverseVocab::new(&map))
+    }
+
+    /// The vocabulary of `tokens`, the token of id `i` the `i`-th one (a SentencePiece model's
+    /// pieces); `Err(i)` when token `i` is also an earlier one.
+    pub fn from_distinct_tokens<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Result<Self, usize> {
+        let reverse = ReverseVocab::from_tokens(tokens);
+        let index = TokenIndex::build(&reverse, true)?;
+        let vocab = Self::from_reverse(reverse);
+        let _ = vocab.by_token.set(index);
+        Ok(vocab)
     }
 
     /// The vocabulary of `reverse`'s entries, whose tokens must be distinct.

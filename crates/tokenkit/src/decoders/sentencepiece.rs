@@ -55,14 +55,17 @@ impl SentencePiece {
 impl SentencePieceDecoder {
     /// The decoder that goes with `model`.
     pub fn from_model(model: &SentencePiece) -> Self {
-        let proto = model.proto();
-        let trainer = proto.trainer_spec.clone().unwrap_or_default();
-        let norm = proto.normalizer_spec.clone().unwrap_or_default();
-        let control = proto.pieces.iter().filter(|p| p.kind() == PieceType::Control).filter_map(|p| p.piece.clone()).collect();
-        let unk_piece = proto.pieces.get(model.unk_id() as usize).and_then(|p| p.piece.clone()).unwrap_or_default();
+        let trainer = model.trainer_spec();
+        let norm = model.normalizer_spec();
+        let n = model.get_vocab_size() as u32;
+        let control = (0..n)
+            .filter(|&id| model.kind(id) == Some(PieceType::Control))
+            .filter_map(|id| model.id_to_token(id).map(str::to_owned))
+            .collect();
+        let unk_piece = model.id_to_token(model.unk_id()).unwrap_or_default().to_owned();
         Self {
             unk_piece,
-            unk_surface: trainer.unk_surface.unwrap_or_else(|| " \u{2047} ".into()),
+            unk_surface: trainer.unk_surface.clone().unwrap_or_else(|| " \u{2047} ".into()),
             control,
             byte_fallback: model.byte_fallback(),
             strip_leading_space: norm.add_dummy_prefix() || norm.remove_extra_whitespaces(),

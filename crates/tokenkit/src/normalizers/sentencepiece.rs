@@ -243,10 +243,27 @@ impl CopyTable {
             second: vec![0; 1024].into_boxed_slice(),
             second_beyond_bmp: false,
         };
+        // Whether a user-defined piece starts with byte `b` (then no char starting with it is copied).
+        let starts_symbol: [bool; 256] = std::array::from_fn(|b| user_defined.is_some_and(|t| t.has_child(b as u8)));
+        let chars = match charsmap {
+            Some(_) => 0u32..0x10000,
+            None => {
+                // Without rules every char is copied but those a user-defined piece starts with,
+                // which share their first byte: in whole words of `always` from U+0080 on (the 64
+                // chars of a word share it), the ASCII ones one by one below.
+                for (w, word) in table.always.iter_mut().enumerate().skip(2) {
+                    let c = (w * 64) as u32;
+                    let first = if c < 0x800 { 0xC0 | c >> 6 } else { 0xE0 | c >> 12 };
+                    let surrogate = (0xD800..0xE000).contains(&c);
+                    *word = if surrogate || starts_symbol[first as usize] { 0 } else { u64::MAX };
+                }
+                0u32..0x80
+            }
+        };
         let mut buf = [0u8; 4];
-        for c in (0u32..0x10000).filter_map(char::from_u32) {
+        for c in chars.filter_map(char::from_u32) {
             let key = c.encode_utf8(&mut buf).as_bytes();
-            if user_defined.is_some_and(|t| t.has_child(key[0])) {
+            if starts_symbol[key[0] as usize] {
                 continue;
             }
             let copy = match charsmap {
@@ -655,5 +672,35 @@ impl Denormalizer {
         let mut out = Normalized::default();
         self.normalizer.normalize_text(text, &mut out);
         out.text
+    }
+}
+
+#[cfg(test)]
+mod copy_table_tests {
+    use super::*;
+
+    /// Without a charsmap, the table filled by whole words copies exactly the chars whose
+    /// first byte starts no user-defined piece (checked char by char).
+    #[test]
+    fn without_rules_every_char_but_symbol_starts_is_copied() {
+        let symbols = Trie::new([("<sep>", 0), ("\u{e9}t\u{e9}", 1), ("\u{4e2d}\u{6587}", 2), ("\u{1F600}", 3)]);
+        for user in [None, Some(&symbols)] {
+            let table = CopyTable::new(None, user);
+            let mut buf = [0u8; 4];
+            let mut copied = 0;
+            for c in (0u32..0x10000).filter_map(char::from_u32) {
+                let first = c.encode_utf8(&mut buf).as_bytes()[0];
+                let expected = !user.is_some_and(|t| t.has_child(first));
+                assert_eq!(bit(&table.always, c as u32), expected, "U+{:04X}", c as u32);
+                copied += usize::from(expected);
+                if (c as u32) < 128 {
+                    assert_eq!(table.ascii[c as usize] == Copying::Always, expected);
+                }
+            }
+            // Surrogates are no chars: never copied.
+            assert!((0xD800..0xE000).all(|c| !bit(&table.always, c)));
+            // `<` (ASCII), U+00C0..U+00FF (byte C3), U+4000..U+4FFF (byte E4) start symbols.
+            assert_eq!(copied, if user.is_some() { 0x10000 - 0x800 - 1 - 64 - 0x1000 } else { 0x10000 - 0x800 });
+        }
     }
 }

@@ -88,8 +88,24 @@ fn path_in(dir: &Path, key: &Key) -> PathBuf {
 
 /// A checksum of the payload (not a security boundary: whoever can write the cache directory
 /// can replace the library too).
+///
+/// Four independent lanes of 8 bytes (a multiply each), so that the checksum of a
+/// several-megabyte entry, read on every load, runs at the speed of memory rather than of one
+/// chain of multiplies; the lanes and the tail are combined by [`hash_bytes`].
 fn checksum(payload: &[u8]) -> u64 {
-    hash_bytes(payload, 0x7461_626c_6573)
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut lanes = [1u64, 2, 3, 4];
+    let mut blocks = payload.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            *lane = (*lane ^ w).wrapping_mul(K).rotate_left(29);
+        }
+    }
+    let mut tail = Vec::with_capacity(32 + 32);
+    lanes.iter().for_each(|l| tail.extend_from_slice(&l.to_le_bytes()));
+    tail.extend_from_slice(blocks.remainder());
+    hash_bytes(&tail, 0x7461_626c_6573 ^ payload.len() as u64)
 }
 
 /// Stores what `write` gives under `key` unless an entry is there already (it is not read:
@@ -203,23 +219,63 @@ pub fn cached<T>(
     build: impl FnOnce() -> Result<T>,
     write: impl FnOnce(&T) -> Option<Vec<u8>>,
 ) -> Result<T> {
-    let Some(dir) = dir() else { return build() };
-    if let Some(value) = load_from(&dir, key).and_then(|p| read(&p).ok()) {
-        return Ok(value);
-    }
-    let value = build()?;
-    if let Some(payload) = write(&value) {
-        store_in(&dir, key, &payload);
-    }
-    Ok(value)
+    Ok(cached_status(key, read, build, write)?.0)
 }
 
-/// Stores `payload` under `key` in `dir`; failures (read-only, full disk) are ignored.
-fn store_in(dir: &Path, key: &Key, payload: &[u8]) {
+/// What a load did with the cache ([`cached_status`]), as `tokenkit inspect` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Status {
+    /// The cache is off ([`CACHE_ENV`]) or no directory is known.
+    #[default]
+    Off,
+    /// Read from the entry at `path`.
+    Hit(PathBuf),
+    /// Built, with no entry at `path` (`rejected`: there was one, and it did not check out);
+    /// `stored` when the new entry was written.
+    Built { path: PathBuf, rejected: bool, stored: bool },
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Off => write!(f, "off (built in memory; {CACHE_ENV}=0 or no cache directory)"),
+            Status::Hit(path) => write!(f, "hit, read from {}", path.display()),
+            Status::Built { path, rejected, stored } => write!(
+                f,
+                "{}, built{} {}",
+                if *rejected { "stale entry rejected" } else { "miss" },
+                if *stored { ", stored in" } else { "; could not store" },
+                path.display()
+            ),
+        }
+    }
+}
+
+/// [`cached`], also saying whether the value was read, or built (and stored), and where.
+pub fn cached_status<T>(
+    key: &Key,
+    read: impl FnOnce(&Payload) -> Result<T>,
+    build: impl FnOnce() -> Result<T>,
+    write: impl FnOnce(&T) -> Option<Vec<u8>>,
+) -> Result<(T, Status)> {
+    let Some(dir) = dir() else { return Ok((build()?, Status::Off)) };
+    if let Some(value) = load_from(&dir, key).and_then(|p| read(&p).ok()) {
+        return Ok((value, Status::Hit(path_in(&dir, key))));
+    }
+    let path = path_in(&dir, key);
+    let rejected = path.is_file();
+    let value = build()?;
+    let stored = write(&value).is_some_and(|payload| store_in(&dir, key, &payload));
+    Ok((value, Status::Built { path, rejected, stored }))
+}
+
+/// Stores `payload` under `key` in `dir`; failures (read-only, full disk) are ignored (the
+/// result says whether it was stored).
+fn store_in(dir: &Path, key: &Key, payload: &[u8]) -> bool {
     let path = path_in(dir, key);
     if let Some(parent) = path.parent() {
         if std::fs::create_dir_all(parent).is_err() {
-            return;
+            return false;
         }
     }
     let mut data = Vec::with_capacity(payload.len() + HEADER);
@@ -228,9 +284,11 @@ fn store_in(dir: &Path, key: &Key, payload: &[u8]) {
     data.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     data.extend_from_slice(&checksum(payload).to_le_bytes());
     data.extend_from_slice(payload);
-    if crate::utils::atomic_file::write_atomic(&path, &data).is_ok() {
+    let stored = crate::utils::atomic_file::write_atomic(&path, &data).is_ok();
+    if stored {
         prune(dir, max_bytes(), &path);
     }
+    stored
 }
 
 /// Writes tables as little-endian numbers and length-prefixed arrays.
@@ -305,6 +363,8 @@ unsafe impl Pod for u8 {}
 unsafe impl Pod for u32 {}
 // SAFETY: integers.
 unsafe impl Pod for u64 {}
+// SAFETY: any bits are an `f32` (NaNs included), no padding.
+unsafe impl Pod for f32 {}
 
 /// What keeps a [`Table`]'s elements alive.
 #[derive(Clone)]

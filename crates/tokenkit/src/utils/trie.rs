@@ -34,7 +34,7 @@ unsafe impl Pod for Unit {}
 /// Pieces as a trie: finds every piece that is a prefix of a byte string.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trie {
-    /// In place in a mapped table-cache entry when read from one ([`Trie::cached`]).
+    /// In place in a mapped table-cache entry when read from one ([`Trie::read_table`]).
     units: Table<Unit>,
     /// The length of the longest piece, in bytes.
     longest: usize,
@@ -111,29 +111,24 @@ impl Trie {
         Self { units: units.into(), longest }
     }
 
-    /// The trie stored under `key` in the [`table_cache`](crate::utils::table_cache), else the
-    /// one `build` makes, then stored; a stored trie is checked to hold only ids below
-    /// `n_ids` and bases whose 256 children are in bounds.
-    pub fn cached(key: &table_cache::Key, n_ids: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
-        let read = |p: &table_cache::Payload| -> crate::Result<Self> {
-            let mut r = p.reader();
-            let units: Table<Unit> = r.table()?;
-            let longest = usize::try_from(r.u64()?).map_err(|_| crate::Error::invalid("table cache: malformed trie"))?;
-            r.finish()?;
-            let ok = units.first().is_some_and(|root| root.check == NONE)
-                && units.iter().all(|u| u.base as usize + 256 <= units.len() && (u.id == NONE || (u.id as usize) < n_ids));
-            if !ok {
-                return Err(crate::Error::invalid("table cache: malformed trie"));
-            }
-            Ok(Self { units, longest })
-        };
-        let write = |t: &Self| -> Option<Vec<u8>> {
-            let mut w = table_cache::Writer::default();
-            w.table(&t.units);
-            w.u64(t.longest as u64);
-            Some(w.buf)
-        };
-        table_cache::cached(key, read, || Ok(build()), write)
+    /// Writes the trie for [`Self::read_table`].
+    pub fn write_table(&self, w: &mut table_cache::Writer) {
+        w.table(&self.units);
+        w.u64(self.longest as u64);
+    }
+
+    /// Reads what [`Self::write_table`] wrote (the units in place when the entry is mapped),
+    /// checked to hold only ids below `n_ids` and bases whose 256 children are in bounds.
+    pub fn read_table(r: &mut table_cache::Reader<'_>, n_ids: usize) -> crate::Result<Self> {
+        let bad = || crate::Error::invalid("table cache: malformed trie");
+        let units: Table<Unit> = r.table()?;
+        let longest = usize::try_from(r.u64()?).map_err(|_| bad())?;
+        let ok = units.first().is_some_and(|root| root.check == NONE)
+            && units.iter().all(|u| u.base as usize + 256 <= units.len() && (u.id == NONE || (u.id as usize) < n_ids));
+        if !ok {
+            return Err(bad());
+        }
+        Ok(Self { units, longest })
     }
 
     /// The length of the longest piece, in bytes.

@@ -50,8 +50,9 @@ pub fn from_model_file(path: &Path) -> Result<Tokenizer> {
 }
 
 /// What `tokenkit inspect` prints for a `.model`: the model type and piece counts, the
-/// special pieces, and the trainer, normalizer and denormalizer specs as stored (the
-/// charsmap by its size, never its bytes).
+/// special pieces, the trainer, normalizer and denormalizer specs as stored (the charsmap by
+/// its size, never its bytes), and what the load did with the table cache (its entry read,
+/// or built and stored, and where).
 pub fn summary(model: &SentencePiece) -> String {
     use proto::PieceType;
     use std::fmt::Write as _;
@@ -130,6 +131,7 @@ pub fn summary(model: &SentencePiece) -> String {
         );
         let _ = writeln!(s, "{name} {text}");
     }
+    let _ = writeln!(s, "table cache:    {}", model.cache_status());
     s
 }
 

@@ -440,3 +440,33 @@ fn a_unigram_model_without_normal_pieces_is_refused() {
     assert_eq!(load(&proto(&only_special, 2)).unwrap().encode_ids("ab").unwrap(), [0]);
     assert!(load(&proto(&[("<unk>", 0.0, 2), ("ba", -9.0, 5)], 1)).is_ok());
 }
+
+/// The specs read by walking the field headers are prost's decode of the whole file: on real
+/// models, on a file whose specs repeat (protobuf merges them: the second file's values win),
+/// and every cut of a file is an error for both or for neither.
+#[test]
+fn specs_walk_matches_prost() {
+    let mut files: Vec<Vec<u8>> = Vec::new();
+    for rel in ["hub/llama2.model", "registry/albert/spiece.model", "registry/sentencepiece/botchan_en_bpe_1000.model"] {
+        if let Some(path) = crate::test_fixtures::get(rel) {
+            files.push(std::fs::read(path).unwrap());
+        }
+    }
+    let mut small = proto(&pieces(), 2);
+    small.normalizer_spec = Some(NormalizerSpec { name: Some("first".into()), add_dummy_prefix: Some(false), ..Default::default() });
+    let mut other = proto(&pieces(), 1);
+    other.normalizer_spec = Some(NormalizerSpec { name: Some("second".into()), ..Default::default() });
+    files.push([small.encode_to_vec(), other.encode_to_vec()].concat());
+    files.push(small.encode_to_vec());
+    for raw in &files {
+        let walked = ModelProto::decode_specs(raw).unwrap();
+        assert_eq!(walked, ModelProto { pieces: Vec::new(), ..ModelProto::decode(raw.as_slice()).unwrap() });
+    }
+    let merged = ModelProto::decode_specs(files.iter().rev().nth(1).unwrap()).unwrap();
+    let norm = merged.normalizer_spec.unwrap();
+    assert_eq!((norm.name.as_deref(), norm.add_dummy_prefix), (Some("second"), Some(false)));
+    let raw = small.encode_to_vec();
+    for cut in 0..raw.len() {
+        assert_eq!(ModelProto::decode_specs(&raw[..cut]).is_ok(), ModelProto::decode(&raw[..cut]).is_ok(), "cut at {cut}");
+    }
+}

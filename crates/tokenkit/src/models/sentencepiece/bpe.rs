@@ -15,12 +15,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 use rand::rngs::StdRng;
 
 use super::model::{Segment, SentencePiece};
-use crate::base::vocab::VocabMap;
+use crate::base::vocab::Vocab;
 use crate::models::bpe::chars::for_each_part;
 use crate::models::bpe::{MergeMap, MergeQueue, Word, SMALL_WORD};
 use crate::models::cache::{Cache, MAX_CACHED_LENGTH};
 use crate::normalizers::sentencepiece::utf8_len;
-use crate::utils::table_cache;
+use crate::utils::table_cache::{self, Table};
 
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -80,10 +80,10 @@ pub(crate) struct BpeTables {
     /// Per piece id, the rank of its score among the mergeable pieces' (0 for the highest,
     /// equal scores sharing a rank): merging the lowest rank first, leftmost on ties, is
     /// merging the highest score first, leftmost on ties. `NONE` for other pieces.
-    ranks: Vec<u32>,
+    ranks: Table<u32>,
     /// Per BMP code point: the id of the piece that is that char (any type, as `PieceToId`),
     /// with [`FREE`] set when no pair has it on either side; `NONE` when it is no piece.
-    bmp: Vec<u32>,
+    bmp: Table<u32>,
     /// The same for chars beyond the BMP, by code point.
     astral: IdMap<u32>,
     /// Some mergeable piece contains a char that is not a piece by itself, so a symbol that
@@ -98,26 +98,29 @@ pub(crate) struct BpeTables {
 }
 
 impl BpeTables {
-    /// Builds the tables from the piece list and scores, every piece's id, the mergeable
-    /// pieces' ids and whether any piece is unused.
-    pub(crate) fn new(pieces: &[String], scores: &[f32], piece_to_id: &VocabMap, mergeable: &VocabMap, any_unused: bool) -> Self {
-        let mut t = Self { bmp: vec![NONE; 0x10000], ..Default::default() };
-        t.ranks = score_ranks(scores, mergeable);
+    /// Builds the tables from the vocabulary (piece `i` has id `i`) and the scores, given which
+    /// pieces are mergeable (normal, user-defined, unused) and whether any piece is unused.
+    pub(crate) fn new(vocab: &Vocab, scores: &[f32], mergeable: impl Fn(u32) -> bool, any_unused: bool) -> Self {
+        let mut t = Self { bmp: vec![NONE; 0x10000].into(), ..Default::default() };
+        let n = vocab.len();
+        let mergeable_ids: Vec<u32> = (0..n as u32).filter(|&id| mergeable(id)).collect();
+        t.ranks = score_ranks(scores, &mergeable_ids).into();
         // Chars first (without flags), for the orphan test below.
-        for (id, p) in pieces.iter().enumerate() {
+        for (p, id) in vocab.iter() {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
-                // `piece_to_id` keeps one id per text; pieces are unique, so this is it.
-                t.set_entry(c, id as u32);
+                // Pieces are unique, so this is the id `PieceToId` gives.
+                t.set_entry(c, id);
             }
         }
         // Per piece id: whether it is the result of a merge, whether it takes part in one.
-        let mut is_result = vec![false; pieces.len()];
-        let mut in_merge = vec![false; pieces.len()];
-        for (p, &id) in mergeable {
+        let mut is_result = vec![false; n];
+        let mut in_merge = vec![false; n];
+        for &id in &mergeable_ids {
+            let p = vocab.token(id).unwrap_or_default();
             t.orphan_chars |= p.chars().any(|c| t.entry(c) == NONE);
             for (k, _) in p.char_indices().skip(1) {
-                if let (Some(&l), Some(&r)) = (piece_to_id.get(&p[..k]), piece_to_id.get(&p[k..])) {
+                if let (Some(l), Some(r)) = (vocab.id(&p[..k]), vocab.id(&p[k..])) {
                     t.merges.insert((l, r), (t.ranks[id as usize], id));
                     is_result[id as usize] = true;
                     in_merge[l as usize] = true;
@@ -125,24 +128,24 @@ impl BpeTables {
                 }
             }
         }
-        for (id, p) in pieces.iter().enumerate() {
+        for (p, id) in vocab.iter() {
             let mut cs = p.chars();
             if let (Some(c), None) = (cs.next(), cs.next()) {
-                t.set_entry(c, if in_merge[id] { id as u32 } else { id as u32 | FREE });
+                t.set_entry(c, if in_merge[id as usize] { id } else { id | FREE });
             }
         }
-        let mut result_ranks: Vec<u32> = (0..pieces.len()).filter(|&id| is_result[id]).map(|id| t.ranks[id]).collect();
+        let mut result_ranks: Vec<u32> = (0..n).filter(|&id| is_result[id]).map(|id| t.ranks[id]).collect();
         let n_results = result_ranks.len();
         result_ranks.sort_unstable();
         result_ranks.dedup();
         t.scan_exact = result_ranks.len() == n_results;
         // Ids must leave the `FREE` bit clear.
-        t.cut = !t.orphan_chars && !any_unused && pieces.len() < FREE as usize;
+        t.cut = !t.orphan_chars && !any_unused && n < FREE as usize;
         t
     }
 
     fn set_entry(&mut self, c: char, entry: u32) {
-        match self.bmp.get_mut(c as usize) {
+        match self.bmp.make_mut().get_mut(c as usize) {
             Some(e) => *e = entry,
             None => {
                 self.astral.insert(c as u32, entry);
@@ -187,42 +190,34 @@ impl BpeTables {
 }
 
 impl BpeTables {
-    /// The tables of the model whose `.model` bytes are `raw` (all they are built from) and
-    /// which has `n_pieces` pieces: read from the [`table_cache`] when an earlier load stored
-    /// them, else `build`, then stored. Building is most of a BPE `.model`'s load (the merge
-    /// table from every split of every piece, the score ranks).
-    pub(crate) fn cached(raw: &[u8], n_pieces: usize, build: impl FnOnce() -> Self) -> crate::Result<Self> {
-        let key = table_cache::Key::new("sentencepiece::BpeTables", &[raw]);
-        table_cache::cached(&key, |p| Self::read_table(p.reader(), n_pieces), || Ok(build()), |t| Some(t.write_table()))
-    }
-
-    fn write_table(&self) -> Vec<u8> {
-        let mut w = table_cache::Writer::default();
-        self.merges.write_table(&mut w);
-        w.u32s(&self.ranks);
-        w.u32s(&self.bmp);
+    /// Writes the tables for [`Self::read_table`] (a part of the model's cache entry).
+    pub(crate) fn write_table(&self, w: &mut table_cache::Writer) {
+        self.merges.write_table(w);
+        w.table(&self.ranks);
+        w.table(&self.bmp);
         let mut astral: Vec<[u32; 2]> = self.astral.iter().map(|(&c, &e)| [c, e]).collect();
         astral.sort_unstable();
         w.records(astral.into_iter());
         w.bool(self.orphan_chars);
         w.bool(self.cut);
         w.bool(self.scan_exact);
-        w.buf
     }
 
     /// Reads what [`Self::write_table`] wrote, checking that every id is one of the
     /// `n_pieces` pieces (the encoder indexes with them).
-    fn read_table(mut r: table_cache::Reader<'_>, n_pieces: usize) -> crate::Result<Self> {
-        let merges = MergeMap::read_table(&mut r)?;
-        let (ranks, bmp) = (r.u32s()?, r.u32s()?);
+    pub(crate) fn read_table(r: &mut table_cache::Reader<'_>, n_pieces: usize) -> crate::Result<Self> {
+        let merges = MergeMap::read_table(r)?;
+        let (ranks, bmp): (Table<u32>, Table<u32>) = (r.table()?, r.table()?);
         let astral: IdMap<u32> = r.records::<2>()?.into_iter().map(|[c, e]| (c, e)).collect();
         let (orphan_chars, cut, scan_exact) = (r.bool()?, r.bool()?, r.bool()?);
-        r.finish()?;
         let piece = |id: u32| (id as usize) < n_pieces;
-        let entry = |e: u32| e == NONE || piece(e & !FREE);
+        // Without branches, so that the check of the 65536 BMP entries is vectorized.
+        let entries_ok =
+            |es: &mut dyn Iterator<Item = u32>| es.fold(true, |ok, e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)));
         let ok = ranks.len() == n_pieces
             && bmp.len() == 0x10000
-            && bmp.iter().chain(astral.values()).all(|&e| entry(e))
+            && bmp.iter().fold(true, |ok, &e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)))
+            && entries_ok(&mut astral.values().copied())
             && merges.iter().all(|((l, r), (_, id))| piece(l) && piece(r) && piece(id));
         if !ok {
             return Err(crate::Error::invalid("table cache: malformed SentencePiece BPE tables"));
@@ -235,15 +230,15 @@ impl BpeTables {
 /// so its symbol never merges. `NONE` has it too.
 const FREE: u32 = 1 << 31;
 
-/// The rank of each mergeable piece's score ([`BpeTables::ranks`]). Scores compare as
-/// sentencepiece's `<` does (`-0.0` equals `0.0`).
-fn score_ranks(scores: &[f32], mergeable: &VocabMap) -> Vec<u32> {
+/// The rank of each mergeable piece's score ([`BpeTables::ranks`]), given the mergeable
+/// pieces' ids. Scores compare as sentencepiece's `<` does (`-0.0` equals `0.0`).
+fn score_ranks(scores: &[f32], mergeable: &[u32]) -> Vec<u32> {
     let key = |id: u32| scores.get(id as usize).map_or(0.0, |&s| s + 0.0);
-    let mut order: Vec<f32> = mergeable.values().map(|&id| key(id)).collect();
+    let mut order: Vec<f32> = mergeable.iter().map(|&id| key(id)).collect();
     order.sort_by(|a, b| b.total_cmp(a));
     order.dedup_by(|a, b| a.total_cmp(b) == Ordering::Equal);
     let mut ranks = vec![NONE; scores.len()];
-    for &id in mergeable.values() {
+    for &id in mergeable {
         let k = key(id);
         ranks[id as usize] = order.partition_point(|&s| s.total_cmp(&k) == Ordering::Greater) as u32;
     }
@@ -559,13 +554,24 @@ mod tests {
         let model = crate::formats::sentencepiece::read_model(&path).unwrap();
         let tables = model.bpe_tables();
         let n = tables.ranks.len();
-        let payload = tables.write_table();
-        let back = BpeTables::read_table(table_cache::Reader::new(&payload), n).unwrap();
-        assert_eq!(back.write_table(), payload);
+        let payload = {
+            let mut w = table_cache::Writer::default();
+            tables.write_table(&mut w);
+            w.buf
+        };
+        let read = |bytes: &[u8], n: usize| {
+            let mut r = table_cache::Reader::new(bytes);
+            let t = BpeTables::read_table(&mut r, n)?;
+            r.finish().map(|()| t)
+        };
+        let back = read(&payload, n).unwrap();
+        let mut again = table_cache::Writer::default();
+        back.write_table(&mut again);
+        assert_eq!(again.buf, payload);
         assert!(back.merges.len() > 10_000, "{} merges", back.merges.len());
-        assert!(BpeTables::read_table(table_cache::Reader::new(&payload), n - 1).is_err(), "a table for another piece count");
+        assert!(read(&payload, n - 1).is_err(), "a table for another piece count");
         for cut in (0..payload.len()).step_by(payload.len() / 40 + 1) {
-            assert!(BpeTables::read_table(table_cache::Reader::new(&payload[..cut]), n).is_err(), "cut at {cut}");
+            assert!(read(&payload[..cut], n).is_err(), "cut at {cut}");
         }
     }
 }

@@ -11,20 +11,23 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use base64::Engine as _;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use super::proto::{ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceType, SentencePieceText, TextPiece};
-use crate::base::vocab::{to_std_map, TokenSlots, VocabMap};
+use super::proto::{
+    trainer_model_type, ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceType, SentencePieceText, TextPiece, TrainerSpec,
+};
+use crate::base::vocab::{TokenSlots, Vocab};
 use crate::base::{Model, Token};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::lattice::pick_weighted;
 use crate::models::unigram::spm::{user_defined_score, SpViterbi};
 use crate::normalizers::sentencepiece::{Denormalizer, Normalized, SpNormalizer};
 use crate::normalizers::Precompiled;
+use crate::utils::table_cache::{self, Table};
 use crate::utils::trie::Trie;
 use crate::{Error, Result};
 
@@ -51,8 +54,8 @@ pub struct SentencePiece {
 impl std::fmt::Debug for SentencePiece {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentencePiece")
-            .field("vocab_size", &self.inner.pieces.len())
-            .field("algorithm", &self.inner.proto.model_type())
+            .field("vocab_size", &self.inner.vocab.len())
+            .field("algorithm", &self.model_type())
             .field("unk_id", &self.inner.unk_id)
             .field("byte_fallback", &self.inner.byte_fallback)
             .finish()
@@ -61,16 +64,21 @@ impl std::fmt::Debug for SentencePiece {
 
 struct Inner {
     /// The file as read, kept for serialization and conversion.
-    proto: ModelProto,
     raw: Vec<u8>,
-    pieces: Vec<String>,
-    /// The pieces again, for the copies [`Model::tokenize`] makes.
-    piece_slots: TokenSlots,
-    kinds: Vec<PieceType>,
-    /// Every piece.
-    piece_to_id: VocabMap,
-    /// Normal, user-defined and unused pieces: those text can turn into.
-    mergeable: VocabMap,
+    /// The file decoded, on demand ([`SentencePiece::proto`]: summaries, conversion).
+    proto: OnceLock<ModelProto>,
+    /// The trainer spec (small: the special pieces, the model type).
+    trainer: TrainerSpec,
+    /// The normalizer spec without its charsmap (which the normalizer holds).
+    norm_spec: NormalizerSpec,
+    /// The pieces, piece `i` with id `i`, and the piece → id table (from the table cache: views
+    /// of the mapped entry).
+    vocab: Vocab,
+    scores: Table<f32>,
+    /// Per piece its [`PieceType`] as the proto's number.
+    kinds: Table<u8>,
+    /// The pieces again, for the copies [`Model::tokenize`] makes (built on its first call).
+    piece_slots: OnceLock<TokenSlots>,
     user_defined: Option<Trie>,
     normalizer: SpNormalizer,
     /// The rules applied to decoded text (`denormalizer_spec`), when there are any.
@@ -81,6 +89,8 @@ struct Inner {
     byte_ids: Box<[u32; 256]>,
     /// BPE results per word, when words can be encoded one by one (see [`super::bpe::encode`]).
     bpe_words: Option<Cache<Box<[Segment]>>>,
+    /// What the load did with the table cache (`tokenkit inspect` reports it).
+    cache_status: table_cache::Status,
 }
 
 impl PartialEq for SentencePiece {
@@ -96,6 +106,172 @@ thread_local! {
     static BUFFERS: RefCell<(Normalized, Vec<Segment>)> = RefCell::new(Default::default());
 }
 
+/// What a `.model` load builds from the pieces, kept whole in the table cache under the file's
+/// bytes: the vocabulary with its lookup table, the scores and types, and the segmentation
+/// tables. A load that finds it decodes no piece (only the specs) and builds nothing per piece.
+struct Tables {
+    vocab: Vocab,
+    scores: Table<f32>,
+    kinds: Table<u8>,
+    unk_id: u32,
+    byte_ids: Box<[u32; 256]>,
+    /// Words segment independently ([`words_independent`]).
+    words_independent: bool,
+    algorithm: AlgorithmTables,
+}
+
+/// The segmentation tables of [`Tables`].
+enum AlgorithmTables {
+    /// The trie of the normal and user-defined pieces, scored as the Viterbi adds them.
+    Unigram(Trie),
+    Bpe(super::bpe::BpeTables),
+    None,
+}
+
+/// Whether a piece of this type is one text can turn into (BPE may merge into it).
+fn is_mergeable(kind: u8) -> bool {
+    [PieceType::Normal, PieceType::UserDefined, PieceType::Unused].iter().any(|&k| k as u8 == kind)
+}
+
+impl Tables {
+    /// Builds the tables from the decoded file, checking the pieces as sentencepiece does.
+    fn build(proto: &ModelProto, norm_spec: &NormalizerSpec, err: impl Fn(String) -> Error) -> Result<Self> {
+        let trainer = proto.trainer_spec.clone().unwrap_or_default();
+        let byte_fallback = trainer.byte_fallback.unwrap_or(false);
+        let model_type = proto.model_type();
+        let n = proto.pieces.len();
+        let mut scores = Vec::with_capacity(n);
+        let mut kinds = Vec::with_capacity(n);
+        let mut unk_id = None;
+        let mut byte_ids = Box::new([u32::MAX; 256]);
+        let mut n_bytes = 0;
+        for (id, p) in proto.pieces.iter().enumerate() {
+            let piece = p.piece.as_deref().unwrap_or_default();
+            if piece.is_empty() {
+                return Err(err(format!("piece {id} is empty")));
+            }
+            // sentencepiece refuses a NUL in any model, a non-finite score in a Unigram one
+            // (its BPE ranks by position and loads such scores).
+            if piece.contains('\0') {
+                return Err(err(format!("piece {id} ({piece:?}) holds a NUL character")));
+            }
+            if let Some(score) = p.score.filter(|s| !s.is_finite() && model_type == ModelType::Unigram) {
+                return Err(err(format!("piece {id} ({piece:?}): score {score} is not a finite number")));
+            }
+            let kind = p.kind();
+            match kind {
+                PieceType::Unknown => {
+                    if unk_id.replace(id as u32).is_some() {
+                        return Err(err("the model has more than one unknown piece".into()));
+                    }
+                }
+                PieceType::Byte => {
+                    if !byte_fallback {
+                        return Err(err(format!("byte piece {piece:?} in a model without byte_fallback")));
+                    }
+                    let b = parse_byte_piece(piece).ok_or_else(|| err(format!("byte piece {piece:?} is not <0xNN>")))?;
+                    byte_ids[b as usize] = id as u32;
+                    n_bytes += 1;
+                }
+                PieceType::Normal | PieceType::UserDefined | PieceType::Unused | PieceType::Control => {}
+            }
+            scores.push(p.score.unwrap_or(0.0));
+            kinds.push(kind as u8);
+        }
+        let vocab = Vocab::from_distinct_tokens(proto.pieces.iter().map(|p| p.piece.as_deref().unwrap_or_default()))
+            .map_err(|i| err(format!("piece {:?} is defined twice", proto.pieces[i].piece.as_deref().unwrap_or_default())))?;
+        let any_mergeable = kinds.iter().any(|&k| is_mergeable(k));
+        if !any_mergeable && model_type == ModelType::Unigram {
+            // sentencepiece's Unigram: "no pieces are loaded" (only control, unknown and byte
+            // pieces); its BPE loads such a model.
+            return Err(err("the model has no normal, user-defined or unused piece".into()));
+        }
+        let unk_id = unk_id.ok_or_else(|| err("the model has no unknown piece (type UNKNOWN), which sentencepiece requires".into()))?;
+        if byte_fallback && n_bytes != 256 {
+            return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
+        }
+        let words_independent =
+            words_independent(norm_spec, &trainer, vocab.iter().filter(|&(_, id)| is_mergeable(kinds[id as usize])).map(|(p, _)| p));
+        let algorithm = match model_type {
+            ModelType::Unigram => {
+                let viterbi_scores = viterbi_scores(&vocab, &scores, &kinds);
+                AlgorithmTables::Unigram(Trie::with_scores(vocab.iter().filter_map(|(p, id)| {
+                    let k = kinds[id as usize];
+                    (k == PieceType::Normal as u8 || k == PieceType::UserDefined as u8).then_some((p, id, viterbi_scores[id as usize]))
+                })))
+            }
+            ModelType::Bpe => {
+                let any_unused = kinds.contains(&(PieceType::Unused as u8));
+                AlgorithmTables::Bpe(super::bpe::BpeTables::new(&vocab, &scores, |id| is_mergeable(kinds[id as usize]), any_unused))
+            }
+            ModelType::Char | ModelType::Word => AlgorithmTables::None,
+        };
+        Ok(Self { vocab, scores: scores.into(), kinds: kinds.into(), unk_id, byte_ids, words_independent, algorithm })
+    }
+
+    fn write_table(&self) -> Option<Vec<u8>> {
+        let mut w = table_cache::Writer::default();
+        if !self.vocab.write_table(&mut w) {
+            return None;
+        }
+        w.table(&self.scores);
+        w.table(&self.kinds);
+        w.u32(self.unk_id);
+        w.u32s(&self.byte_ids[..]);
+        w.bool(self.words_independent);
+        match &self.algorithm {
+            AlgorithmTables::Unigram(trie) => {
+                w.u32(1);
+                trie.write_table(&mut w);
+            }
+            AlgorithmTables::Bpe(t) => {
+                w.u32(2);
+                t.write_table(&mut w);
+            }
+            AlgorithmTables::None => w.u32(0),
+        }
+        Some(w.buf)
+    }
+
+    /// Reads what [`Self::write_table`] wrote, checking that it fits a model of type
+    /// `model_type`: every id one of the pieces, every type a known one.
+    fn read_table(p: &table_cache::Payload, model_type: ModelType) -> Result<Self> {
+        let bad = || Error::invalid("table cache: malformed SentencePiece model");
+        let mut r = p.reader();
+        let vocab = Vocab::read_table(&mut r)?;
+        let n = vocab.len();
+        let (scores, kinds): (Table<f32>, Table<u8>) = (r.table()?, r.table()?);
+        let unk_id = r.u32()?;
+        let byte_ids: Box<[u32; 256]> = r.u32s()?.into_boxed_slice().try_into().map_err(|_| bad())?;
+        let words_independent = r.bool()?;
+        let algorithm = match (r.u32()?, model_type) {
+            (1, ModelType::Unigram) => AlgorithmTables::Unigram(Trie::read_table(&mut r, n)?),
+            (2, ModelType::Bpe) => AlgorithmTables::Bpe(super::bpe::BpeTables::read_table(&mut r, n)?),
+            (0, ModelType::Char | ModelType::Word) => AlgorithmTables::None,
+            _ => return Err(bad()),
+        };
+        r.finish()?;
+        let ok = scores.len() == n
+            && kinds.len() == n
+            && kinds.iter().all(|&k| PieceType::try_from(i32::from(k)).is_ok())
+            && kinds.get(unk_id as usize) == Some(&(PieceType::Unknown as u8))
+            && byte_ids.iter().all(|&b| b == u32::MAX || (b as usize) < n);
+        if !ok {
+            return Err(bad());
+        }
+        Ok(Self { vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm })
+    }
+}
+
+/// The score of each piece as sentencepiece's Unigram adds it: its score, or for a
+/// user-defined piece `GetUserDefinedScore` of its length in bytes (sentencepiece 0.2.3).
+fn viterbi_scores(vocab: &Vocab, scores: &[f32], kinds: &[u8]) -> Vec<f32> {
+    vocab
+        .iter()
+        .map(|(p, id)| if kinds[id as usize] == PieceType::UserDefined as u8 { user_defined_score(p.len()) } else { scores[id as usize] })
+        .collect()
+}
+
 impl SentencePiece {
     /// Reads the model back from its tokenizer.json form (`model_proto`: base64 of the
     /// `.model` file, as [`Serialize`] writes it).
@@ -109,86 +285,54 @@ impl SentencePiece {
     }
 
     /// Reads a model from the bytes of a `.model` file; `name` names it in errors.
+    ///
+    /// The pieces' tables ([`Tables`]) come from the table cache when an earlier load of the
+    /// same bytes stored them; then only the specs are decoded. Otherwise the whole file is
+    /// decoded and checked, the tables built and stored.
     pub fn from_bytes(raw: Vec<u8>, name: &str) -> Result<Self> {
         use prost::Message as _;
         let err = |msg: String| Error::invalid(format!("{name}: {msg}"));
-        let proto =
-            ModelProto::decode(raw.as_slice()).map_err(|e| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}")))?;
-        if proto.pieces.is_empty() {
-            return Err(err("the model has no pieces".into()));
-        }
-        let trainer = proto.trainer_spec.clone().unwrap_or_default();
-        let norm_spec = proto.normalizer_spec.clone().unwrap_or_default();
+        let not_a_model = |e: prost::DecodeError| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}"));
+        let specs = ModelProto::decode_specs(&raw).map_err(not_a_model)?;
+        let trainer = specs.trainer_spec.unwrap_or_default();
+        let mut norm_spec = specs.normalizer_spec.unwrap_or_default();
+        let model_type = trainer_model_type(&trainer);
+        // The charsmap moves into the normalizer, which checks it when the tables are built
+        // (a model whose tables were stored passed that check).
+        let charsmap = match norm_spec.precompiled_charsmap.take().filter(|c| !c.is_empty()) {
+            Some(bytes) => Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?),
+            None => None,
+        };
+        let key = table_cache::Key::new("sentencepiece::Model", &[&raw]);
+        let build = || {
+            let decoded = ModelProto::decode(raw.as_slice()).map_err(not_a_model)?;
+            if decoded.pieces.is_empty() {
+                return Err(err("the model has no pieces".into()));
+            }
+            if let Some(c) = &charsmap {
+                // Remembered per charsmap: models that share one (`nmt_nfkc`) walk it once.
+                c.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
+            }
+            Tables::build(&decoded, &norm_spec, err)
+        };
+        let (tables, cache_status) = table_cache::cached_status(&key, |p| Tables::read_table(p, model_type), build, Tables::write_table)?;
+        let Tables { vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm } = tables;
         let byte_fallback = trainer.byte_fallback.unwrap_or(false);
-        let model_type = proto.model_type();
-
-        let n = proto.pieces.len();
-        let mut pieces = Vec::with_capacity(n);
-        let mut scores = Vec::with_capacity(n);
-        let mut kinds = Vec::with_capacity(n);
-        let mut piece_to_id = VocabMap::with_capacity_and_hasher(n, Default::default());
-        let mut mergeable = VocabMap::with_capacity_and_hasher(n, Default::default());
-        let mut unk_id = None;
-        let mut user_defined = Vec::new();
-        let mut byte_ids = Box::new([u32::MAX; 256]);
-        let mut n_bytes = 0;
-        for (id, p) in proto.pieces.iter().enumerate() {
-            let piece = p.piece.clone().unwrap_or_default();
-            if piece.is_empty() {
-                return Err(err(format!("piece {id} is empty")));
-            }
-            // sentencepiece refuses a NUL in any model, a non-finite score in a Unigram one
-            // (its BPE ranks by position and loads such scores).
-            if piece.contains('\0') {
-                return Err(err(format!("piece {id} ({piece:?}) holds a NUL character")));
-            }
-            if let Some(score) = p.score.filter(|s| !s.is_finite() && model_type == ModelType::Unigram) {
-                return Err(err(format!("piece {id} ({piece:?}): score {score} is not a finite number")));
-            }
-            let kind = p.kind();
-            if piece_to_id.insert(piece.clone(), id as u32).is_some() {
-                return Err(err(format!("piece {piece:?} is defined twice")));
-            }
-            match kind {
-                PieceType::Normal | PieceType::UserDefined | PieceType::Unused => {
-                    mergeable.insert(piece.clone(), id as u32);
-                }
-                PieceType::Unknown => {
-                    if unk_id.replace(id as u32).is_some() {
-                        return Err(err("the model has more than one unknown piece".into()));
-                    }
-                }
-                PieceType::Byte => {
-                    if !byte_fallback {
-                        return Err(err(format!("byte piece {piece:?} in a model without byte_fallback")));
-                    }
-                    let b = parse_byte_piece(&piece).ok_or_else(|| err(format!("byte piece {piece:?} is not <0xNN>")))?;
-                    byte_ids[b as usize] = id as u32;
-                    n_bytes += 1;
-                }
-                PieceType::Control => {}
-            }
-            if kind == PieceType::UserDefined {
-                user_defined.push(id);
-            }
-            pieces.push(piece);
-            scores.push(p.score.unwrap_or(0.0));
-            kinds.push(kind);
-        }
-        if mergeable.is_empty() && model_type == ModelType::Unigram {
-            // sentencepiece's Unigram: "no pieces are loaded" (only control, unknown and byte
-            // pieces); its BPE loads such a model.
-            return Err(err("the model has no normal, user-defined or unused piece".into()));
-        }
-        let unk_id = unk_id.ok_or_else(|| err("the model has no unknown piece (type UNKNOWN), which sentencepiece requires".into()))?;
-        if byte_fallback && n_bytes != 256 {
-            return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
-        }
-        let user_defined_strs: Vec<&str> = user_defined.iter().map(|&i| pieces[i].as_str()).collect();
-        let user_trie = (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().map(|&i| (pieces[i].as_str(), i as u32))));
-        let normalizer = normalizer_from_spec(&norm_spec, &user_defined_strs, trainer.treat_whitespace_as_suffix.unwrap_or(false))
-            .map_err(|e| err(format!("normalizer_spec: {e}")))?;
-        let denormalizer = match &proto.denormalizer_spec {
+        let user_defined: Vec<(&str, u32)> = (0..vocab.len() as u32)
+            .filter(|&id| kinds[id as usize] == PieceType::UserDefined as u8)
+            .filter_map(|id| Some((vocab.token(id)?, id)))
+            .collect();
+        let user_defined_strs: Vec<&str> = user_defined.iter().map(|&(p, _)| p).collect();
+        let user_trie = (!user_defined.is_empty()).then(|| Trie::new(user_defined.iter().copied()));
+        let normalizer = SpNormalizer::new(
+            charsmap,
+            &user_defined_strs,
+            norm_spec.add_dummy_prefix(),
+            norm_spec.remove_extra_whitespaces(),
+            norm_spec.escape_whitespaces(),
+            trainer.treat_whitespace_as_suffix.unwrap_or(false),
+        );
+        let denormalizer = match &specs.denormalizer_spec {
             Some(spec) => Denormalizer::from_spec(
                 spec.precompiled_charsmap.as_deref(),
                 spec.add_dummy_prefix(),
@@ -198,49 +342,31 @@ impl SentencePiece {
             .map_err(|e| err(format!("denormalizer_spec: {e}")))?,
             None => None,
         };
-        let algorithm = match model_type {
-            ModelType::Unigram => {
-                // sentencepiece 0.2.3: the lowest normal score (`FLT_MAX` when there is none)
-                // and `GetUserDefinedScore` of the length in bytes.
-                let min = kinds.iter().zip(&scores).filter(|(k, _)| **k == PieceType::Normal).fold(f32::MAX, |m, (_, &s)| m.min(s));
-                let viterbi_scores: Vec<f32> = pieces
-                    .iter()
-                    .zip(&scores)
-                    .zip(&kinds)
-                    .map(|((p, &s), k)| if *k == PieceType::UserDefined { user_defined_score(p.len()) } else { s })
-                    .collect();
-                // Building the trie (sorting the pieces) is most of a Unigram load: it is kept
-                // in the table cache under the file's bytes, which it is built from.
-                let key = crate::utils::table_cache::Key::new("sentencepiece::Unigram trie", &[&raw]);
-                let trie = Trie::cached(&key, n, || {
-                    Trie::with_scores(pieces.iter().zip(&kinds).enumerate().filter_map(|(id, (p, k))| {
-                        matches!(k, PieceType::Normal | PieceType::UserDefined).then_some((p.as_str(), id as u32, viterbi_scores[id]))
-                    }))
-                })?;
-                let user_defined = kinds.iter().map(|k| *k == PieceType::UserDefined).collect();
-                let viterbi = SpViterbi::new(trie, viterbi_scores, unk_id, min - UNK_PENALTY, user_defined);
-                Algorithm::Unigram(viterbi.with_word_cache(words_independent(&norm_spec, &trainer, &mergeable)))
+        let algorithm = match algorithm {
+            AlgorithmTables::Unigram(trie) => {
+                // sentencepiece 0.2.3: the lowest normal score (`FLT_MAX` when there is none).
+                let normal = PieceType::Normal as u8;
+                let min = kinds.iter().zip(scores.iter()).filter(|(k, _)| **k == normal).fold(f32::MAX, |m, (_, &s)| m.min(s));
+                let user = kinds.iter().map(|&k| k == PieceType::UserDefined as u8).collect();
+                let viterbi = SpViterbi::new(trie, viterbi_scores(&vocab, &scores, &kinds), unk_id, min - UNK_PENALTY, user);
+                Algorithm::Unigram(viterbi.with_word_cache(words_independent))
             }
-            ModelType::Bpe => {
-                let any_unused = kinds.contains(&PieceType::Unused);
-                Algorithm::Bpe(Box::new(super::bpe::BpeTables::cached(&raw, pieces.len(), || {
-                    super::bpe::BpeTables::new(&pieces, &scores, &piece_to_id, &mergeable, any_unused)
-                })?))
-            }
-            ModelType::Char => Algorithm::Char,
-            ModelType::Word => Algorithm::Word,
+            AlgorithmTables::Bpe(t) => Algorithm::Bpe(Box::new(t)),
+            AlgorithmTables::None if model_type == ModelType::Char => Algorithm::Char,
+            AlgorithmTables::None => Algorithm::Word,
         };
-        let bpe_words = (model_type == ModelType::Bpe && words_independent(&norm_spec, &trainer, &mergeable))
-            .then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
+        let bpe_words = (model_type == ModelType::Bpe && words_independent).then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
         Ok(Self {
             inner: Arc::new(Inner {
-                proto,
                 raw,
-                piece_slots: TokenSlots::new(pieces.iter().map(String::as_str)),
-                pieces,
+                // Not kept from a build: a string per piece, which the vocabulary holds flat.
+                proto: OnceLock::new(),
+                trainer,
+                norm_spec,
+                vocab,
+                scores,
                 kinds,
-                piece_to_id,
-                mergeable,
+                piece_slots: OnceLock::new(),
                 user_defined: user_trie,
                 normalizer,
                 denormalizer,
@@ -249,13 +375,36 @@ impl SentencePiece {
                 byte_fallback,
                 byte_ids,
                 bpe_words,
+                cache_status,
             }),
         })
     }
 
-    /// The parsed `ModelProto`.
+    /// The parsed `ModelProto`, decoded from the file's bytes on the first call.
     pub fn proto(&self) -> &ModelProto {
-        &self.inner.proto
+        use prost::Message as _;
+        // The bytes decoded when the model was read (or when its tables were stored).
+        self.inner.proto.get_or_init(|| ModelProto::decode(self.inner.raw.as_slice()).unwrap_or_default())
+    }
+    /// The trainer spec.
+    pub fn trainer_spec(&self) -> &TrainerSpec {
+        &self.inner.trainer
+    }
+    /// The normalizer spec, without its charsmap (see [`Self::normalizer`] and [`Self::proto`]).
+    pub fn normalizer_spec(&self) -> &NormalizerSpec {
+        &self.inner.norm_spec
+    }
+    /// The model type (Unigram, BPE, word, char).
+    pub fn model_type(&self) -> ModelType {
+        trainer_model_type(&self.inner.trainer)
+    }
+    /// The score of piece `id`.
+    pub fn score(&self, id: u32) -> Option<f32> {
+        self.inner.scores.get(id as usize).copied()
+    }
+    /// What loading the model did with the table cache.
+    pub fn cache_status(&self) -> &table_cache::Status {
+        &self.inner.cache_status
     }
     /// The `.model` file's bytes, as read.
     pub fn to_bytes(&self) -> &[u8] {
@@ -263,7 +412,7 @@ impl SentencePiece {
     }
     /// The type of piece `id`.
     pub fn kind(&self, id: u32) -> Option<PieceType> {
-        self.inner.kinds.get(id as usize).copied()
+        self.inner.kinds.get(id as usize).and_then(|&k| PieceType::try_from(i32::from(k)).ok())
     }
     /// The id of the unknown piece.
     pub fn unk_id(&self) -> u32 {
@@ -298,14 +447,14 @@ impl SentencePiece {
     }
     /// The id of a normal, user-defined or unused piece (what BPE may merge into).
     pub(crate) fn mergeable_id(&self, piece: &str) -> Option<u32> {
-        self.inner.mergeable.get(piece).copied()
+        self.inner.vocab.id(piece).filter(|&id| is_mergeable(self.inner.kinds[id as usize]))
     }
     pub(crate) fn is_unused(&self, id: u32) -> bool {
-        self.inner.kinds.get(id as usize) == Some(&PieceType::Unused)
+        self.inner.kinds.get(id as usize) == Some(&(PieceType::Unused as u8))
     }
     /// `PieceToId`: the id of any piece, or the unknown id.
     pub(crate) fn piece_to_id_or_unk(&self, piece: &str) -> u32 {
-        self.inner.piece_to_id.get(piece).copied().unwrap_or(self.inner.unk_id)
+        self.inner.vocab.id(piece).unwrap_or(self.inner.unk_id)
     }
 
     /// Segments normalized text into `(start, end, id)` byte ranges.
@@ -381,10 +530,7 @@ impl SentencePiece {
     fn unigram(&self, what: &str) -> Result<&SpViterbi> {
         match &self.inner.algorithm {
             Algorithm::Unigram(v) => Ok(v),
-            _ => Err(Error::invalid(format!(
-                "SentencePiece: {what} needs a Unigram model (this one is {:?})",
-                self.inner.proto.model_type()
-            ))),
+            _ => Err(Error::invalid(format!("SentencePiece: {what} needs a Unigram model (this one is {:?})", self.model_type()))),
         }
     }
 
@@ -600,7 +746,7 @@ impl SentencePiece {
 
     /// A token's piece: `unk_text` when given (see [`Self::emit`]), else piece `id`.
     fn piece_or<'a>(&'a self, id: u32, unk_text: Option<&'a str>) -> &'a str {
-        unk_text.unwrap_or_else(|| &self.inner.pieces[id as usize])
+        unk_text.unwrap_or_else(|| self.inner.vocab.token(id).unwrap_or_default())
     }
 
     /// The token [`Self::emit`] reports, its value an owned copy of [`Self::piece_or`].
@@ -608,7 +754,10 @@ impl SentencePiece {
     fn token(&self, id: u32, unk_text: Option<&str>, offsets: (usize, usize)) -> Token {
         let value = match unk_text {
             Some(text) => text.to_owned(),
-            None => self.inner.piece_slots.to_owned(id).unwrap_or_else(|| self.inner.pieces[id as usize].clone()),
+            None => {
+                let slots = self.inner.piece_slots.get_or_init(|| TokenSlots::new(self.inner.vocab.iter().map(|(p, _)| p)));
+                slots.to_owned(id).unwrap_or_else(|| self.inner.vocab.token(id).unwrap_or_default().to_owned())
+            }
         };
         Token::new(id, value, offsets)
     }
@@ -624,7 +773,7 @@ impl SentencePiece {
         let inner = &*self.inner;
         self.collect::<false, _>(input, |id, unk_text, _, _| match unk_text {
             Some(text) => Cow::Owned(text.to_owned()),
-            None => Cow::Borrowed(inner.pieces[id as usize].as_str()),
+            None => Cow::Borrowed(inner.vocab.token(id).unwrap_or_default()),
         })
     }
 }
@@ -668,10 +817,10 @@ pub fn split_into_words(text: &str, mut f: impl FnMut(usize, usize)) {
 /// Whether words (each starting at a `▁` after a non-`▁` char) segment independently: spaces
 /// are escaped as prefixes and no piece has a `▁` after a non-`▁` char, so no piece spans such
 /// a `▁`.
-fn words_independent(norm_spec: &super::proto::NormalizerSpec, trainer: &super::proto::TrainerSpec, mergeable: &VocabMap) -> bool {
+fn words_independent<'a>(norm_spec: &NormalizerSpec, trainer: &TrainerSpec, mut mergeable: impl Iterator<Item = &'a str>) -> bool {
     norm_spec.escape_whitespaces()
         && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
-        && mergeable.keys().all(|p| {
+        && mergeable.all(|p| {
             // As a char pattern: a search for a string pattern sets up a searcher per piece.
             let space = '\u{2581}';
             debug_assert_eq!(crate::normalizers::sentencepiece::SPACE_SYMBOL, space.to_string());
@@ -694,19 +843,19 @@ impl Model for SentencePiece {
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.inner.piece_to_id.get(token).copied()
+        self.inner.vocab.id(token)
     }
 
     fn id_to_token(&self, id: u32) -> Option<&str> {
-        self.inner.pieces.get(id as usize).map(String::as_str)
+        self.inner.vocab.token(id)
     }
 
     fn get_vocab(&self) -> HashMap<String, u32> {
-        to_std_map(&self.inner.piece_to_id)
+        self.inner.vocab.to_std_map()
     }
 
     fn get_vocab_size(&self) -> usize {
-        self.inner.pieces.len()
+        self.inner.vocab.len()
     }
 }
 

@@ -19,6 +19,47 @@ pub struct ModelProto {
     pub denormalizer_spec: Option<NormalizerSpec>,
 }
 
+impl ModelProto {
+    /// The `.model` file `raw` without its pieces (the specs alone): its top-level fields but
+    /// the pieces, found by a walk over the field headers (a piece costs a varint key and a
+    /// varint length, where decoding it costs a string), then decoded by prost as they stand
+    /// in the file (in order, so repeated specs merge as protobuf merges them). A file the walk
+    /// does not understand is decoded whole, which gives its error.
+    pub fn decode_specs(raw: &[u8]) -> Result<Self, prost::DecodeError> {
+        use prost::Message as _;
+        match non_piece_fields(raw) {
+            Some(fields) => Self::decode(fields.as_slice()),
+            None => Self::decode(raw).map(|p| Self { pieces: Vec::new(), ..p }),
+        }
+    }
+}
+
+/// The bytes of every top-level field of a `ModelProto` but field 1 (the pieces), in order;
+/// `None` for anything but well-formed varint, fixed and length-delimited fields.
+fn non_piece_fields(raw: &[u8]) -> Option<Vec<u8>> {
+    use prost::encoding::decode_varint;
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let field = rest;
+        let key = decode_varint(&mut rest).ok()?;
+        let len = match key & 7 {
+            0 => decode_varint(&mut rest).map(|_| 0).ok()?,
+            1 => 8,
+            2 => usize::try_from(decode_varint(&mut rest).ok()?).ok()?,
+            5 => 4,
+            _ => return None,
+        };
+        let header = field.len() - rest.len();
+        let (body_end, next) = (header.checked_add(len)?, rest.get(len..)?);
+        if key >> 3 != 1 {
+            out.extend_from_slice(&field[..body_end]);
+        }
+        rest = next;
+    }
+    Some(out)
+}
+
 /// The type of a vocabulary piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
 #[repr(i32)]
@@ -209,8 +250,13 @@ pub struct NormalizerSpec {
 impl ModelProto {
     /// The model type of the trainer spec; Unigram when absent or unknown, as sentencepiece reads it.
     pub fn model_type(&self) -> ModelType {
-        self.trainer_spec.as_ref().and_then(|t| t.model_type).and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram)
+        self.trainer_spec.as_ref().map_or(ModelType::Unigram, trainer_model_type)
     }
+}
+
+/// The model type of a trainer spec; Unigram when absent or unknown, as sentencepiece reads it.
+pub fn trainer_model_type(t: &TrainerSpec) -> ModelType {
+    t.model_type.and_then(|t| ModelType::try_from(t).ok()).unwrap_or(ModelType::Unigram)
 }
 
 impl Piece {
