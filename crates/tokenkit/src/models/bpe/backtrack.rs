@@ -345,7 +345,8 @@ impl PairFilter {
 /// Scratch space of one [`Backtracker::encode`] call, reused between calls.
 #[derive(Debug, Default)]
 pub struct BacktrackScratch {
-    /// Bit `p` set: position `p` may still lead to the end.
+    /// Bit `p` set: position `p` may still lead to the end (only the words up to the last
+    /// position found dead exist; see [`Backtracker::search`]).
     alive: Vec<u64>,
     /// The encoder whose results `memo` holds.
     owner: u64,
