@@ -345,7 +345,8 @@ impl PairFilter {
 /// Scratch space of one [`Backtracker::encode`] call, reused between calls.
 #[derive(Debug, Default)]
 pub struct BacktrackScratch {
-    /// Bit `p` set: position `p` may still lead to the end.
+    /// Bit `p` set: position `p` may still lead to the end (only the words up to the last
+    /// position found dead exist; see [`Backtracker::search`]).
     alive: Vec<u64>,
     /// The encoder whose results `memo` holds.
     owner: u64,
@@ -601,10 +602,14 @@ impl Backtracker {
             let key = ((u64::from(a) << 32) | u64::from(b)) << 1;
             let at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - (MEMO / WAYS).trailing_zeros())) as usize;
             let set = &mut memo[at & (MEMO / WAYS - 1)].0;
-            if let Some(k) = set.iter().position(|&e| e | 1 == key | 1) {
+            if set[0] | 1 == key | 1 {
+                return set[0] & 1 == 1;
+            }
+            if let Some(k) = set[1..].iter().position(|&e| e | 1 == key | 1) {
                 // A hit moves to the front: the pairs asked again and again (a script's
-                // in-char splits) are then found in one compare, with a predictable branch.
-                set.swap(0, k);
+                // in-char splits) are then found in one compare, with a predictable branch
+                // (and a hit at the front stores nothing).
+                set.swap(0, k + 1);
                 return set[0] & 1 == 1;
             }
             let v = self.is_valid_pair(a, b);
@@ -635,10 +640,10 @@ impl Backtracker {
     ) -> bool {
         let n = text.len();
         let base = out.len();
+        // Positions from `dead_end` on are all alive, and only the bits below it are read:
+        // the words are added (all alive) as positions are marked dead, so a search that
+        // meets no dead end (most of them) neither fills nor reads the bits.
         alive.clear();
-        alive.resize(n / 64 + 1, u64::MAX);
-        // Positions from `dead_end` on are all alive (dead ones are rare: most searches never
-        // look at the bits).
         let mut dead_end = 0;
         let is_alive = |alive: &[u64], p: usize, dead_end: usize| p >= dead_end || alive[p / 64] >> (p % 64) & 1 == 1;
         // At most a token per byte: the pushes below never reallocate.
@@ -670,6 +675,9 @@ impl Backtracker {
                 continue;
             }
             // No way on from `pos`: it is dead; try the next shorter token before it.
+            if pos / 64 >= alive.len() {
+                alive.resize(pos / 64 + 1, u64::MAX);
+            }
             alive[pos / 64] &= !(1 << (pos % 64));
             dead_end = dead_end.max(pos + 1);
             if out.len() == base {
