@@ -124,7 +124,7 @@ def test_a_backtracking_split_regex_is_an_error_not_a_panic():
 def test_a_split_regex_that_scans_ahead_is_an_error_in_bounded_time():
     """`a(?=.*z)` scans to the end of the text from every `a`: quadratic in HF (about 70 s
     for 200 KB of `a`), an error naming the pattern in well under a second in tokenkit, and
-    HF's pieces on short texts."""
+    HF's pieces on short texts; `a.*z` runs on the finite automaton, linear, no error."""
     import time
     tokenizers = pytest.importorskip("tokenizers")
     for pattern in ["a(?=.*z)", "a.*z"]:
@@ -134,11 +134,16 @@ def test_a_split_regex_that_scans_ahead_is_an_error_in_bounded_time():
         for short in ["ab", "aazb", "b" * 50, "a" * 100 + "z"]:
             assert ours.encode(short).ids == ref.encode(short).ids
         start = time.process_time()
-        with pytest.raises(Exception) as info:
-            ours.encode("a" * 200_000)
+        if pattern == "a.*z":
+            # Reads the same to the finite automaton, which runs it in linear time: no error.
+            long = ours.encode("a" * 200_000).ids
+            assert long == ours.encode("a" * 2_000).ids == ref.encode("a" * 2_000).ids
+        else:
+            with pytest.raises(Exception) as info:
+                ours.encode("a" * 200_000)
+            assert type(info.value).__name__ != "PanicException"
+            assert pattern in str(info.value) and "regex too expensive on this input" in str(info.value)
         secs = time.process_time() - start
-        assert type(info.value).__name__ != "PanicException"
-        assert pattern in str(info.value) and "regex too expensive on this input" in str(info.value)
         assert secs < 1.0, f"{pattern}: {secs:.2f} s"
 
 

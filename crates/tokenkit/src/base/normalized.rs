@@ -82,6 +82,78 @@ pub struct NormalizedString {
     pub(super) original_shift: usize,
 }
 
+/// The rule of [`NormalizedString::transform_range`]: the chars of the new string, each with
+/// its change, written with their alignments into new buffers.
+struct Transformer<'a> {
+    alignments: &'a [(usize, usize)],
+    /// The chars of the old string not yet replaced (from `offset` on).
+    replaced: std::str::Chars<'a>,
+    offset: usize,
+    new_alignments: Vec<(usize, usize)>,
+    new_text: String,
+}
+
+impl<'a> Transformer<'a> {
+    /// Replaces `old`, which starts at byte `start` of a string with these `alignments`, after
+    /// removing its first `initial_offset` chars.
+    fn new(alignments: &'a [(usize, usize)], old: &'a str, start: usize, initial_offset: usize) -> Self {
+        let mut replaced = old.chars();
+        let initial_removed: usize = (&mut replaced).take(initial_offset).map(char::len_utf8).sum();
+        Self {
+            alignments,
+            replaced,
+            offset: start + initial_removed,
+            new_alignments: Vec::with_capacity(old.len()),
+            new_text: String::with_capacity(old.len()),
+        }
+    }
+
+    /// The next char of the new string: `0` replaces the next old char, `1` inserts a char
+    /// (aligned like the previous one), `-n` replaces the next old char and removes the `n`
+    /// after it.
+    #[inline]
+    fn push(&mut self, c: char, change: isize) {
+        let align = if change > 0 {
+            if self.offset == 0 {
+                (0, 0)
+            } else {
+                self.alignments[self.offset - 1]
+            }
+        } else {
+            // Replacing the char at `offset`; past the end (nothing left to replace) keep
+            // the last alignment rather than panicking.
+            self.alignments.get(self.offset).or_else(|| self.alignments.get(self.offset.wrapping_sub(1))).copied().unwrap_or((0, 0))
+        };
+        if change <= 0 {
+            self.offset += self.replaced.next().map_or(0, char::len_utf8);
+        }
+        if change < 0 {
+            self.offset += (&mut self.replaced).take((-change) as usize).map(char::len_utf8).sum::<usize>();
+        }
+        self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
+        self.new_text.push(c);
+    }
+
+    /// The next `n` bytes of the old string kept as they are: what [`Self::push`] does for
+    /// each of their chars with change `0`, every byte of a char taking its first byte's
+    /// alignment, in one pass.
+    #[inline]
+    fn keep(&mut self, n: usize) {
+        let kept = &self.replaced.as_str()[..n];
+        let mut last = (0, 0);
+        let from = &self.alignments[self.offset..self.offset + n];
+        self.new_alignments.extend(kept.bytes().zip(from).map(|(b, &a)| {
+            if !(0x80..0xC0).contains(&b) {
+                last = a;
+            }
+            last
+        }));
+        self.new_text.push_str(kept);
+        self.replaced = self.replaced.as_str()[n..].chars();
+        self.offset += n;
+    }
+}
+
 impl From<&str> for NormalizedString {
     fn from(s: &str) -> Self {
         // Each byte gets its char's range, in one exact-size pass (no check per push).
@@ -261,32 +333,11 @@ impl NormalizedString {
             },
         };
         let old = &self.normalized[n_range.clone()];
-        let mut replaced = old.chars();
-        let initial_removed: usize = (&mut replaced).take(initial_offset).map(char::len_utf8).sum();
-        let mut offset = n_range.start + initial_removed;
-        let mut new_alignments = Vec::with_capacity(n_range.len());
-        let mut new_text = String::with_capacity(n_range.len());
+        let mut t = Transformer::new(&self.alignments, old, n_range.start, initial_offset);
         for (c, change) in dest {
-            let align = if change > 0 {
-                if offset == 0 {
-                    (0, 0)
-                } else {
-                    self.alignments[offset - 1]
-                }
-            } else {
-                // Replacing the char at `offset`; past the end (nothing left to replace) keep
-                // the last alignment rather than panicking.
-                self.alignments.get(offset).or_else(|| self.alignments.get(offset.wrapping_sub(1))).copied().unwrap_or((0, 0))
-            };
-            if change <= 0 {
-                offset += replaced.next().map_or(0, char::len_utf8);
-            }
-            if change < 0 {
-                offset += (&mut replaced).take((-change) as usize).map(char::len_utf8).sum::<usize>();
-            }
-            new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
-            new_text.push(c);
+            t.push(c, change);
         }
+        let Transformer { new_alignments, new_text, .. } = t;
         if n_range.start == 0 && n_range.end == self.normalized.len() {
             // The whole string (every normalizer's `transform`): the new buffers replace the
             // old ones, nothing to move around them.
@@ -317,10 +368,28 @@ impl NormalizedString {
         self
     }
 
-    /// Unicode NFC (the library's, segment by segment: see [`crate::utils::nfc`]).
+    /// Unicode NFC (the library's, segment by segment: see [`crate::utils::nfc`]). What
+    /// `transform` does with the chars NFC gives, but the stretches it leaves as they are
+    /// (most of a text) go through [`Transformer::keep`] in bulk rather than char by char.
     pub fn nfc(&mut self) -> &mut Self {
-        let s = self.normalized.clone();
-        self.transform(crate::utils::nfc::nfc(&s), 0);
+        if self.normalized.is_empty() {
+            return self;
+        }
+        let s = std::mem::take(&mut self.normalized);
+        let mut t = Transformer::new(&self.alignments, &s, 0, 0);
+        let mut chars = crate::utils::nfc::nfc(&s);
+        loop {
+            if let Some(n) = chars.take_same() {
+                t.keep(n);
+            }
+            match chars.next() {
+                Some((c, change)) => t.push(c, change),
+                None => break,
+            }
+        }
+        let Transformer { new_alignments, new_text, .. } = t;
+        self.alignments = new_alignments;
+        self.normalized = new_text;
         self
     }
 

@@ -257,6 +257,23 @@ impl Memo {
     }
 }
 
+impl Nfc<'_> {
+    /// When the chars being given are from a stretch NFC leaves as it is, the rest of that
+    /// stretch, taken at once: its length in bytes (its chars, each with change 0, are not
+    /// given one by one); `None` otherwise.
+    #[inline]
+    pub fn take_same(&mut self) -> Option<usize> {
+        match &mut self.part {
+            Part::Same(chars) if !chars.as_str().is_empty() => {
+                let n = chars.as_str().len();
+                *chars = "".chars();
+                Some(n)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Iterator for Nfc<'_> {
     type Item = (char, isize);
 
@@ -321,6 +338,18 @@ mod tests {
         let unchanged = want.len() == s.chars().count() && want.iter().zip(s.chars()).all(|(&(c, d), o)| c == o && d == 0);
         // `is_nfc` may say no to a text NFC leaves as it is, never yes to one it changes.
         assert!(!is_nfc(s) || unchanged, "{s:?}");
+        // `NormalizedString::nfc` (stretches NFC leaves kept in bulk) as `transform` with the
+        // library's chars: the same string and alignments, also after an earlier change.
+        for prefix in ["", "\u{130}"] {
+            let text = format!("{prefix}{s}");
+            let mut ours = crate::base::NormalizedString::from(text.as_str());
+            let mut library = ours.clone();
+            ours.lowercase().nfc();
+            library.lowercase();
+            let lowered = library.get().to_owned();
+            library.transform(lowered.nfc(), 0);
+            assert_eq!((ours.get(), ours.alignments()), (library.get(), library.alignments()), "{text:?}");
+        }
     }
 
     /// Every code point of the BMP and every 31st above it, alone and next to the chars NFC

@@ -1,10 +1,13 @@
 //! The regex engine for patterns found in tokenizer.json. Every pattern is read with
 //! Oniguruma semantics, the engine HF tokenizers uses; the well-known pre-tokenization
 //! patterns are recognised and run by hand-written lexers that give the same matches
-//! (see `utils::lexers`), any other pattern runs on Oniguruma itself.
+//! (see `utils::lexers`); the other patterns whose every construct both engines read alike
+//! run on a finite automaton (`automata.rs`), any other pattern on Oniguruma itself.
 
+mod automata;
 mod onig;
 
+use self::automata::AutomataRegex;
 use self::onig::{OnigError, OnigRegex, Searcher};
 use crate::utils::lexers::{
     CjkRuns, Cl100kLexer, DeepSeekLexer, DigitGroups, DigitRun, Gpt2Lexer, O200kLexer, DEEPSEEK_CJK_PATTERN, DEEPSEEK_DIGITS_PATTERN,
@@ -72,6 +75,8 @@ fn recognise(pattern: &str) -> Option<Fast> {
 pub struct SysRegex {
     regex: OnigRegex,
     fast: Option<Fast>,
+    /// The automaton, for a pattern no lexer knows that it reads as Oniguruma does.
+    automata: Option<AutomataRegex>,
     /// Whether a match attempt can scan ahead without bound ([`scans_ahead`]): the matches
     /// are then found by trying one start position at a time, with the text's step budget
     /// looked at after each.
@@ -101,15 +106,23 @@ impl SysRegex {
     /// Compiles `pattern`; a clear error if Oniguruma rejects it.
     pub fn new(pattern: &str) -> Result<Self> {
         let regex = OnigRegex::new(pattern).map_err(|message| Error::Regex { pattern: pattern.to_owned(), message })?;
-        Ok(Self { regex, fast: recognise(pattern), scans_ahead: scans_ahead(pattern), pattern: pattern.to_owned() })
+        let fast = recognise(pattern);
+        let automata = if fast.is_none() { AutomataRegex::new(pattern) } else { None };
+        Ok(Self { regex, fast, automata, scans_ahead: scans_ahead(pattern), pattern: pattern.to_owned() })
     }
 
-    /// Compiles `pattern` for Oniguruma alone, never a fast lexer (the reference the lexers
-    /// are tested against).
+    /// Compiles `pattern` for Oniguruma alone, never a fast lexer or the automaton (the
+    /// reference they are tested against).
     pub fn onig_only(pattern: &str) -> Result<Self> {
         let mut r = Self::new(pattern)?;
         r.fast = None;
+        r.automata = None;
         Ok(r)
+    }
+
+    /// Whether the finite automaton runs this pattern (see `automata.rs`).
+    pub fn is_automaton(&self) -> bool {
+        self.automata.is_some()
     }
 
     /// Whether a hand-written lexer runs this pattern.
@@ -129,7 +142,7 @@ impl SysRegex {
     /// same as HF's where it works.
     #[inline]
     pub fn try_for_each_match(&self, inside: &str, mut each: impl FnMut(usize, usize)) -> Result<()> {
-        if self.fast.is_some() {
+        if self.fast.is_some() || self.automata.is_some() {
             self.find_iter(inside).for_each(|(s, e)| each(s, e));
             return Ok(());
         }
@@ -159,7 +172,10 @@ impl SysRegex {
             Some(Fast::DigitGroups) => Matches::DigitGroups(DigitGroups::new(inside)),
             Some(Fast::Cjk) => Matches::Cjk(CjkRuns::new(inside)),
             Some(Fast::DeepSeek) => Matches::DeepSeek(DeepSeekLexer::new(inside)),
-            None => Matches::Onig(OnigMatches::new(self, inside)),
+            None => match &self.automata {
+                Some(a) => Matches::Automata(AutomataMatches { regex: a, text: inside, step: EmptyMatchRule::default() }),
+                None => Matches::Onig(OnigMatches::new(self, inside)),
+            },
         }
     }
 }
@@ -369,8 +385,7 @@ pub struct OnigMatches<'r, 't> {
     /// Try one start position at a time ([`SysRegex::scans_ahead`]).
     one_at_a_time: bool,
     text: &'t str,
-    last_end: usize,
-    last_match_end: Option<usize>,
+    step: EmptyMatchRule,
     /// Retries left of the text's budget.
     budget: u64,
     /// The step count ([`onig::steps`]) past which the text's step budget is spent.
@@ -384,8 +399,7 @@ impl<'r, 't> OnigMatches<'r, 't> {
             searcher: Searcher::new(&regex.regex),
             one_at_a_time: regex.scans_ahead,
             text,
-            last_end: 0,
-            last_match_end: None,
+            step: EmptyMatchRule::default(),
             budget: text_retry_budget(text.len()),
             steps_until: onig::steps().saturating_add(text_step_budget(text.len())),
             error: None,
@@ -394,18 +408,17 @@ impl<'r, 't> OnigMatches<'r, 't> {
 
     /// The next match (the searcher holds it), `Ok(false)` when there is none; an error when
     /// the search needs more retries or steps than the text's budgets have left.
-    fn search(&mut self) -> Result<bool, String> {
+    fn search(&mut self, from: usize) -> Result<bool, String> {
         if !self.one_at_a_time {
-            let from = self.last_end;
             let found = self.with_retry_budget(|s, text, limit| s.search(text, from, limit))?;
             self.check_steps()?;
             return Ok(found);
         }
         // A search tries each start position in turn; trying them one call each lets the
         // step budget stop a pattern that scans ahead from every one.
-        let mut at = self.last_end;
+        let mut at = from;
         loop {
-            let begin = at == self.last_end;
+            let begin = at == from;
             let found = self.with_retry_budget(|s, text, limit| s.match_at(text, at, begin, limit))?;
             self.check_steps()?;
             if found {
@@ -454,28 +467,66 @@ impl Iterator for OnigMatches<'_, '_> {
     type Item = (usize, usize);
 
     fn next(&mut self) -> Option<(usize, usize)> {
+        if self.error.is_some() {
+            return None;
+        }
+        let mut step = std::mem::take(&mut self.step);
+        let text = self.text;
+        let found = step.next(text, |from| match self.search(from) {
+            Ok(true) => self.searcher.span(),
+            Ok(false) => None,
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        });
+        self.step = step;
+        found
+    }
+}
+
+/// Where the next search of a text starts, with `onig`'s rule for empty matches (none right
+/// after the previous match: the search steps over a char), for every engine's iterator.
+#[derive(Default)]
+struct EmptyMatchRule {
+    last_end: usize,
+    last_match_end: Option<usize>,
+}
+
+impl EmptyMatchRule {
+    /// The next match of `text`, `search(from)` giving the leftmost match at or after `from`.
+    #[inline]
+    fn next(&mut self, text: &str, mut search: impl FnMut(usize) -> Option<(usize, usize)>) -> Option<(usize, usize)> {
         loop {
-            if self.error.is_some() || self.last_end > self.text.len() {
+            if self.last_end > text.len() {
                 return None;
             }
-            match self.search() {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(e) => {
-                    self.error = Some(e);
-                    return None;
-                }
-            }
-            let (s, e) = self.searcher.span()?;
+            let (s, e) = search(self.last_end)?;
             if e == s && self.last_match_end == Some(e) {
-                // No empty match right after the previous one: step over a char.
-                self.last_end += self.text[self.last_end..].chars().next().map_or(1, char::len_utf8);
+                self.last_end += text[self.last_end..].chars().next().map_or(1, char::len_utf8);
                 continue;
             }
             self.last_end = e;
             self.last_match_end = Some(e);
             return Some((s, e));
         }
+    }
+}
+
+/// The matches of a pattern on the automaton.
+pub struct AutomataMatches<'r, 't> {
+    regex: &'r AutomataRegex,
+    text: &'t str,
+    step: EmptyMatchRule,
+}
+
+impl Iterator for AutomataMatches<'_, '_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let (regex, text) = (self.regex, self.text);
+        self.step.next(text, |from| regex.find_at(text, from))
     }
 }
 
@@ -487,6 +538,7 @@ pub enum Matches<'r, 't> {
     DigitGroups(DigitGroups<'t>),
     Cjk(CjkRuns<'t>),
     DeepSeek(DeepSeekLexer<'t>),
+    Automata(AutomataMatches<'r, 't>),
     Onig(OnigMatches<'r, 't>),
 }
 
@@ -502,6 +554,7 @@ impl Iterator for Matches<'_, '_> {
             Matches::DigitGroups(l) => l.next(),
             Matches::Cjk(l) => l.next(),
             Matches::DeepSeek(l) => l.next(),
+            Matches::Automata(m) => m.next(),
             Matches::Onig(m) => m.next(),
         }
     }
@@ -516,6 +569,7 @@ impl Iterator for Matches<'_, '_> {
             Matches::DigitGroups(l) => l.fold(init, f),
             Matches::Cjk(l) => l.fold(init, f),
             Matches::DeepSeek(l) => l.fold(init, f),
+            Matches::Automata(m) => m.fold(init, f),
             Matches::Onig(m) => m.fold(init, f),
         }
     }
@@ -563,8 +617,14 @@ mod tests {
     /// byte than any tokenizer pattern; a few units pass, with Oniguruma's matches.
     #[test]
     fn many_searches_share_the_texts_budget() {
-        let re = SysRegex::new("(a|aa)+c|b").unwrap();
+        // On the automaton (the pattern reads the same to both) the text has its matches.
         let unit = format!("{}b", "a".repeat(20));
+        let automaton = SysRegex::new("(a|aa)+c|b").unwrap();
+        assert!(automaton.is_automaton());
+        let mut n = 0;
+        automaton.try_for_each_match(&unit.repeat(5_000), |_, _| n += 1).unwrap();
+        assert_eq!(n, 5_000);
+        let re = SysRegex::onig_only("(a|aa)+c|b").unwrap();
         let mut got = Vec::new();
         re.try_for_each_match(&unit.repeat(3), |s, e| got.push((s, e))).unwrap();
         assert_eq!(got, [(20, 21), (41, 42), (62, 63)]);
@@ -591,7 +651,12 @@ mod tests {
     fn patterns_that_scan_ahead_are_stopped_by_the_step_budget() {
         let text = "a".repeat(200_000);
         for pattern in ["a(?=.*z)", "a.*z", "a(?!.*z)", "a[^z]*+z", r"a(?=\w*z)"] {
-            let re = SysRegex::new(pattern).unwrap();
+            // `a.*z` reads the same to the automaton, which runs it in linear time.
+            if SysRegex::new(pattern).unwrap().is_automaton() {
+                assert_eq!(pattern, "a.*z");
+                SysRegex::new(pattern).unwrap().try_for_each_match(&text, |_, _| {}).unwrap();
+            }
+            let re = SysRegex::onig_only(pattern).unwrap();
             assert!(re.scans_ahead, "{pattern}");
             let mut got = Vec::new();
             re.try_for_each_match("aaz ba", |s, e| got.push((s, e))).unwrap();
@@ -666,6 +731,88 @@ mod tests {
         ] {
             assert!(!scans_ahead(p), "{p}");
         }
+    }
+
+    /// Patterns run on the automaton (the lexers' patterns forced onto it, and others no lexer
+    /// knows), against Oniguruma on every adversarial text, random strings over the lexers'
+    /// corner-case alphabet and the corpora: the same matches, counted.
+    #[test]
+    fn automaton_matches_oniguruma() {
+        let llama3_onig = LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"[\p{N}]{1,3}");
+        let qwen_onig = QWEN2_PATTERN.replace(r"|\p{N}|", r"|[\p{N}]|");
+        let patterns = [
+            LLAMA3_PATTERN,
+            QWEN2_PATTERN,
+            &llama3_onig,
+            &qwen_onig,
+            crate::utils::lexers::O200K_PATTERN,
+            crate::utils::lexers::DEEPSEEK_MAIN_PATTERN,
+            crate::utils::lexers::DEEPSEEK_DIGITS_PATTERN,
+            crate::utils::lexers::DEEPSEEK_CJK_PATTERN,
+            r"\p{L}+|\p{N}+",
+            r"\S+|\s+",
+            r" {2,}",
+            r"[0-9]",
+            r"[^\s\p{P}]+?\p{P}?|\p{Lu}\p{Ll}*|\P{L}|\p{M}+|\p{S}|.",
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d|k)|(?<w>\p{Lt}|\p{Lm})+|\p{Lo}{2}|a*",
+            "",
+        ];
+        let mut texts: Vec<String> = crate::utils::lexers::adversarial_texts(4000).into_iter().map(|(_, t)| t).collect();
+        texts.extend(crate::utils::lexers::random_strings(crate::utils::lexers::reference_tests::ALPHABET, 0xA170_3A7A, 5000));
+        texts.extend(crate::utils::lexers::reference_tests::corpus_texts());
+        let mut matches = 0;
+        for pattern in patterns {
+            let automaton = AutomataRegex::new(pattern).unwrap_or_else(|| panic!("{pattern}: not on the automaton"));
+            let onig = SysRegex::onig_only(pattern).unwrap();
+            for t in &texts {
+                let got: Vec<_> = AutomataMatches { regex: &automaton, text: t, step: EmptyMatchRule::default() }.collect();
+                let want: Vec<_> = onig.find_iter(t).collect();
+                if got != want {
+                    let i = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+                    let at = want.get(i).or(got.get(i)).map_or(0, |m| m.0);
+                    let ctx: String = t[at..].chars().take(20).collect();
+                    panic!("{pattern} at byte {at} ({ctx:?}): automaton {:?}, Oniguruma {:?}", got.get(i), want.get(i));
+                }
+                matches += got.len();
+            }
+        }
+        eprintln!("{matches} matches of {} patterns on {} texts identical to Oniguruma", patterns.len(), texts.len());
+        assert!(matches > 1_000_000, "{matches}");
+    }
+
+    /// What stays on Oniguruma: look-around other than the whitespace tail, anchors, classes
+    /// and flags the engines may read differently, case folding that Oniguruma widens.
+    #[test]
+    fn patterns_the_engines_may_read_differently_stay_on_oniguruma() {
+        for p in [
+            GPT2_PATTERN,
+            R50K_PATTERN,
+            CL100K_PATTERN,
+            r"a(?=b)",
+            r"^a",
+            r"a$",
+            r"\ba",
+            r"\d+",
+            r"\w+",
+            r"[[:alpha:]]",
+            r"\p{Han}",
+            r"(?i)the",
+            r"(?i:ss)",
+            r"(?i:é)",
+            r"(?i:a+)",
+            r"a{2}?",
+            r"[a-z&&[^x]]",
+            r"(a)\1",
+            r"a++",
+            r"a{1,3}+",
+            r"a*+",
+        ] {
+            let re = SysRegex::new(p).unwrap();
+            assert!(!re.is_automaton(), "{p}");
+        }
+        let llama3_onig = LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"[\p{N}]{1,3}");
+        assert!(SysRegex::new(&llama3_onig).unwrap().is_automaton());
+        assert!(!SysRegex::new(LLAMA3_PATTERN).unwrap().is_automaton(), "a lexer runs it");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::utils::regex::{SysRegex, CL100K_PATTERN as HF_CL100K_PATTERN, GPT2_PA
 /// modifier letters, slashes and punctuation, non-ASCII punctuation and symbols, control and
 /// format chars, the edges of DeepSeek's CJK class (U+4E00, U+9FA5, U+9FA6, U+3040, U+30FF,
 /// U+31F0).
-const ALPHABET: &str = concat!(
+pub(crate) const ALPHABET: &str = concat!(
     " \t\n\r\u{b}\u{c}'aZséßſ日本ア😀👍🏽1٣३_-./,!?\u{301}\u{300}\u{3000}\u{a0}\u{85}\u{2028}rRvVlLmMdDtTeEsSǅʰ\u{93f}क한Ω",
     "$`~«»。€©\u{0}\u{1b}\u{200d}\u{feff}\u{4e00}\u{9fa5}\u{9fa6}\u{3040}\u{30ff}\u{31f0}²𝐀",
 );
@@ -69,7 +69,7 @@ fn onig_chain(regexes: &[SysRegex], text: &str) -> Vec<(usize, usize)> {
     pieces
 }
 
-fn corpus_texts() -> Vec<String> {
+pub(crate) fn corpus_texts() -> Vec<String> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.fixtures/corpora");
     let mut out = Vec::new();
     let Ok(langs) = std::fs::read_dir(&dir) else { return out };
