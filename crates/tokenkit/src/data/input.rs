@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -176,12 +177,33 @@ pub struct Records {
     /// Input bytes read from disk so far (compressed size for compressed files).
     pub bytes_read: Arc<AtomicU64>,
     buf: Vec<u8>,
+    /// After a record read from a line: the span of the text field's value in it (JSONL).
+    line: Option<Option<Range<usize>>>,
+}
+
+/// The line a record was read from, without its line ending, as [`Records::line`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawLine {
+    /// The line.
+    pub line: String,
+    /// Where the JSON value of the text field is in `line` (the JSON string with its quotes);
+    /// `None` in a text file or for a JSON line without text.
+    pub span: Option<Range<usize>>,
 }
 
 impl Records {
     /// Records of `files` read with `options`.
     pub fn new(files: Vec<PathBuf>, options: ReadOptions) -> Self {
-        Records { files, next_file: 0, current: None, options, bytes_read: Arc::new(AtomicU64::new(0)), buf: Vec::new() }
+        Records { files, next_file: 0, current: None, options, bytes_read: Arc::new(AtomicU64::new(0)), buf: Vec::new(), line: None }
+    }
+
+    /// The line of the record [`next_record`](Self::next_record) returned last, when it came
+    /// from a line of a text or JSONL file and is a document or empty (a bad line may not be
+    /// text); `None` for a Parquet row or a whole file.
+    pub fn line(&self) -> Option<RawLine> {
+        let span = self.line.clone()?;
+        let line = std::str::from_utf8(&self.buf).ok()?;
+        (line.len() as u64 <= MAX_LINE_BYTES).then(|| RawLine { line: line.to_owned(), span })
     }
 
     fn open_next(&mut self) -> Result<bool> {
@@ -233,6 +255,7 @@ impl Records {
                 return Ok(None);
             }
             let (path, source) = self.current.as_mut().expect("a file is open");
+            self.line = None;
             let record = match source {
                 Source::Lines { reader, line, jsonl } => {
                     self.buf.clear();
@@ -246,7 +269,9 @@ impl Records {
                     } else {
                         *line += 1;
                         let at = format!("{}:{}", path.display(), line);
-                        Some(line_record(&mut self.buf, &at, *jsonl, &self.options))
+                        let (record, span) = line_record(&mut self.buf, &at, *jsonl, &self.options);
+                        self.line = Some(span);
+                        Some(record)
                     }
                 }
                 Source::WholeFile { reader } => match reader.take() {
@@ -271,10 +296,62 @@ impl Records {
     }
 }
 
-/// The record of one line (`buf`, with its line ending) of a text or JSONL file.
-fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) -> Record {
+/// Records in a chunk at most (blank lines weigh nothing).
+pub const CHUNK_RECORDS: usize = 1 << 16;
+
+/// The reader's side of a job: calls `next` (an item and its text bytes, `None` at the end)
+/// after skipping `skip` items, and sends the items in chunks that end after `chunk_bytes`
+/// text bytes or [`CHUNK_RECORDS`] items, so that the cuts depend on the input only. Stops
+/// after an error (sent) or when the receiver is gone.
+pub fn send_chunks<T>(
+    mut next: impl FnMut() -> Result<Option<(T, usize)>>,
+    skip: u64,
+    chunk_bytes: usize,
+    tx: &std::sync::mpsc::SyncSender<Result<Vec<T>>>,
+) {
+    let mut skipped = 0;
+    loop {
+        let mut chunk = Vec::new();
+        let mut bytes = 0;
+        let end = loop {
+            match next() {
+                Ok(Some(_)) if skipped < skip => skipped += 1,
+                Ok(Some((item, len))) => {
+                    bytes += len;
+                    chunk.push(item);
+                    if bytes >= chunk_bytes.max(1) || chunk.len() >= CHUNK_RECORDS {
+                        break false;
+                    }
+                }
+                Ok(None) => break true,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        };
+        if !chunk.is_empty() && tx.send(Ok(chunk)).is_err() {
+            return;
+        }
+        if end {
+            return;
+        }
+    }
+}
+
+/// The text bytes of a record (0 for a record that is no document).
+pub fn text_len(r: &Record) -> usize {
+    match r {
+        Record::Doc { text, .. } => text.len(),
+        _ => 0,
+    }
+}
+
+/// The record of one line (`buf`, with its line ending) of a text or JSONL file, and the byte
+/// range, in the line without its ending, of the JSON value of the text field (JSONL documents).
+fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) -> (Record, Option<Range<usize>>) {
     if buf.len() as u64 > MAX_LINE_BYTES {
-        return Record::Bad(format!("{at}: a line longer than {MAX_LINE_BYTES} bytes"));
+        return (Record::Bad(format!("{at}: a line longer than {MAX_LINE_BYTES} bytes")), None);
     }
     if buf.last() == Some(&b'\n') {
         buf.pop();
@@ -284,38 +361,103 @@ fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) 
     }
     let line = match std::str::from_utf8(buf) {
         Ok(l) => l,
-        Err(e) => return Record::Bad(format!("{at}: invalid UTF-8 ({e})")),
+        Err(e) => return (Record::Bad(format!("{at}: invalid UTF-8 ({e})")), None),
     };
     if line.trim().is_empty() {
-        return Record::Empty;
+        return (Record::Empty, None);
     }
     if !jsonl {
-        return Record::Doc { text: line.to_owned(), keep: Vec::new() };
+        return (Record::Doc { text: line.to_owned(), keep: Vec::new() }, None);
     }
-    let value: serde_json::Value = match serde_json::from_str(line) {
+    match json_fields(line, options) {
+        Ok((record, span)) => (record, span),
+        Err(why) => (Record::Bad(format!("{at}: {why}")), None),
+    }
+}
+
+/// A JSON object's key, borrowed from the line when it has no escapes.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(v.into()))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(v.to_owned().into()))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The raw JSON values of the text field and of the kept fields of one JSON object (the last
+/// one of a repeated key, as a parsed object has), the other values checked and skipped.
+struct Pick<'o>(&'o ReadOptions);
+
+impl<'de> serde::de::Visitor<'de> for Pick<'_> {
+    type Value = Vec<Option<&'de serde_json::value::RawValue>>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut values = vec![None; 1 + self.0.keep.len()];
+        while let Some(Key(k)) = map.next_key::<Key>()? {
+            let slot = if *k == *self.0.field { Some(0) } else { self.0.keep.iter().position(|f| *f == *k).map(|p| p + 1) };
+            match slot {
+                Some(s) => values[s] = Some(map.next_value()?),
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(values)
+    }
+}
+
+/// The record of one JSON line: its text field (unescaped) and kept fields, and the byte range
+/// of the text field's JSON value in `line`; `Err` with the reason for a bad line.
+fn json_fields(line: &str, options: &ReadOptions) -> std::result::Result<(Record, Option<Range<usize>>), String> {
+    use serde::Deserializer as _;
+    let mut de = serde_json::Deserializer::from_str(line);
+    let values = match de.deserialize_map(Pick(options)).and_then(|v| de.end().map(|()| v)) {
         Ok(v) => v,
-        Err(e) => return Record::Bad(format!("{at}: invalid JSON ({e})")),
+        // Valid JSON that is no object, or invalid JSON (the syntax error of a full parse).
+        Err(_) => {
+            return Err(match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+                Ok(_) => "not a JSON object".to_owned(),
+                Err(e) => format!("invalid JSON ({e})"),
+            })
+        }
     };
-    let serde_json::Value::Object(mut obj) = value else { return Record::Bad(format!("{at}: not a JSON object")) };
-    let keep = options
-        .keep
+    let keep = values[1..]
         .iter()
-        .map(|k| match obj.get(k) {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(s)) => Some(s.clone()),
-            Some(other) => Some(other.to_string()),
+        .map(|v| {
+            let v = v.map(|r| serde_json::from_str::<serde_json::Value>(r.get()).expect("checked by the parse"));
+            match v {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(s)) => Some(s),
+                Some(other) => Some(other.to_string()),
+            }
         })
         .collect();
-    // The text is moved out of the parsed line, not copied (documents can be large).
-    let text = match obj.remove(&options.field) {
-        Some(serde_json::Value::String(s)) => s,
-        Some(_) => return Record::Bad(format!("{at}: field `{}` is not a string", options.field)),
-        None => return Record::Bad(format!("{at}: no field `{}`", options.field)),
+    let Some(raw) = values[0] else { return Err(format!("no field `{}`", options.field)) };
+    let raw = raw.get();
+    let text: String = match raw.starts_with('"') {
+        true => serde_json::from_str(raw).expect("checked by the parse"),
+        false => return Err(format!("field `{}` is not a string", options.field)),
     };
     if text.is_empty() {
-        return Record::Empty;
+        return Ok((Record::Empty, None));
     }
-    Record::Doc { text, keep }
+    let start = raw.as_ptr() as usize - line.as_ptr() as usize;
+    Ok((Record::Doc { text, keep }, Some(start..start + raw.len())))
 }
 
 /// The string at `row` of a string column of any arrow string type; `Err` for another type.

@@ -39,9 +39,6 @@ use crate::{Error, Result};
 /// reader's queue, the one being encoded, the writer's queue).
 pub const CHUNK_BYTES: usize = 8 << 20;
 
-/// A chunk also ends after this many records (blank lines weigh nothing).
-const CHUNK_RECORDS: usize = 1 << 16;
-
 /// How many bad records are quoted in the summary.
 const MAX_EXAMPLES: usize = 5;
 
@@ -376,42 +373,16 @@ fn run_chunks(
     written.1.store(journal.splits.iter().map(|s| s.tokens).sum(), Ordering::Relaxed);
     let (journal, writers) = (&mut *journal, &mut *writers);
     std::thread::scope(|scope| -> Result<()> {
-        let (read_tx, read_rx) = sync_channel::<Result<Chunk>>(2);
+        let (read_tx, read_rx) = sync_channel::<Result<Vec<Record>>>(2);
         let (write_tx, write_rx) = sync_channel::<Chunk>(2);
         scope.spawn(move || {
-            let mut skipped = 0;
-            loop {
-                let mut chunk = Chunk { records: Vec::new(), ids: Vec::new() };
-                let mut bytes = 0;
-                let end = loop {
-                    match records.next_record() {
-                        Ok(Some(r)) if skipped < skip => {
-                            skipped += 1;
-                            drop(r);
-                        }
-                        Ok(Some(r)) => {
-                            if let Record::Doc { text, .. } = &r {
-                                bytes += text.len();
-                            }
-                            chunk.records.push(r);
-                            if bytes >= chunk_bytes || chunk.records.len() >= CHUNK_RECORDS {
-                                break false;
-                            }
-                        }
-                        Ok(None) => break true,
-                        Err(e) => {
-                            let _ = read_tx.send(Err(e));
-                            return;
-                        }
-                    }
-                };
-                if !chunk.records.is_empty() && read_tx.send(Ok(chunk)).is_err() {
-                    return;
-                }
-                if end {
-                    return;
-                }
-            }
+            let next = || {
+                Ok(records.next_record()?.map(|r| {
+                    let len = input::text_len(&r);
+                    (r, len)
+                }))
+            };
+            input::send_chunks(next, skip, chunk_bytes, &read_tx);
         });
         let written_w = written.clone();
         let writer = scope.spawn(move || -> Result<()> {
@@ -447,7 +418,7 @@ fn run_chunks(
         let mut failed = Ok(());
         for chunk in read_rx {
             let mut chunk = match chunk {
-                Ok(c) => c,
+                Ok(records) => Chunk { records, ids: Vec::new() },
                 Err(e) => {
                     failed = Err(e);
                     break;
@@ -461,10 +432,7 @@ fn run_chunks(
             }
             let encoded = crate::utils::parallel::try_map(
                 chunk.records.iter(),
-                |r| match r {
-                    Record::Doc { text, .. } => text.len(),
-                    _ => 0,
-                },
+                |r| input::text_len(r),
                 |r| match r {
                     Record::Doc { text, .. } => encoder.encode(text).map(Some),
                     _ => Ok(None),
