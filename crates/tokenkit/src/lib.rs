@@ -27,6 +27,7 @@
 
 pub mod base;
 pub mod chat_template;
+pub mod corpus;
 pub mod data;
 pub mod decoders;
 pub mod error;

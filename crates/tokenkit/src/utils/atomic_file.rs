@@ -95,6 +95,72 @@ impl Drop for AtomicFiles {
     }
 }
 
+/// One file written as a stream: the bytes go to a temporary file beside `path`, which gets
+/// its final name only at [`finish`](Self::finish) (synced first). Dropped unfinished (an error,
+/// a panic), it removes the temporary file and leaves `path` as it was.
+#[derive(Debug)]
+pub struct AtomicWriter {
+    file: Option<std::io::BufWriter<File>>,
+    temp: PathBuf,
+    path: PathBuf,
+    /// Bytes written so far.
+    pub written: u64,
+}
+
+impl AtomicWriter {
+    /// A writer for `path` (a symlink's target; a device or pipe is written to directly).
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let path = resolve_symlink(path.as_ref());
+        if path.is_dir() {
+            return Err(Error::Io { path, source: std::io::Error::other("is a directory; expected a file name") });
+        }
+        let (temp, file) = if is_special_file(&path) {
+            let f = OpenOptions::new().write(true).truncate(true).open(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+            (path.clone(), f)
+        } else {
+            create_temp(&path)?
+        };
+        Ok(AtomicWriter { file: Some(std::io::BufWriter::with_capacity(1 << 20, file)), temp, path, written: 0 })
+    }
+
+    /// Appends `data`.
+    pub fn write(&mut self, data: &[u8]) -> Result<()> {
+        let file = self.file.as_mut().expect("open until finished");
+        file.write_all(data).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        self.written += data.len() as u64;
+        Ok(())
+    }
+
+    /// Flushes and syncs the file and gives it its final name.
+    pub fn finish(mut self) -> Result<()> {
+        let io = |source| Error::Io { path: self.path.clone(), source };
+        let file = self.file.take().expect("open until finished");
+        let file = file.into_inner().map_err(|e| io(e.into_error()))?;
+        if self.temp == self.path {
+            return Ok(());
+        }
+        if let Ok(meta) = std::fs::metadata(&self.path) {
+            file.set_permissions(meta.permissions()).map_err(io)?;
+        }
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&self.temp, &self.path).map_err(|e| {
+            let _ = std::fs::remove_file(&self.temp);
+            io(e)
+        })?;
+        sync_dir(parent_dir(&self.path));
+        Ok(())
+    }
+}
+
+impl Drop for AtomicWriter {
+    fn drop(&mut self) {
+        if self.file.is_some() && self.temp != self.path {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
 /// Checks, before any long work, that a file can be written at `path`: its directory exists
 /// and is writable (tested by creating and removing a temporary file there), and `path` is not a
 /// directory. The error names the path and what is wrong.

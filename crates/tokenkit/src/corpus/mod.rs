@@ -1,0 +1,372 @@
+//! Corpus preparation: steps over the documents of a corpus (de-identification, exact and
+//! near deduplication), streamed from the dataset jobs' reader ([`crate::data::input`]: text,
+//! JSONL, Parquet; plain, `.gz`, `.zst`; files, directories, globs) to a JSON lines file.
+//!
+//! The frame: a reader thread cuts the input into chunks, the calling thread runs a step's
+//! per-document function on the rayon pool, and a writer thread takes each chunk's results in
+//! input order, lets the step decide (keep, replace the text, drop) and writes the lines. The
+//! output is the same bytes for any thread count.
+//!
+//! What is written for each input record:
+//! - a JSON line with a document: the line itself, byte for byte, with only the JSON value of
+//!   the text field replaced when a step changes the text (other fields, their order, spacing
+//!   and escapes are untouched); dropped when a step removes the document;
+//! - a text line or a Parquet row: `{"FIELD": text}`;
+//! - a JSON line whose text is empty: the line unchanged (no step applies);
+//! - a blank line: nothing (counted as empty);
+//! - a bad record (invalid JSON, not an object, no text field or not a string, invalid
+//!   UTF-8, a line too long): nothing, counted in the report's `skipped` with the first few
+//!   quoted (a step cannot mask what it cannot read, so passing it through could leak it);
+//!   with `strict` it is an error and no output is written.
+//!
+//! The output file carries its final name only once complete.
+
+pub mod dedup;
+pub mod pii;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::data::input::{self, RawLine, ReadOptions, Record, Records, TextDocs};
+use crate::data::{Progress, CHUNK_BYTES};
+use crate::utils::atomic_file::AtomicWriter;
+use crate::{Error, Result};
+
+/// How many bad records are quoted in the report.
+const MAX_EXAMPLES: usize = 5;
+
+/// What a corpus job reads and writes.
+#[derive(Debug, Clone)]
+pub struct CorpusOptions {
+    /// Files, directories and globs, in order.
+    pub inputs: Vec<String>,
+    /// The JSON lines file written.
+    pub output: PathBuf,
+    /// The JSON field / Parquet column holding the text.
+    pub field: String,
+    /// Whether a bad record is an error instead of being counted and left out.
+    pub strict: bool,
+    /// Text bytes per chunk ([`CHUNK_BYTES`]; smaller in tests).
+    pub chunk_bytes: usize,
+}
+
+impl CorpusOptions {
+    /// Options with the defaults: field `text`, bad records counted and left out.
+    pub fn new(inputs: Vec<String>, output: impl Into<PathBuf>) -> Self {
+        CorpusOptions { inputs, output: output.into(), field: "text".into(), strict: false, chunk_bytes: CHUNK_BYTES }
+    }
+
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions { field: self.field.clone(), text_docs: TextDocs::Line, keep: Vec::new() }
+    }
+}
+
+/// What a step did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// The step.
+    pub step: String,
+    /// Documents read, and their text bytes.
+    pub documents_in: u64,
+    pub bytes_in: u64,
+    /// Documents written, and their text bytes.
+    pub documents_out: u64,
+    pub bytes_out: u64,
+    /// Documents whose text the step changed.
+    pub changed: u64,
+    /// Documents the step removed.
+    pub removed: u64,
+    /// Blank lines and empty texts (no document; JSON lines with an empty text are written
+    /// unchanged).
+    pub empty: u64,
+    /// Bad records left out.
+    pub skipped: u64,
+    /// The first few bad records, as `file:line: reason`.
+    pub skip_examples: Vec<String>,
+    /// The step's own counts (PII found per type, duplicate clusters, ...).
+    pub counts: BTreeMap<String, u64>,
+    /// The file written and its size.
+    pub output: PathBuf,
+    pub output_bytes: u64,
+    /// Seconds the step took.
+    pub seconds: f64,
+}
+
+impl Report {
+    fn new(step: &str, opts: &CorpusOptions) -> Self {
+        Report { step: step.to_owned(), output: opts.output.clone(), ..Default::default() }
+    }
+
+    /// Adds `n` to the count `name`.
+    pub fn add(&mut self, name: &str, n: u64) {
+        if n > 0 {
+            *self.counts.entry(name.to_owned()).or_default() += n;
+        }
+    }
+}
+
+/// A step's decision on one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Written unchanged.
+    Keep,
+    /// Written with this text.
+    Replace(String),
+    /// Not written.
+    Drop,
+}
+
+/// One record and the line it came from.
+struct Item {
+    record: Record,
+    line: Option<RawLine>,
+}
+
+/// Runs a step over the corpus of `opts`: `map` on every document's text in parallel, then
+/// `decide` on the results in input order (it sees the report to add its counts). With
+/// `write` false nothing is written (a first pass). `on_progress` is called after each chunk.
+pub fn run_step<T: Send>(
+    opts: &CorpusOptions,
+    report: &mut Report,
+    write: bool,
+    map: impl Fn(&str) -> T + Sync,
+    mut decide: impl FnMut(T, &mut Report) -> Verdict + Send,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<()> {
+    let start = Instant::now();
+    let files = input::expand_inputs(&opts.inputs)?;
+    let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let mut out = if write { Some(AtomicWriter::create(&opts.output)?) } else { None };
+    let mut records = Records::new(files, opts.read_options());
+    let read_bytes = records.bytes_read.clone();
+    let documents = AtomicU64::new(0);
+    let field_key = serde_json::to_string(&opts.field).expect("strings serialize");
+    let (report_w, out_w, documents_w) = (&mut *report, &mut out, &documents);
+    std::thread::scope(|scope| -> Result<()> {
+        let (read_tx, read_rx) = sync_channel::<Result<Vec<Item>>>(2);
+        let (write_tx, write_rx) = sync_channel::<(Vec<Item>, Vec<Option<T>>)>(2);
+        scope.spawn(move || {
+            let next = || {
+                Ok(records.next_record()?.map(|record| {
+                    let len = input::text_len(&record);
+                    (Item { line: records.line(), record }, len)
+                }))
+            };
+            input::send_chunks(next, 0, opts.chunk_bytes, &read_tx);
+        });
+        let writer = scope.spawn(move || -> Result<()> {
+            let mut buf = Vec::new();
+            for (items, results) in write_rx {
+                buf.clear();
+                for (item, result) in items.into_iter().zip(results) {
+                    match item.record {
+                        Record::Doc { text, .. } => {
+                            report_w.documents_in += 1;
+                            report_w.bytes_in += text.len() as u64;
+                            let verdict = decide(result.expect("every document is mapped"), report_w);
+                            let text = match &verdict {
+                                Verdict::Keep => &text,
+                                Verdict::Replace(t) => {
+                                    report_w.changed += 1;
+                                    t
+                                }
+                                Verdict::Drop => {
+                                    report_w.removed += 1;
+                                    continue;
+                                }
+                            };
+                            report_w.documents_out += 1;
+                            report_w.bytes_out += text.len() as u64;
+                            match (&item.line, &verdict) {
+                                (Some(RawLine { line, span: Some(_) }), Verdict::Keep) => buf.extend_from_slice(line.as_bytes()),
+                                (Some(RawLine { line, span: Some(span) }), _) => {
+                                    buf.extend_from_slice(line[..span.start].as_bytes());
+                                    serde_json::to_writer(&mut buf, text).expect("writes to memory");
+                                    buf.extend_from_slice(line[span.end..].as_bytes());
+                                }
+                                _ => {
+                                    buf.push(b'{');
+                                    buf.extend_from_slice(field_key.as_bytes());
+                                    buf.push(b':');
+                                    serde_json::to_writer(&mut buf, text).expect("writes to memory");
+                                    buf.push(b'}');
+                                }
+                            }
+                            buf.push(b'\n');
+                        }
+                        Record::Empty => {
+                            report_w.empty += 1;
+                            if let Some(l) = item.line.filter(|l| !l.line.trim().is_empty()) {
+                                buf.extend_from_slice(l.line.as_bytes());
+                                buf.push(b'\n');
+                            }
+                        }
+                        Record::Bad(why) => {
+                            report_w.skipped += 1;
+                            if report_w.skip_examples.len() < MAX_EXAMPLES {
+                                report_w.skip_examples.push(why);
+                            }
+                        }
+                    }
+                }
+                if let Some(out) = out_w.as_mut() {
+                    out.write(&buf)?;
+                }
+                documents_w.store(report_w.documents_out, Ordering::Relaxed);
+            }
+            Ok(())
+        });
+        let mut failed = Ok(());
+        for chunk in read_rx {
+            let items = match chunk {
+                Ok(items) => items,
+                Err(e) => {
+                    failed = Err(e);
+                    break;
+                }
+            };
+            if opts.strict {
+                if let Some(Record::Bad(why)) = items.iter().map(|i| &i.record).find(|r| matches!(r, Record::Bad(_))) {
+                    failed = Err(Error::invalid(format!("{why} (--strict)")));
+                    break;
+                }
+            }
+            let results = crate::utils::parallel::try_map(
+                items.iter(),
+                |i| input::text_len(&i.record),
+                |i| {
+                    Ok::<_, Error>(match &i.record {
+                        Record::Doc { text, .. } => Some(map(text)),
+                        _ => None,
+                    })
+                },
+            );
+            match results {
+                Ok(results) => {
+                    if write_tx.send((items, results)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    failed = Err(e);
+                    break;
+                }
+            }
+            on_progress(&Progress {
+                read_bytes: read_bytes.load(Ordering::Relaxed),
+                total_bytes,
+                documents: documents.load(Ordering::Relaxed),
+                tokens: 0,
+            });
+        }
+        drop(write_tx);
+        let wrote = writer.join().unwrap_or_else(|_| Err(Error::invalid("the writer thread panicked")));
+        failed.and(wrote)
+    })?;
+    if let Some(out) = out {
+        report.output_bytes = out.written;
+        out.finish()?;
+    }
+    report.seconds += start.elapsed().as_secs_f64();
+    Ok(())
+}
+
+/// Replaces the PII of every document (see [`pii`]) and writes the corpus.
+pub fn pii_files(opts: &CorpusOptions, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    let mut report = Report::new("pii", opts);
+    run_step(
+        opts,
+        &mut report,
+        true,
+        pii::redact,
+        |(text, counts): (Option<String>, pii::Counts), report: &mut Report| {
+            for (kind, n) in counts.iter() {
+                report.add(kind.placeholder(), n);
+            }
+            text.map_or(Verdict::Keep, Verdict::Replace)
+        },
+        on_progress,
+    )?;
+    Ok(report)
+}
+
+/// Writes the corpus without its duplicates (see [`dedup`]): exact (`near` `None`) or near.
+pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    let mut report = Report::new("dedup", opts);
+    match near {
+        None => {
+            let mut seen = dedup::ExactDedup::default();
+            run_step(
+                opts,
+                &mut report,
+                true,
+                dedup::text_hash,
+                |h, report: &mut Report| {
+                    if seen.insert(h) {
+                        Verdict::Keep
+                    } else {
+                        report.add("duplicates", 1);
+                        Verdict::Drop
+                    }
+                },
+                on_progress,
+            )?;
+        }
+        Some(mh) => {
+            mh.check()?;
+            let hasher = dedup::MinHasher::new(mh);
+            let mut lsh = dedup::Lsh::new(mh);
+            run_step(
+                opts,
+                &mut report,
+                false,
+                |t| hasher.band_keys(t),
+                |keys, _: &mut Report| {
+                    lsh.add(&keys);
+                    Verdict::Keep
+                },
+                on_progress,
+            )?;
+            let keep = lsh.first_of_clusters();
+            let clusters = lsh.clusters();
+            let mut report2 = Report::new("dedup", opts);
+            report2.seconds = report.seconds;
+            let mut k = 0usize;
+            run_step(
+                opts,
+                &mut report2,
+                true,
+                |_| (),
+                |(), report: &mut Report| {
+                    // A document the first pass did not see (the input changed) is kept; the
+                    // count is checked below.
+                    let kept = keep.get(k).copied().unwrap_or(true);
+                    k += 1;
+                    if kept {
+                        Verdict::Keep
+                    } else {
+                        report.add("duplicates", 1);
+                        Verdict::Drop
+                    }
+                },
+                on_progress,
+            )?;
+            if k != keep.len() {
+                return Err(Error::invalid(format!("the input changed between the two passes ({} documents, then {k})", keep.len())));
+            }
+            report2.add("clusters", clusters as u64);
+            report2.counts.insert("bands".into(), mh.bands as u64);
+            report2.counts.insert("rows".into(), mh.rows as u64);
+            report = report2;
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests;

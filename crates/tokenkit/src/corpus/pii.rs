@@ -1,0 +1,371 @@
+//! De-identification: personal data found in a text and replaced by typed placeholders.
+//!
+//! Candidates come from regular expressions and are verified in code:
+//! - `[URL]`: a URL with credentials (`scheme://user:password@host...`), the whole URL;
+//! - `[EMAIL]`: `local@domain.tld` (no leading, trailing or doubled dot in the local part);
+//! - `[IBAN]`: two letters, two check digits and the account, grouped by 4 or not; the length
+//!   is the country's and the mod-97 check must hold;
+//! - `[ID]`: a mainland-China resident ID (18 characters: a region code starting 1–8, a birth
+//!   date that exists between 1900 and today's century, a sequence number, and the ISO 7064
+//!   MOD 11-2 check character);
+//! - `[CARD]`: 13–19 digits, in one run or groups split by one kind of separator (space or
+//!   `-`), with a card network's prefix (Visa, Mastercard, Amex, Discover, JCB, UnionPay,
+//!   Diners, Maestro) and a valid Luhn check digit;
+//! - `[PHONE]`: an international number (`+` country code, 8–15 digits in all, separators
+//!   allowed), a mainland-China mobile number (`1[3-9]` and 9 more digits, optionally `+86` /
+//!   `86`, in one run or 3-4-4 groups), a mainland-China landline (`0AA-NNNNNNNN`), a North
+//!   American number with separators (`(555) 123-4567`, `555-123-4567`, `555.123.4567`), or a
+//!   national number with a trunk `0` and spaces or dashes (`020 7946 0958`);
+//! - `[IP]`: an IPv4 address (four numbers 0–255 without leading zeros) or an IPv6 address
+//!   (as `std::net::Ipv6Addr` parses it, at least two colons).
+//!
+//! A number must not touch other ASCII letters or digits (or a `.`/`-` followed by a digit),
+//! so that parts of longer numbers, versions (`v1.2.3.4`), ISBNs and order numbers are not
+//! taken. Where candidates overlap, the first type of the list above wins, then the longer.
+
+use std::net::Ipv6Addr;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The types of personal data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PiiKind {
+    Url,
+    Email,
+    Iban,
+    Id,
+    Card,
+    Phone,
+    Ip,
+}
+
+impl PiiKind {
+    /// Every type, in order of precedence.
+    pub const ALL: [PiiKind; 7] = [PiiKind::Url, PiiKind::Email, PiiKind::Iban, PiiKind::Id, PiiKind::Card, PiiKind::Phone, PiiKind::Ip];
+
+    /// The placeholder that replaces it.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            PiiKind::Url => "[URL]",
+            PiiKind::Email => "[EMAIL]",
+            PiiKind::Iban => "[IBAN]",
+            PiiKind::Id => "[ID]",
+            PiiKind::Card => "[CARD]",
+            PiiKind::Phone => "[PHONE]",
+            PiiKind::Ip => "[IP]",
+        }
+    }
+}
+
+/// Counts of replacements per type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts([u64; 7]);
+
+impl Counts {
+    /// `(type, count)` of the types found.
+    pub fn iter(&self) -> impl Iterator<Item = (PiiKind, u64)> + '_ {
+        PiiKind::ALL.iter().zip(self.0).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n))
+    }
+
+    /// The count of `kind`.
+    pub fn get(&self, kind: PiiKind) -> u64 {
+        self.0[kind as usize]
+    }
+}
+
+/// One piece of personal data found: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub kind: PiiKind,
+    pub span: Range<usize>,
+}
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid pattern")
+}
+
+static URL: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:[^\s/?#@]*@[^\s<>\x22'()\[\]{}]+"));
+static EMAIL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"));
+static IBAN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,8}"));
+static ID: LazyLock<Regex> = LazyLock::new(|| re(r"[1-8][0-9]{16}[0-9Xx]"));
+static CARD: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9](?:[ -]?[0-9]){12,18}"));
+static PHONE: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"\+[0-9]{1,3}(?:[ .-]?\(?[0-9]{1,4}\)?)(?:[ .-]?[0-9]{2,4}){1,5}",
+        r"|(?:\+?86[ -]?)?1[3-9][0-9](?:[0-9]{8}|[ -][0-9]{4}[ -][0-9]{4})",
+        r"|0[0-9]{2,3}-[0-9]{7,8}",
+        r"|\([0-9]{3}\) ?[0-9]{3}[-.][0-9]{4}|[0-9]{3}([-.])[0-9]{3}[-.][0-9]{4}",
+        r"|0[0-9]{1,4}(?:[ -][0-9]{2,4}){2,3}",
+    ))
+});
+static IPV4: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"));
+static IPV6: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\.[0-9]{1,3}){3})?"));
+
+/// Whether the match `span` of `text` stands alone: no ASCII letter or digit right before or
+/// after it, nor a `.`, `-` or `+` joined to a digit (a longer number, a version).
+fn isolated(text: &str, span: &Range<usize>) -> bool {
+    let b = text.as_bytes();
+    let before = span.start.checked_sub(1).map(|i| b[i]);
+    let after = b.get(span.end).copied();
+    let alnum = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    if alnum(before) || alnum(after) {
+        return false;
+    }
+    let joined_before =
+        matches!(before, Some(b'.' | b'-' | b'+' | b'/' | b':')) && span.start >= 2 && b[span.start - 2].is_ascii_alphanumeric();
+    let joined_after = matches!(after, Some(b'.' | b'-' | b'/' | b':')) && b.get(span.end + 1).is_some_and(|c| c.is_ascii_digit());
+    !(joined_before || joined_after)
+}
+
+fn digits(s: &str) -> Vec<u8> {
+    s.bytes().filter(u8::is_ascii_digit).map(|c| c - b'0').collect()
+}
+
+/// The Luhn check of a digit string.
+pub fn luhn(digits: &[u8]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(k, &d)| {
+            let d = u32::from(d);
+            if k % 2 == 1 {
+                let x = d * 2;
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+/// Whether `d` starts with a card network's prefix and has one of its lengths.
+fn card_network(d: &[u8]) -> bool {
+    let n = d.len();
+    let p = |k: usize| d[..k].iter().fold(0u32, |a, &x| a * 10 + u32::from(x));
+    match d[0] {
+        4 => matches!(n, 13 | 16 | 19),                                                             // Visa
+        5 if (51..=55).contains(&p(2)) => n == 16,                                                  // Mastercard
+        2 if (2221..=2720).contains(&p(4)) => n == 16,                                              // Mastercard
+        3 if matches!(p(2), 34 | 37) => n == 15,                                                    // Amex
+        3 if (3528..=3589).contains(&p(4)) => (16..=19).contains(&n),                               // JCB
+        3 if matches!(p(2), 36 | 38 | 39) || (300..=305).contains(&p(3)) => (14..=19).contains(&n), // Diners
+        6 if p(4) == 6011 || p(2) == 65 || (644..=649).contains(&p(3)) => (16..=19).contains(&n),   // Discover
+        6 if p(2) == 62 => (16..=19).contains(&n),                                                  // UnionPay
+        5 | 6 if matches!(p(2), 50 | 56..=69) => (13..=19).contains(&n),                            // Maestro
+        _ => false,
+    }
+}
+
+fn is_card(s: &str) -> bool {
+    let d = digits(s);
+    if !(13..=19).contains(&d.len()) || !card_network(&d) || !luhn(&d) {
+        return false;
+    }
+    // One kind of separator, between groups of 3 to 6 digits.
+    let seps: Vec<char> = s.chars().filter(|c| !c.is_ascii_digit()).collect();
+    if seps.is_empty() {
+        return true;
+    }
+    seps.iter().all(|&c| c == seps[0]) && s.split(seps[0]).all(|g| (3..=6).contains(&g.len()))
+}
+
+/// The ISO 7064 MOD 11-2 check character of the first 17 digits of a resident ID.
+fn id_check(d: &[u8]) -> u8 {
+    const W: [u32; 17] = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
+    let sum: u32 = d.iter().zip(W).map(|(&x, w)| u32::from(x) * w).sum();
+    b"10X98765432"[(sum % 11) as usize]
+}
+
+fn valid_date(y: u32, m: u32, d: u32) -> bool {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    (1900..=2099).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days[m as usize - 1]
+}
+
+fn is_cn_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    let d: Vec<u8> = b[..17].iter().map(|c| c - b'0').collect();
+    let num = |r: Range<usize>| d[r].iter().fold(0u32, |a, &x| a * 10 + u32::from(x));
+    valid_date(num(6..10), num(10..12), num(12..14)) && id_check(&d) == b[17].to_ascii_uppercase()
+}
+
+/// IBAN lengths by country (the SWIFT registry).
+fn iban_length(country: &str) -> Option<usize> {
+    Some(match country {
+        "NO" => 15,
+        "BE" => 16,
+        "DK" | "FI" | "FO" | "GL" | "NL" => 18,
+        "MK" | "SI" => 19,
+        "AT" | "BA" | "EE" | "KZ" | "LT" | "LU" | "XK" => 20,
+        "CH" | "CR" | "HR" | "LI" | "LV" => 21,
+        "BG" | "BH" | "DE" | "GB" | "GE" | "IE" | "ME" | "RS" => 22,
+        "AE" | "GI" | "IL" | "TL" => 23,
+        "AD" | "CZ" | "ES" | "MD" | "PK" | "RO" | "SA" | "SE" | "SK" | "TN" | "VG" => 24,
+        "PT" | "ST" => 25,
+        "IS" | "TR" => 26,
+        "FR" | "GR" | "IT" | "MC" | "MR" | "SM" => 27,
+        "AL" | "AZ" | "CY" | "DO" | "GT" | "HU" | "LB" | "PL" => 28,
+        "BR" | "EG" | "PS" | "QA" | "UA" => 29,
+        "JO" | "KW" | "MU" => 30,
+        "MT" | "SC" => 31,
+        _ => return None,
+    })
+}
+
+/// The IBAN at the start of `s` (a candidate match): its length in `s`, when the country's
+/// length of characters passes the mod-97 check.
+fn iban_prefix(s: &str) -> Option<usize> {
+    let want = iban_length(&s[..2])?;
+    let mut compact = String::with_capacity(want);
+    let mut end = 0;
+    for (i, c) in s.char_indices() {
+        if c != ' ' {
+            compact.push(c);
+            if compact.len() == want {
+                end = i + 1;
+                break;
+            }
+        }
+    }
+    if compact.len() < want {
+        return None;
+    }
+    let rearranged = compact[4..].chars().chain(compact[..4].chars());
+    let mut rem = 0u32;
+    for c in rearranged {
+        let v = c.to_digit(36)?;
+        rem = if v >= 10 { (rem * 100 + v) % 97 } else { (rem * 10 + v) % 97 };
+    }
+    (rem == 1).then_some(end)
+}
+
+fn is_phone(s: &str) -> bool {
+    let n = digits(s).len();
+    if s.starts_with('+') {
+        (8..=15).contains(&n)
+    } else {
+        (9..=13).contains(&n)
+    }
+}
+
+fn is_ipv4(s: &str) -> bool {
+    s.split('.').all(|p| p.parse::<u32>().is_ok_and(|v| v <= 255) && !(p.len() > 1 && p.starts_with('0')))
+}
+
+fn is_ipv6(s: &str) -> bool {
+    s.matches(':').count() >= 2 && s.parse::<Ipv6Addr>().is_ok() && s.bytes().any(|c| c != b':')
+}
+
+/// The personal data in `text`, in text order, without overlaps.
+pub fn find(text: &str) -> Vec<Found> {
+    let mut found: Vec<Found> = Vec::new();
+    let mut add = |kind: PiiKind, span: Range<usize>| found.push(Found { kind, span });
+    // Cheap tests first: most texts have no `@`, `://` or digits.
+    let has_at = text.contains('@');
+    let has_digit = text.bytes().any(|c| c.is_ascii_digit());
+    if has_at && text.contains("://") {
+        for m in URL.find_iter(text) {
+            add(PiiKind::Url, m.range());
+        }
+    }
+    if has_at {
+        for m in EMAIL.find_iter(text) {
+            let local = &text[m.start()..text[m.range()].find('@').map_or(m.end(), |k| m.start() + k)];
+            let before = text[..m.start()].chars().next_back();
+            if !local.starts_with('.')
+                && !local.ends_with('.')
+                && !local.contains("..")
+                && !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            {
+                add(PiiKind::Email, m.range());
+            }
+        }
+    }
+    if has_digit {
+        for m in IBAN.find_iter(text) {
+            if let Some(len) = iban_prefix(m.as_str()) {
+                let span = m.start()..m.start() + len;
+                if isolated(text, &span) {
+                    add(PiiKind::Iban, span);
+                }
+            }
+        }
+        for m in ID.find_iter(text) {
+            if isolated(text, &m.range()) && is_cn_id(m.as_str()) {
+                add(PiiKind::Id, m.range());
+            }
+        }
+        for m in CARD.find_iter(text) {
+            if isolated(text, &m.range()) && is_card(m.as_str()) {
+                add(PiiKind::Card, m.range());
+            }
+        }
+        for m in PHONE.find_iter(text) {
+            let mut span = m.range();
+            // `+` is no ASCII alphanumeric: the isolation test looks past it.
+            if text[span.clone()].starts_with('+') && span.start > 0 && text.as_bytes()[span.start - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            if text.as_bytes().get(span.start) == Some(&b'+') {
+                span.start += 1;
+            }
+            if isolated(text, &span) && is_phone(m.as_str()) {
+                add(PiiKind::Phone, m.range());
+            }
+        }
+        for m in IPV4.find_iter(text) {
+            if isolated(text, &m.range()) && is_ipv4(m.as_str()) {
+                add(PiiKind::Ip, m.range());
+            }
+        }
+    }
+    if text.contains(':') {
+        for m in IPV6.find_iter(text) {
+            let b = text.as_bytes();
+            let before_ok = m.start() == 0 || !(b[m.start() - 1].is_ascii_alphanumeric() || b[m.start() - 1] == b':');
+            let after_ok = b.get(m.end()).is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b':'));
+            if before_ok && after_ok && is_ipv6(m.as_str()) {
+                add(PiiKind::Ip, m.range());
+            }
+        }
+    }
+    // Precedence: the type first, then the longer span, then the earlier.
+    found.sort_by_key(|f| (f.kind, std::cmp::Reverse(f.span.len()), f.span.start));
+    let mut taken: Vec<Found> = Vec::new();
+    for f in found {
+        if taken.iter().all(|t| f.span.end <= t.span.start || t.span.end <= f.span.start) {
+            taken.push(f);
+        }
+    }
+    taken.sort_by_key(|f| f.span.start);
+    taken
+}
+
+/// `text` with its personal data replaced by placeholders (`None` when there is none), and
+/// the counts per type.
+pub fn redact(text: &str) -> (Option<String>, Counts) {
+    let found = find(text);
+    let mut counts = Counts::default();
+    if found.is_empty() {
+        return (None, counts);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for f in &found {
+        out.push_str(&text[at..f.span.start]);
+        out.push_str(f.kind.placeholder());
+        counts.0[f.kind as usize] += 1;
+        at = f.span.end;
+    }
+    out.push_str(&text[at..]);
+    (Some(out), counts)
+}
