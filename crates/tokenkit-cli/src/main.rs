@@ -17,6 +17,7 @@ use tokenkit::formats::Format;
 use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
+mod corpus;
 mod tokenize;
 mod train;
 
@@ -268,6 +269,11 @@ records (invalid JSON, missing field, invalid UTF-8) are counted and reported, o
   tokenkit tokenize -e gpt2 --text-docs file --val-fraction 0.01 -o tiny books/"
     )]
     Tokenize(Box<tokenize::TokenizeArgs>),
+    /// Prepare a corpus: replace personal data (pii), remove exact or near duplicates (dedup).
+    /// Reads text, JSONL, Parquet (plain, .gz, .zst; files, directories, globs), writes JSON
+    /// lines in input order, streaming on all cores.
+    #[command(subcommand)]
+    Corpus(corpus::CorpusCommand),
 }
 
 /// tiktoken's special-token options of `encode`.
@@ -492,6 +498,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Save { source, output, pretty } => save(&source, &output, pretty),
         Command::Train(args) => train::run(*args),
         Command::Tokenize(args) => tokenize::run(*args),
+        Command::Corpus(c) => corpus::run(c),
     }
 }
 
