@@ -19,6 +19,11 @@
 //! - `[IP]`: an IPv4 address (four numbers 0–255 without leading zeros) or an IPv6 address
 //!   (as `std::net::Ipv6Addr` parses it, at least two colons).
 //!
+//! A card candidate right after a label of another kind of number (`order no.`, `invoice #`,
+//! `tracking number`, `订单号`, `运单号`, ...) is not taken: a random 16-digit order number with
+//! a network prefix passes the Luhn check one time in ten. Numbers inside an IBAN-shaped string
+//! whose check fails are no phone or card numbers either.
+//!
 //! A number must not touch other ASCII letters or digits (or a `.`/`-` followed by a digit),
 //! so that parts of longer numbers, versions (`v1.2.3.4`), ISBNs and order numbers are not
 //! taken. Where candidates overlap, the first type of the list above wins, then the longer.
@@ -86,7 +91,8 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("a valid pattern")
 }
 
-static URL: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:[^\s/?#@]*@[^\s<>\x22'()\[\]{}]+"));
+static URL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:[^\s/?#@]*@[^\s<>\x22'()\[\]{}\x{80}-\x{10FFFF}]+"));
 static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| re(r"[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"));
 static IBAN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{1,4}){3,8}"));
@@ -100,6 +106,13 @@ static PHONE: LazyLock<Regex> = LazyLock::new(|| {
         r"|\([0-9]{3}\) ?[0-9]{3}[-.][0-9]{4}|[0-9]{3}([-.])[0-9]{3}[-.][0-9]{4}",
         r"|0[0-9]{1,4}(?:[ -][0-9]{2,4}){2,3}",
     ))
+});
+/// A label that says the number after it is an order, invoice, tracking or reference number
+/// (the text before a card candidate ends with it).
+static NOT_A_CARD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:(?:order|invoice|tracking|reference|ref|account|acct|isbn|issn)\s*(?:no\.?|number|num|#|id)\s*[:：]?\s*|(?:订单|运单|快递单?|发票|账户|帐户|流水)(?:号|编号|号码)\s*[:：]?\s*)$",
+    )
 });
 static IPV4: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"));
 static IPV6: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\.[0-9]{1,3}){3})?"));
@@ -118,6 +131,15 @@ fn isolated(text: &str, span: &Range<usize>) -> bool {
         matches!(before, Some(b'.' | b'-' | b'+' | b'/' | b':')) && span.start >= 2 && b[span.start - 2].is_ascii_alphanumeric();
     let joined_after = matches!(after, Some(b'.' | b'-' | b'/' | b':')) && b.get(span.end + 1).is_some_and(|c| c.is_ascii_digit());
     !(joined_before || joined_after)
+}
+
+/// The last `n` bytes (or a few more, to a character boundary) of `text[..end]`.
+fn tail(text: &str, end: usize, n: usize) -> &str {
+    let mut start = end.saturating_sub(n);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    &text[start..end]
 }
 
 fn digits(s: &str) -> Vec<u8> {
@@ -274,7 +296,9 @@ pub fn find(text: &str) -> Vec<Found> {
     let has_digit = text.bytes().any(|c| c.is_ascii_digit());
     if has_at && text.contains("://") {
         for m in URL.find_iter(text) {
-            add(PiiKind::Url, m.range());
+            // Punctuation that ends a sentence is not part of the URL.
+            let url = m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?']);
+            add(PiiKind::Url, m.start()..m.start() + url.len());
         }
     }
     if has_at {
@@ -291,7 +315,13 @@ pub fn find(text: &str) -> Vec<Found> {
         }
     }
     if has_digit {
+        // IBAN-shaped strings (a country's code, whatever their check digits): the numbers in
+        // them are no phone or card numbers.
+        let mut shaped: Vec<Range<usize>> = Vec::new();
         for m in IBAN.find_iter(text) {
+            if iban_length(&m.as_str()[..2]).is_some() {
+                shaped.push(m.range());
+            }
             if let Some(len) = iban_prefix(m.as_str()) {
                 let span = m.start()..m.start() + len;
                 if isolated(text, &span) {
@@ -299,13 +329,18 @@ pub fn find(text: &str) -> Vec<Found> {
                 }
             }
         }
+        let inside_iban = |r: &Range<usize>| shaped.iter().any(|s| s.start < r.end && r.start < s.end);
         for m in ID.find_iter(text) {
             if isolated(text, &m.range()) && is_cn_id(m.as_str()) {
                 add(PiiKind::Id, m.range());
             }
         }
         for m in CARD.find_iter(text) {
-            if isolated(text, &m.range()) && is_card(m.as_str()) {
+            if isolated(text, &m.range())
+                && is_card(m.as_str())
+                && !inside_iban(&m.range())
+                && !NOT_A_CARD.is_match(tail(text, m.start(), 48))
+            {
                 add(PiiKind::Card, m.range());
             }
         }
@@ -318,7 +353,7 @@ pub fn find(text: &str) -> Vec<Found> {
             if text.as_bytes().get(span.start) == Some(&b'+') {
                 span.start += 1;
             }
-            if isolated(text, &span) && is_phone(m.as_str()) {
+            if isolated(text, &span) && is_phone(m.as_str()) && !inside_iban(&span) {
                 add(PiiKind::Phone, m.range());
             }
         }

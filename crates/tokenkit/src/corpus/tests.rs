@@ -1,1 +1,413 @@
+use std::collections::{BTreeMap, HashSet};
 
+use super::dedup::{self, MinHashOptions};
+use super::pii::{self, PiiKind};
+use super::*;
+
+/// splitmix64: the labelled sets are the same on every run and platform.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn digits(&mut self, n: usize) -> String {
+        (0..n).map(|_| char::from(b'0' + self.below(10) as u8)).collect()
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+fn luhn_digit(body: &str) -> char {
+    (0..10).map(|d| char::from(b'0' + d)).find(|&d| pii::luhn(&format!("{body}{d}").bytes().map(|c| c - b'0').collect::<Vec<_>>())).unwrap()
+}
+
+fn group(s: &str, sizes: &[usize], sep: &str) -> String {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &n in sizes {
+        out.push(&s[at..at + n]);
+        at += n;
+    }
+    out.join(sep)
+}
+
+fn iban(r: &mut Rng) -> String {
+    let (country, bban) = match r.below(3) {
+        0 => ("DE", r.digits(18)),
+        1 => ("GB", format!("{}{}", ["NWBK", "BARC", "MIDL"][r.below(3) as usize], r.digits(14))),
+        _ => ("FR", r.digits(23)),
+    };
+    let numeric: String = format!("{bban}{country}00").chars().map(|c| c.to_digit(36).unwrap().to_string()).collect();
+    let rem = numeric.bytes().fold(0u64, |a, c| (a * 10 + u64::from(c - b'0')) % 97);
+    let compact = format!("{country}{:02}{bban}", 98 - rem);
+    if r.below(2) == 0 {
+        compact
+    } else {
+        compact.as_bytes().chunks(4).map(|c| std::str::from_utf8(c).unwrap()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn cn_id(r: &mut Rng, valid: bool) -> String {
+    let region = r.pick(&["110101", "310104", "440305", "510107", "330106"]);
+    let (y, m, d) = (1950 + r.below(56), 1 + r.below(12), 1 + r.below(28));
+    let body = format!("{region}{y}{m:02}{d:02}{}", r.digits(3));
+    const W: [u32; 17] = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
+    let sum: u32 = body.bytes().zip(W).map(|(c, w)| u32::from(c - b'0') * w).sum();
+    let mut check = b"10X98765432"[(sum % 11) as usize];
+    if !valid {
+        check = if check == b'0' { b'1' } else { b'0' };
+    }
+    format!("{body}{}", check as char)
+}
+
+fn card(r: &mut Rng) -> String {
+    let (prefix, len, groups): (String, usize, &[usize]) = match r.below(4) {
+        0 => ("4".into(), 16, &[4, 4, 4, 4]),
+        1 => (format!("5{}", 1 + r.below(5)), 16, &[4, 4, 4, 4]),
+        2 => (r.pick(&["34", "37"]).into(), 15, &[4, 6, 5]),
+        _ => ("62".into(), 16, &[4, 4, 4, 4]),
+    };
+    let body = format!("{prefix}{}", r.digits(len - 1 - prefix.len()));
+    let number = format!("{body}{}", luhn_digit(&body));
+    match r.below(3) {
+        0 => number,
+        1 => group(&number, groups, " "),
+        _ => group(&number, groups, "-"),
+    }
+}
+
+fn phone(r: &mut Rng) -> String {
+    let mobile = format!("1{}{}", r.pick(&["3", "5", "8", "9"]), r.digits(9));
+    match r.below(8) {
+        0 => format!("+1 {}{} {} {}", 2 + r.below(8), r.digits(2), r.digits(3), r.digits(4)),
+        1 => format!("+44 20 {} {}", r.digits(4), r.digits(4)),
+        2 => format!("+86{mobile}"),
+        3 => group(&mobile, &[3, 4, 4], " "),
+        4 => mobile,
+        5 => format!("({}{}) {}-{}", 2 + r.below(8), r.digits(2), r.digits(3), r.digits(4)),
+        6 => format!("0{}-{}", r.pick(&["10", "21", "755"]), r.digits(8)),
+        _ => format!("0{} {} {}", r.digits(2), r.digits(4), r.digits(4)),
+    }
+}
+
+fn ip(r: &mut Rng) -> String {
+    if r.below(3) == 0 {
+        let g: Vec<String> = (0..6).map(|_| format!("{:x}", r.below(65536))).collect();
+        format!("2001:db8:{}", g.join(":"))
+    } else {
+        let o: Vec<String> = (0..4).map(|k| (if k == 0 { 1 + r.below(223) } else { r.below(256) }).to_string()).collect();
+        o.join(".")
+    }
+}
+
+fn isbn13(r: &mut Rng) -> String {
+    let body = format!("978{}", r.digits(9));
+    let sum: u32 = body.bytes().enumerate().map(|(k, c)| u32::from(c - b'0') * if k % 2 == 0 { 1 } else { 3 }).sum();
+    let full = format!("{body}{}", (10 - sum % 10) % 10);
+    if r.below(2) == 0 {
+        full
+    } else {
+        group(&full, &[3, 1, 3, 5, 1], "-")
+    }
+}
+
+/// A look-alike that is no personal data.
+fn look_alike(r: &mut Rng) -> String {
+    match r.below(15) {
+        10 => format!("order no. {}", r.digits(16)),
+        11 => {
+            // A card number with a network prefix whose Luhn check fails.
+            let body = format!("4{}", r.digits(14));
+            let good = luhn_digit(&body).to_digit(10).unwrap();
+            format!("{body}{}", (good + 1 + r.below(9) as u32) % 10)
+        }
+        12 => {
+            // An IBAN with wrong check digits.
+            let good = iban(r);
+            let check: u32 = good[2..4].parse().unwrap();
+            format!("{}{:02}{}", &good[..2], (check + 1 + r.below(90) as u32) % 100, &good[4..])
+        }
+        13 => format!("{}", 1_600_000_000_000 + r.below(200_000_000_000)),
+        14 => format!("12{}", r.digits(9)),
+        0 => format!("ISBN {}", isbn13(r)),
+        1 => format!("{}-{:02}-{:02}", 1990 + r.below(35), 1 + r.below(12), 1 + r.below(28)),
+        2 => format!("v{}.{}.{}", r.below(20), r.below(30), r.below(100)),
+        3 => format!("10.0.{}.{}", 19000 + r.below(1000), r.below(4000)),
+        4 => format!("ORD-{}-{}", 2020 + r.below(6), r.digits(7)),
+        5 => format!("#{}", r.digits(9)),
+        6 => format!("{}", 1_600_000_000 + r.below(200_000_000)),
+        7 => format!("{}T{:02}:{:02}:{:02}Z", 20241128, r.below(24), r.below(60), r.below(60)),
+        8 => cn_id(r, false),
+        _ => format!("{:02}:{:02}:{:02}", r.below(24), r.below(60), r.below(60)),
+    }
+}
+
+fn planted(r: &mut Rng) -> (PiiKind, String) {
+    let kind = PiiKind::ALL[r.below(7) as usize];
+    let user = format!("{}{}", r.pick(&["john", "li.wei", "anna_k", "m.rossi", "zhang3"]), r.below(1000));
+    let value = match kind {
+        PiiKind::Url => format!("https://{user}:s3cr{}t@db{}.example.com/admin", r.below(99), r.below(99)),
+        PiiKind::Email => format!("{user}@{}", r.pick(&["example.com", "mail.example.org", "qq.com", "163.com"])),
+        PiiKind::Iban => iban(r),
+        PiiKind::Id => cn_id(r, true),
+        PiiKind::Card => card(r),
+        PiiKind::Phone => phone(r),
+        PiiKind::Ip => ip(r),
+    };
+    (kind, value)
+}
+
+/// A labelled document: text and the planted spans.
+fn labelled_doc(r: &mut Rng, zh: bool) -> (String, Vec<(PiiKind, std::ops::Range<usize>)>) {
+    let en = [
+        "Please contact {} before Friday.",
+        "The record lists {} next to the order {}.",
+        "Version {} was released; see {}.",
+        "Logged {} at {}",
+    ];
+    let cn = ["请联系{}，谢谢。", "订单{}的备注：{}", "版本{}已发布，详见{}。", "用户信息：{}（{}）"];
+    let mut text = String::new();
+    let mut spans = Vec::new();
+    for _ in 0..3 {
+        let template = if zh { r.pick(&cn) } else { r.pick(&en) };
+        let parts: Vec<&str> = template.split("{}").collect();
+        for (k, part) in parts.iter().enumerate() {
+            text.push_str(part);
+            if k + 1 < parts.len() {
+                if r.below(2) == 0 {
+                    let (kind, value) = planted(r);
+                    spans.push((kind, text.len()..text.len() + value.len()));
+                    text.push_str(&value);
+                } else {
+                    text.push_str(&look_alike(r));
+                }
+            }
+        }
+        text.push(if zh { '\n' } else { ' ' });
+    }
+    (text, spans)
+}
+
+#[test]
+fn pii_precision_and_recall_on_the_labelled_set() {
+    let mut r = Rng(24);
+    let (mut tp, mut fp, mut planted_n) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let mut misses = Vec::new();
+    for k in 0..4000 {
+        let (text, spans) = labelled_doc(&mut r, k % 2 == 1);
+        for (kind, _) in &spans {
+            *planted_n.entry(*kind).or_insert(0u32) += 1;
+        }
+        let found = pii::find(&text);
+        for f in &found {
+            let hit = spans.iter().any(|(kind, span)| *kind == f.kind && *span == f.span);
+            *(if hit { &mut tp } else { &mut fp }).entry(f.kind).or_insert(0u32) += 1;
+            if !hit && misses.len() < 40 {
+                misses.push(format!("false {:?} {:?} in {text:?}", f.kind, &text[f.span.clone()]));
+            }
+        }
+        for (kind, span) in &spans {
+            if !found.iter().any(|f| f.kind == *kind && f.span == *span) && misses.len() < 40 {
+                misses.push(format!("missed {kind:?} {:?} in {text:?}", &text[span.clone()]));
+            }
+        }
+    }
+    let mut table = String::from("type      planted  found  precision  recall\n");
+    let mut ok = true;
+    for kind in PiiKind::ALL {
+        let (t, f, n) = (tp.get(&kind).copied().unwrap_or(0), fp.get(&kind).copied().unwrap_or(0), planted_n[&kind]);
+        let precision = f64::from(t) / f64::from((t + f).max(1));
+        let recall = f64::from(t) / f64::from(n);
+        table.push_str(&format!("{:<9} {n:>7} {:>6} {precision:>10.4} {recall:>7.4}\n", kind.placeholder(), t + f));
+        ok &= precision >= 0.98 && recall >= 0.99 && n > 100;
+    }
+    eprintln!("{table}");
+    assert!(ok, "{table}\n{}", misses.join("\n"));
+}
+
+#[test]
+fn pii_edge_cases() {
+    let cases: &[(&str, &str)] = &[
+        ("ip 192.168.0.1, v1.2.3.4 and 300.1.1.1", "ip [IP], v1.2.3.4 and 300.1.1.1"),
+        ("::1 and fe80::1ff:fe23:4567:890a and 09:30:00", "[IP] and [IP] and 09:30:00"),
+        ("身份证11010519491231002X号", "身份证[ID]号"),
+        ("bad check 110105194912310021", "bad check 110105194912310021"),
+        ("card 4111111111111111 luhn-bad 4111111111111112", "card [CARD] luhn-bad 4111111111111112"),
+        ("IBAN DE89 3704 0044 0532 0130 00 paid", "IBAN [IBAN] paid"),
+        ("IBAN DE89 3704 0044 0532 0130 01", "IBAN DE89 3704 0044 0532 0130 01"),
+        ("db postgres://admin:hunter2@10.0.0.5:5432/app ok", "db [URL] ok"),
+        ("a.b@c", "a.b@c"),
+        ("call 138-0013-8000 or (415) 555-0132", "call [PHONE] or [PHONE]"),
+        ("ISBN 978-7-111-54742-6, 2024-11-28, ts 1732780800123", "ISBN 978-7-111-54742-6, 2024-11-28, ts 1732780800123"),
+    ];
+    for (text, want) in cases {
+        let (got, _) = pii::redact(text);
+        assert_eq!(got.as_deref().unwrap_or(text), *want, "{text}");
+    }
+}
+
+/// Documents cut from a real corpus: `words` words each.
+fn real_docs(words: usize) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(crate::test_fixtures::corpora().join("en/botchan.txt")).expect("botchan.txt is fetched by the set-up");
+    let all: Vec<&str> = text.split_whitespace().collect();
+    all.chunks(words).filter(|c| c.len() == words).map(|c| c.join(" ")).collect()
+}
+
+fn shingle_set(text: &str, n: usize) -> HashSet<Vec<String>> {
+    let words: Vec<String> =
+        text.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(String::from).collect();
+    words.windows(n.min(words.len())).map(|w| w.to_vec()).collect()
+}
+
+fn jaccard(a: &HashSet<Vec<String>>, b: &HashSet<Vec<String>>) -> f64 {
+    a.intersection(b).count() as f64 / a.union(b).count().max(1) as f64
+}
+
+#[test]
+fn near_dedup_against_exact_jaccard_on_real_text() {
+    let base = real_docs(200);
+    assert!(base.len() >= 200, "{} documents", base.len());
+    let mut r = Rng(7);
+    // Planted near duplicates: a copy of a document with 0.2% to 20% of its words replaced.
+    let mut docs: Vec<String> = base.clone();
+    let mut pairs = Vec::new();
+    for k in 0..base.len() {
+        let src = r.below(base.len() as u64) as usize;
+        let rate = [2, 5, 10, 20, 30, 50, 100, 200][k % 8];
+        let mut words: Vec<String> = base[src].split(' ').map(String::from).collect();
+        for w in words.iter_mut() {
+            if r.below(1000) < rate {
+                *w = format!("edit{}", r.below(1000));
+            }
+        }
+        pairs.push((src, docs.len()));
+        docs.push(words.join(" "));
+    }
+    let opts = MinHashOptions::for_threshold(0.8, 128).unwrap();
+    let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
+    let clusters = dedup::near_clusters(&refs, &opts).unwrap();
+    let sets: Vec<_> = docs.iter().map(|d| shingle_set(d, opts.n)).collect();
+    // Recall by exact Jaccard similarity of the planted pairs, against the probability that
+    // LSH makes a pair of that similarity candidates, 1 - (1 - J^rows)^bands.
+    let p = |j: f64| 1.0 - (1.0 - j.powi(opts.rows as i32)).powi(opts.bands as i32);
+    let mut buckets = [(0.0, 0usize, 0usize, 0.0f64); 5];
+    for (k, lo) in [0.0, 0.7, 0.8, 0.9, 0.95].into_iter().enumerate() {
+        buckets[k].0 = lo;
+    }
+    for &(a, b) in &pairs {
+        let j = jaccard(&sets[a], &sets[b]);
+        let k = buckets.iter().rposition(|bk| j >= bk.0).unwrap();
+        buckets[k].1 += 1;
+        buckets[k].2 += usize::from(clusters[a] == clusters[b]);
+        buckets[k].3 += p(j);
+    }
+    for (lo, n, found, expected) in buckets {
+        eprintln!("planted pairs with J >= {lo}: {found}/{n} found (LSH curve expects {expected:.1})");
+        // Not below the curve by more than 4 standard deviations (the permutations are random;
+        // clusters are transitive, so a pair can also be joined through a third copy).
+        assert!(found as f64 >= expected - 4.0 * expected.max(1.0).sqrt() - 1.0, "J >= {lo}: {found} vs {expected:.1}");
+    }
+    let (n, found) = (buckets[4].1, buckets[4].2);
+    assert!(n > 50 && found as f64 >= 0.97 * n as f64, "recall at J >= 0.95: {found}/{n}");
+    // Precision: every removed document's exact Jaccard with its cluster's first document.
+    let removed: Vec<usize> = (0..docs.len()).filter(|&k| clusters[k] as usize != k).collect();
+    let true_dup = removed.iter().filter(|&&k| jaccard(&sets[k], &sets[clusters[k] as usize]) >= 0.5).count();
+    eprintln!(
+        "bands {} rows {}: removed {} of {}, {true_dup} of them with J >= 0.5 to their kept document",
+        opts.bands,
+        opts.rows,
+        removed.len(),
+        docs.len()
+    );
+    assert!(true_dup as f64 >= 0.98 * removed.len() as f64, "precision {true_dup}/{}", removed.len());
+    // No distinct documents of the base corpus are merged.
+    let base_clusters: HashSet<u32> = clusters[..base.len()].iter().copied().collect();
+    assert_eq!(base_clusters.len(), base.len());
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tokenkit-corpus-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn lines_keep_their_bytes_and_order_and_bad_lines_are_counted() {
+    let d = temp_dir("frame");
+    let input = d.join("in.jsonl");
+    let lines: &[&[u8]] = &[
+        b"{\"id\": 1,  \"text\": \"mail a.b@example.com now\", \"t\": \"x\\u00e9\"}",
+        b"not json",
+        b"{\"text\" : \"no pii \\\"quoted\\\"\"  , \"z\":[1,2]}",
+        b"",
+        b"{\"text\": \"\", \"id\": 3}",
+        b"{\"text\": \"\xff\"}",
+        b"{\"id\": 4}",
+        b"{\"text\": \"mail a.b@example.com now\", \"id\": 5}",
+    ];
+    std::fs::write(&input, lines.join(&b"\n"[..])).unwrap();
+    let out = d.join("out.jsonl");
+    let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
+    opts.chunk_bytes = 10;
+    let report = pii_files(&opts, &mut |_| {}).unwrap();
+    let got = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        got,
+        "{\"id\": 1,  \"text\": \"mail [EMAIL] now\", \"t\": \"x\\u00e9\"}\n\
+         {\"text\" : \"no pii \\\"quoted\\\"\"  , \"z\":[1,2]}\n\
+         {\"text\": \"\", \"id\": 3}\n\
+         {\"text\": \"mail [EMAIL] now\", \"id\": 5}\n"
+    );
+    assert_eq!((report.documents_in, report.documents_out, report.changed, report.empty, report.skipped), (3, 3, 2, 2, 3));
+    assert_eq!(report.counts["[EMAIL]"], 2);
+    assert!(report.skip_examples[0].contains("in.jsonl:2: invalid JSON"), "{:?}", report.skip_examples);
+    // Exact dedup keeps the first of the two equal texts, the lines unchanged.
+    let report = dedup_files(&opts, None, &mut |_| {}).unwrap();
+    let got = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(got.lines().count(), 3);
+    assert!(got.starts_with(std::str::from_utf8(lines[0]).unwrap()));
+    assert_eq!(report.removed, 1);
+    // Strict: an error, and no output file.
+    std::fs::remove_file(&out).unwrap();
+    opts.strict = true;
+    let e = pii_files(&opts, &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("invalid JSON") && e.contains("--strict"), "{e}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "a temporary file was left");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn output_is_the_same_for_any_thread_count_and_chunk_size() {
+    let d = temp_dir("threads");
+    let input = d.join("in.jsonl");
+    let mut docs = real_docs(40);
+    docs.truncate(600);
+    let copies: Vec<String> = docs.iter().step_by(7).map(|t| t.replacen("the", "a", 1)).collect();
+    docs.extend(copies);
+    let body: String = docs.iter().enumerate().map(|(k, t)| format!("{}\n", serde_json::json!({"k": k, "text": t}))).collect();
+    std::fs::write(&input, body).unwrap();
+    let mut outputs = Vec::new();
+    for (threads, chunk) in [(1, 1 << 20), (2, 100), (4, 3000)] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let out = d.join(format!("out{threads}.jsonl"));
+        let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
+        opts.chunk_bytes = chunk;
+        let report = pool.install(|| dedup_files(&opts, Some(&MinHashOptions::default()), &mut |_| {})).unwrap();
+        assert!(report.removed >= 50, "{report:?}");
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    std::fs::remove_dir_all(&d).unwrap();
+}
