@@ -15,9 +15,11 @@
 //!   allowed), a mainland-China mobile number (`1[3-9]` and 9 more digits, optionally `+86` /
 //!   `86`, in one run or 3-4-4 groups), a mainland-China landline (`0AA-NNNNNNNN`), a North
 //!   American number with separators (`(555) 123-4567`, `555-123-4567`, `555.123.4567`), or a
-//!   national number with a trunk `0` and spaces or dashes (`020 7946 0958`);
-//! - `[IP]`: an IPv4 address (four numbers 0–255 without leading zeros) or an IPv6 address
-//!   (as `std::net::Ipv6Addr` parses it, at least two colons).
+//!   national number with a trunk `0` and two groups (`020 7946 0958`); not a group of a longer
+//!   run of digit groups; an international number without separators has at least 11 digits;
+//! - `[IP]`: an IPv4 address (four numbers 0–255 without leading zeros; four-part version or
+//!   section numbers such as `2.7.2.2` look the same and are taken) or an IPv6 address (as
+//!   `std::net::Ipv6Addr` parses it, with at least three groups written, or `::1`).
 //!
 //! A card candidate right after a label of another kind of number (`order no.`, `invoice #`,
 //! `tracking number`, `订单号`, `运单号`, ...) is not taken: a random 16-digit order number with
@@ -100,11 +102,11 @@ static ID: LazyLock<Regex> = LazyLock::new(|| re(r"[1-8][0-9]{16}[0-9Xx]"));
 static CARD: LazyLock<Regex> = LazyLock::new(|| re(r"[0-9](?:[ -]?[0-9]){12,18}"));
 static PHONE: LazyLock<Regex> = LazyLock::new(|| {
     re(concat!(
-        r"\+[0-9]{1,3}(?:[ .-]?\(?[0-9]{1,4}\)?)(?:[ .-]?[0-9]{2,4}){1,5}",
+        r"\+[1-9][0-9]{0,2}(?:[ .-]?\(?[0-9]{1,4}\)?)(?:[ .-]?[0-9]{2,4}){1,5}",
         r"|(?:\+?86[ -]?)?1[3-9][0-9](?:[0-9]{8}|[ -][0-9]{4}[ -][0-9]{4})",
         r"|0[0-9]{2,3}-[0-9]{7,8}",
         r"|\([0-9]{3}\) ?[0-9]{3}[-.][0-9]{4}|[0-9]{3}([-.])[0-9]{3}[-.][0-9]{4}",
-        r"|0[0-9]{1,4}(?:[ -][0-9]{2,4}){2,3}",
+        r"|0[0-9]{1,4}[ -][0-9]{3,4}[ -][0-9]{3,4}",
     ))
 });
 /// A label that says the number after it is an order, invoice, tracking or reference number
@@ -273,18 +275,32 @@ fn iban_prefix(s: &str) -> Option<usize> {
 fn is_phone(s: &str) -> bool {
     let n = digits(s).len();
     if s.starts_with('+') {
-        (8..=15).contains(&n)
+        // Without separators, at least 11 digits (`+2147483647` is an integer's range).
+        let grouped = s[1..].bytes().any(|c| !c.is_ascii_digit());
+        (8..=15).contains(&n) && (grouped || n >= 11)
     } else {
         (9..=13).contains(&n)
     }
+}
+
+/// Whether a phone candidate at `span` is one group of a longer run of digit groups
+/// (`012 013 023 123`, a hex dump): a digit group right before or after it.
+fn in_digit_run(text: &str, span: &Range<usize>) -> bool {
+    let b = text.as_bytes();
+    let before = span.start >= 2 && matches!(b[span.start - 1], b' ' | b'-') && b[span.start - 2].is_ascii_digit();
+    let after = matches!(b.get(span.end), Some(b' ' | b'-')) && b.get(span.end + 1).is_some_and(u8::is_ascii_digit);
+    before || after
 }
 
 fn is_ipv4(s: &str) -> bool {
     s.split('.').all(|p| p.parse::<u32>().is_ok_and(|v| v <= 255) && !(p.len() > 1 && p.starts_with('0')))
 }
 
+/// An IPv6 address with at least three groups written (`2001:db8::1`), or the loopback `::1`
+/// (not `add::` or `be::` of reStructuredText, nor a time).
 fn is_ipv6(s: &str) -> bool {
-    s.matches(':').count() >= 2 && s.parse::<Ipv6Addr>().is_ok() && s.bytes().any(|c| c != b':')
+    let groups = s.split(':').filter(|g| !g.is_empty()).count();
+    s.parse::<Ipv6Addr>().is_ok() && (groups >= 3 || s == "::1")
 }
 
 /// The personal data in `text`, in text order, without overlaps.
@@ -353,7 +369,7 @@ pub fn find(text: &str) -> Vec<Found> {
             if text.as_bytes().get(span.start) == Some(&b'+') {
                 span.start += 1;
             }
-            if isolated(text, &span) && is_phone(m.as_str()) && !inside_iban(&span) {
+            if isolated(text, &span) && is_phone(m.as_str()) && !inside_iban(&span) && !in_digit_run(text, &m.range()) {
                 add(PiiKind::Phone, m.range());
             }
         }
