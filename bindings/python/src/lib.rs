@@ -15,6 +15,7 @@ mod added_token;
 mod chat;
 mod component;
 mod convert;
+mod corpus;
 mod data;
 mod decode_stream;
 mod encoding;
@@ -63,6 +64,10 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(data::tokenize_files, m)?)?;
     m.add_class::<data::PyDocumentEncoder>()?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_pii, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_find_pii, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_files, m)?)?;
     Ok(())
 }
 

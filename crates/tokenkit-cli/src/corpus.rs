@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use tokenkit::corpus::dedup::{MinHashOptions, Shingle};
+use tokenkit::corpus::dedup::MinHashOptions;
 use tokenkit::corpus::{self, CorpusOptions, Report};
 use tokenkit::data;
 
@@ -97,23 +97,13 @@ pub fn run(command: CorpusCommand) -> Result<()> {
     let (common, near) = match command {
         CorpusCommand::Pii(common) => (common, None),
         CorpusCommand::Dedup { common, near, threshold, num_perm, bands, rows, shingle, ngram, seed } => {
-            let near = if near {
-                let mut mh = match threshold {
-                    Some(t) => MinHashOptions::for_threshold(t, num_perm)?,
-                    None => MinHashOptions::default(),
-                };
-                mh.bands = bands.unwrap_or(mh.bands);
-                mh.rows = rows.unwrap_or(mh.rows);
-                mh.shingle = match shingle {
-                    ShingleArg::Word => Shingle::Word,
-                    ShingleArg::Char => Shingle::Char,
-                };
-                mh.n = ngram;
-                mh.seed = seed;
-                mh.check()?;
-                Some(Some(mh))
-            } else {
-                Some(None)
+            let shingle = match shingle {
+                ShingleArg::Word => "word",
+                ShingleArg::Char => "char",
+            };
+            let near = match near {
+                true => Some(Some(MinHashOptions::from_params(threshold, num_perm, bands, rows, shingle, ngram, seed)?)),
+                false => Some(None),
             };
             (common, near)
         }

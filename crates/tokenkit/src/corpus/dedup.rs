@@ -93,6 +93,35 @@ impl MinHashOptions {
         Ok(MinHashOptions { bands: best.1, rows: best.2, ..Default::default() })
     }
 
+    /// The options of the CLI's and Python's parameters: `threshold` chooses bands and rows
+    /// ([`for_threshold`](Self::for_threshold), at most `num_perm` permutations), else
+    /// datatrove's 14 × 8; `bands`/`rows` override; `shingle` is `word` or `char`.
+    pub fn from_params(
+        threshold: Option<f64>,
+        num_perm: usize,
+        bands: Option<usize>,
+        rows: Option<usize>,
+        shingle: &str,
+        n: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        let mut o = match threshold {
+            Some(t) => Self::for_threshold(t, num_perm)?,
+            None => Self::default(),
+        };
+        o.bands = bands.unwrap_or(o.bands);
+        o.rows = rows.unwrap_or(o.rows);
+        o.shingle = match shingle {
+            "word" => Shingle::Word,
+            "char" => Shingle::Char,
+            other => return Err(Error::invalid(format!("shingles are \"word\" or \"char\", not {other:?}"))),
+        };
+        o.n = n;
+        o.seed = seed;
+        o.check()?;
+        Ok(o)
+    }
+
     /// An error for options that cannot work.
     pub fn check(&self) -> Result<()> {
         if self.n == 0 || self.bands == 0 || self.rows == 0 {

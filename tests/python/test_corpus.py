@@ -1,0 +1,149 @@
+"""tokenkit.corpus and `tokenkit corpus pii|dedup` on real text: the CLI against the Python
+functions, dedup against Python references (first occurrence of each text; exact Jaccard of
+word shingles), bad lines counted, other fields untouched."""
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+
+import pytest
+from data_corpus import BAD_LINES, corpus_file, documents, tokenkit_bin
+
+import tokenkit.corpus as tc
+
+
+def cli(*args, check=True):
+    p = subprocess.run([str(tokenkit_bin()), "corpus", *map(str, args), "-q", "--json"], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"tokenkit corpus failed ({p.returncode}): {p.stderr}")
+    return p
+
+
+PLANTED = {
+    "[EMAIL]": ["wei.zhang@example.com", "a_b+c@mail.example.org"],
+    "[PHONE]": ["+1 415 555 0132", "13800138000", "138 0013 8000", "(415) 555-0132", "+86 13912345678"],
+    "[ID]": ["11010519491231002X", "440305198001010014"],
+    "[CARD]": ["4111 1111 1111 1111", "5500-0000-0000-0004", "378282246310005"],
+    "[IP]": ["192.168.10.1", "2001:db8:85a3::8a2e:370:7334"],
+    "[IBAN]": ["DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432"],
+    "[URL]": ["https://admin:hunter2@db.example.com/x"],
+}
+LOOK_ALIKES = ["ISBN 978-7-111-54742-6", "2024-11-28", "v3.11.4", "10.0.19045.3693", "ORD-2024-0012345",
+               "1732780800123", "09:30:00", "4111111111111112", "110105194912310021", "order no. 4111111111111111"]
+
+
+def test_pii_replaces_planted_values_and_keeps_look_alikes():
+    rng = random.Random(24)
+    texts, expected = [], []
+    for k in range(400):
+        kind = rng.choice(sorted(PLANTED))
+        value = rng.choice(PLANTED[kind])
+        alike = rng.choice(LOOK_ALIKES)
+        t = (f"用户信息：{value}，备注{alike}。" if k % 2 else f"Contact {value} (ref {alike}) today.")
+        texts.append(t)
+        expected.append(t.replace(value, kind))
+    out, counts = tc.pii(texts)
+    same = sum(a == b for a, b in zip(out, expected))
+    assert same == len(texts), [(a, b) for a, b in zip(out, expected) if a != b][:5]
+    assert sum(counts.values()) == len(texts)
+    # find_pii gives character offsets of the same values.
+    for t, e in zip(texts[:50], expected[:50]):
+        spans = tc.find_pii(t)
+        assert len(spans) == 1
+        kind, s, end = spans[0]
+        assert t[:s] + kind + t[end:] == e
+
+
+def test_cli_pii_matches_the_python_function_on_real_text_and_keeps_other_fields(tmp_path):
+    docs = documents(3000)
+    # Real text plus planted values, some lines bad.
+    rng = random.Random(7)
+    docs = [d + (f" mail {rng.choice(PLANTED['[EMAIL]'])}" if k % 5 == 0 else "") for k, d in enumerate(docs)]
+    path = tmp_path / "in.jsonl"
+    lines, n_bad = [], 0
+    for k, d in enumerate(docs):
+        lines.append(json.dumps({"id": k, "text": d, "meta": {"k": [k, "x"]}}, ensure_ascii=k % 2 == 0))
+        if k % 500 == 499:
+            lines.append(BAD_LINES[n_bad % len(BAD_LINES)])
+            n_bad += 1
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    report = json.loads(cli("pii", "-o", out, path).stdout)
+    want, counts = tc.pii(docs)
+    got = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+    assert len(got) == len(docs)
+    identical = sum(g["text"] == w and g["id"] == k and g["meta"] == {"k": [k, "x"]} for k, (g, w) in enumerate(zip(got, want)))
+    assert identical == len(docs), f"{identical}/{len(docs)} identical"
+    assert report["skipped"] == n_bad > 0 and len(report["skip_examples"]) == min(n_bad, 5)
+    assert report["counts"] == counts and counts["[EMAIL]"] >= len(docs) // 5
+    assert report["changed"] == sum(a != b for a, b in zip(docs, want))
+    # Unchanged documents keep their line byte for byte.
+    good = [l for l in lines if l not in BAD_LINES]
+    raw = out.read_text(encoding="utf-8").splitlines()
+    assert sum(r == l for r, l, d, w in zip(raw, good, docs, want) if d == w) == sum(d == w for d, w in zip(docs, want))
+    # --strict: an error, no output.
+    out2 = tmp_path / "strict.jsonl"
+    p = cli("pii", "--strict", "-o", out2, path, check=False)
+    assert p.returncode != 0 and "--strict" in p.stderr and not out2.exists()
+
+
+def test_exact_dedup_matches_first_occurrence_on_real_lines(tmp_path):
+    lines = [l for l in corpus_file("en").read_text(encoding="utf-8").splitlines() if l.strip()]
+    rng = random.Random(3)
+    lines = lines + [rng.choice(lines) for _ in range(len(lines) // 4)]
+    rng.shuffle(lines)
+    seen, want = set(), []
+    for l in lines:
+        if l not in seen:
+            seen.add(l)
+            want.append(l)
+    assert tc.dedup(lines) == want
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"text": l, "n": k}) + "\n" for k, l in enumerate(lines)), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    report = json.loads(cli("dedup", "-o", out, path).stdout)
+    got = [json.loads(l)["text"] for l in out.read_text(encoding="utf-8").splitlines()]
+    assert got == want, f"{sum(a == b for a, b in zip(got, want))}/{len(want)} identical"
+    assert report["removed"] == len(lines) - len(want) > 0
+
+
+def shingles(text, n=5):
+    words = [w for w in re.split(r"[^\w]|_", text.lower()) if w]
+    n = min(n, len(words))
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def test_near_dedup_against_exact_jaccard(tmp_path):
+    words = corpus_file("en").read_text(encoding="utf-8").split()
+    base = [" ".join(words[i:i + 150]) for i in range(0, len(words) - 150, 150)][:300]
+    rng = random.Random(11)
+    docs, pairs = list(base), []
+    for k in range(300):
+        src = rng.randrange(len(base))
+        w = base[src].split(" ")
+        rate = [0.002, 0.005, 0.01, 0.03, 0.1][k % 5]
+        w = [f"edit{rng.randrange(999)}" if rng.random() < rate else x for x in w]
+        pairs.append((src, len(docs)))
+        docs.append(" ".join(w))
+    cl = tc.clusters(docs, near=True, threshold=0.8)
+    sets = [shingles(d) for d in docs]
+    jac = lambda a, b: len(sets[a] & sets[b]) / max(1, len(sets[a] | sets[b]))
+    high = [(a, b) for a, b in pairs if jac(a, b) >= 0.95]
+    found = sum(cl[a] == cl[b] for a, b in high)
+    assert len(high) > 100 and found >= 0.97 * len(high), f"{found}/{len(high)}"
+    removed = [k for k in range(len(docs)) if cl[k] != k]
+    true_dups = sum(jac(k, cl[k]) >= 0.5 for k in removed)
+    assert true_dups == len(removed), f"{true_dups}/{len(removed)}"
+    assert len(set(cl[:len(base)])) == len(base)
+    # The CLI keeps the same documents.
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    cli("dedup", "--near", "--threshold", "0.8", "-o", out, path)
+    got = [json.loads(l)["text"] for l in out.read_text(encoding="utf-8").splitlines()]
+    assert got == [d for k, d in enumerate(docs) if cl[k] == k]
+    # And the file function.
+    report = tc.dedup_files(path, tmp_path / "out2.jsonl", near=True, threshold=0.8)
+    assert (tmp_path / "out2.jsonl").read_bytes() == out.read_bytes() and report["removed"] == len(removed)
