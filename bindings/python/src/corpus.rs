@@ -11,10 +11,13 @@ use tokenkit::corpus::{self, pii, CorpusOptions};
 use crate::errors::value_err;
 use crate::pool::run_interruptible as run;
 
+/// Texts and `(placeholder, count)` pairs.
+type Redacted = (Vec<String>, Vec<(String, u64)>);
+
 /// The texts with their personal data replaced by placeholders, and the counts per
 /// placeholder.
 #[pyfunction]
-pub fn corpus_pii(py: Python<'_>, texts: Vec<String>) -> PyResult<(Vec<String>, Vec<(String, u64)>)> {
+pub fn corpus_pii(py: Python<'_>, texts: Vec<String>) -> PyResult<Redacted> {
     let results = run(py, || tokenkit::utils::parallel::try_map(&texts, |t| t.len(), |t| Ok::<_, tokenkit::Error>(pii::redact(t))))?;
     let mut counts = [0u64; pii::PiiKind::ALL.len()];
     let mut out = Vec::with_capacity(texts.len());

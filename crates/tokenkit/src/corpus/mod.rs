@@ -185,9 +185,9 @@ pub fn run_step<T: Send>(
                             match (&item.line, &verdict) {
                                 (Some(RawLine { line, span: Some(_) }), Verdict::Keep) => buf.extend_from_slice(line.as_bytes()),
                                 (Some(RawLine { line, span: Some(span) }), _) => {
-                                    buf.extend_from_slice(line[..span.start].as_bytes());
+                                    buf.extend_from_slice(&line.as_bytes()[..span.start]);
                                     serde_json::to_writer(&mut buf, text).expect("writes to memory");
-                                    buf.extend_from_slice(line[span.end..].as_bytes());
+                                    buf.extend_from_slice(&line.as_bytes()[span.end..]);
                                 }
                                 _ => {
                                     buf.push(b'{');

@@ -168,7 +168,7 @@ pub fn luhn(digits: &[u8]) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Whether `d` starts with a card network's prefix and has one of its lengths.
@@ -210,7 +210,7 @@ fn id_check(d: &[u8]) -> u8 {
 }
 
 fn valid_date(y: u32, m: u32, d: u32) -> bool {
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     let days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     (1900..=2099).contains(&y) && (1..=12).contains(&m) && d >= 1 && d <= days[m as usize - 1]
 }
@@ -274,9 +274,9 @@ fn iban_prefix(s: &str) -> Option<usize> {
 
 fn is_phone(s: &str) -> bool {
     let n = digits(s).len();
-    if s.starts_with('+') {
+    if let Some(rest) = s.strip_prefix('+') {
         // Without separators, at least 11 digits (`+2147483647` is an integer's range).
-        let grouped = s[1..].bytes().any(|c| !c.is_ascii_digit());
+        let grouped = rest.bytes().any(|c| !c.is_ascii_digit());
         (8..=15).contains(&n) && (grouped || n >= 11)
     } else {
         (9..=13).contains(&n)
