@@ -83,7 +83,8 @@ from datatrove.pipeline.readers import JsonlReader
 from datatrove.pipeline.writers.jsonl import JsonlWriter
 from datatrove.utils.hashing import HashConfig
 data, work, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
-cfg = MinhashConfig(hash_config=HashConfig(precision=64), num_buckets=14, hashes_per_bucket=8, n_grams=5)
+# xxhash 3.x refuses str in datatrove 0.10.1 ("Strings must be encoded"): sha1, as datatrove also offers.
+cfg = MinhashConfig(hash_config=HashConfig(precision=64, hash_fc="sha1"), num_buckets=14, hashes_per_bucket=8, n_grams=5)
 logs = f"{work}/logs"
 def reader():
     return JsonlReader(data, glob_pattern="corpus.jsonl")
@@ -139,6 +140,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=50)
     ap.add_argument("--threads", type=int, default=2)
+    # datatrove's bucket stage with workers=2 (a multiprocessing pool) hung here with no CPU time
+    # after its signature stage (datatrove 0.10.1, spaCy tokenizer); 1 runs its tasks in turn.
+    ap.add_argument("--dt-workers", type=int, default=1)
     args = ap.parse_args()
     if not BIN.is_file():
         sys.exit(f"{BIN} missing: cargo build --release -p tokenkit-cli")
@@ -163,7 +167,7 @@ def main() -> None:
             ("exact dedup", "Python set (blake2b)", [py, str(d / "exact.py"), str(corpus), str(d / "py_exact.jsonl")]),
             ("near dedup", "tokenkit corpus dedup --near (14x8, 5-grams)",
              tk + ["dedup", "--near", *common, "-o", str(d / "tk_near.jsonl"), str(corpus)]),
-            ("near dedup", "datatrove MinHash (14x8, 5-grams, 4 stages)", [py, str(d / "dt.py"), str(data), str(d / "dt"), str(args.threads)]),
+            ("near dedup", "datatrove MinHash (14x8, 5-grams, 4 stages)", [py, str(d / "dt.py"), str(data), str(d / "dt"), str(args.dt_workers)]),
             ("pii", "tokenkit corpus pii", tk + ["pii", *common, "-o", str(d / "tk_pii.jsonl"), str(corpus)]),
             ("pii", "Python re pass (7 patterns, no verification)", [py, str(d / "pii_re.py"), str(corpus), str(d / "py_pii.jsonl")]),
         ]

@@ -134,6 +134,20 @@ impl MinHashOptions {
     }
 }
 
+/// `(a·h + b) mod (2^61 − 1)` for `a`, `b`, `h` below the prime, without a 128-bit division:
+/// 2^61 ≡ 1, so the high bits fold onto the low ones.
+#[inline]
+fn permute(a: u64, b: u64, h: u64) -> u64 {
+    let x = u128::from(a) * u128::from(h) + u128::from(b);
+    let folded = (x as u64 & PRIME) + (x >> 61) as u64;
+    let folded = (folded & PRIME) + (folded >> 61);
+    if folded >= PRIME {
+        folded - PRIME
+    } else {
+        folded
+    }
+}
+
 /// Computes signatures.
 #[derive(Debug, Clone)]
 pub struct MinHasher {
@@ -203,13 +217,7 @@ impl MinHasher {
     /// The MinHash signature of `text` (`bands × rows` values).
     pub fn signature(&self, text: &str) -> Vec<u64> {
         let shingles: Vec<u64> = self.shingles(text).into_iter().map(|h| h % PRIME).collect();
-        self.a
-            .iter()
-            .zip(&self.b)
-            .map(|(&a, &b)| {
-                shingles.iter().map(|&h| ((a as u128 * h as u128 + b as u128) % PRIME as u128) as u64).min().unwrap_or(u64::MAX)
-            })
-            .collect()
+        self.a.iter().zip(&self.b).map(|(&a, &b)| shingles.iter().map(|&h| permute(a, b, h)).min().unwrap_or(u64::MAX)).collect()
     }
 
     /// The LSH key of each band of the signature of `text`.
@@ -225,6 +233,21 @@ impl MinHasher {
 }
 
 use std::hash::Hasher as _;
+
+#[cfg(test)]
+#[test]
+fn permute_is_the_modular_formula() {
+    let reference = |a: u64, b: u64, h: u64| ((u128::from(a) * u128::from(h) + u128::from(b)) % u128::from(PRIME)) as u64;
+    let mut x = 12345u64;
+    for _ in 0..100_000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let (a, b, h) = (x % PRIME, (x >> 7) % PRIME, x.rotate_left(17) % PRIME);
+        assert_eq!(permute(a, b, h), reference(a, b, h));
+    }
+    for v in [0, 1, PRIME - 2, PRIME - 1] {
+        assert_eq!(permute(v, v, v), reference(v, v, v));
+    }
+}
 
 /// The fraction of equal values of two signatures: an estimate of the Jaccard similarity.
 pub fn estimated_jaccard(a: &[u64], b: &[u64]) -> f64 {
