@@ -295,6 +295,16 @@ pub fn pii_files(opts: &CorpusOptions, on_progress: &mut dyn FnMut(&Progress)) -
     Ok(report)
 }
 
+/// Keeps the first of a cluster; drops (and counts) a duplicate.
+fn keep_or_drop(first: bool, report: &mut Report) -> Verdict {
+    if first {
+        Verdict::Keep
+    } else {
+        report.add("duplicates", 1);
+        Verdict::Drop
+    }
+}
+
 /// Writes the corpus without its duplicates (see [`dedup`]): exact (`near` `None`) or near.
 pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
     let mut report = Report::new("dedup", opts);
@@ -306,14 +316,7 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
                 &mut report,
                 true,
                 dedup::text_hash,
-                |h, report: &mut Report| {
-                    if seen.insert(h) {
-                        Verdict::Keep
-                    } else {
-                        report.add("duplicates", 1);
-                        Verdict::Drop
-                    }
-                },
+                |h, report: &mut Report| keep_or_drop(seen.insert(h), report),
                 on_progress,
             )?;
         }
@@ -347,12 +350,7 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
                     // count is checked below.
                     let kept = keep.get(k).copied().unwrap_or(true);
                     k += 1;
-                    if kept {
-                        Verdict::Keep
-                    } else {
-                        report.add("duplicates", 1);
-                        Verdict::Drop
-                    }
+                    keep_or_drop(kept, report)
                 },
                 on_progress,
             )?;
