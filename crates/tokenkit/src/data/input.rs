@@ -245,8 +245,8 @@ impl Records {
                         None
                     } else {
                         *line += 1;
-                        let at = format!("{}:{}", path.display(), line);
-                        Some(line_record(&mut self.buf, &at, *jsonl, &self.options))
+                        let at = Location { path, line: *line };
+                        Some(line_record(&mut self.buf, at, *jsonl, &self.options))
                     }
                 }
                 Source::WholeFile { reader } => match reader.take() {
@@ -271,8 +271,21 @@ impl Records {
     }
 }
 
+/// Where a line is, for the reason a record is bad; written out only then.
+#[derive(Clone, Copy)]
+struct Location<'a> {
+    path: &'a Path,
+    line: u64,
+}
+
+impl std::fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path.display(), self.line)
+    }
+}
+
 /// The record of one line (`buf`, with its line ending) of a text or JSONL file.
-fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) -> Record {
+fn line_record(buf: &mut Vec<u8>, at: Location, jsonl: bool, options: &ReadOptions) -> Record {
     if buf.len() as u64 > MAX_LINE_BYTES {
         return Record::Bad(format!("{at}: a line longer than {MAX_LINE_BYTES} bytes"));
     }
@@ -292,22 +305,13 @@ fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) 
     if !jsonl {
         return Record::Doc { text: line.to_owned(), keep: Vec::new() };
     }
-    let value: serde_json::Value = match serde_json::from_str(line) {
-        Ok(v) => v,
+    let fields = match json_fields(line, options) {
+        Ok(f) => f,
+        Err(e) if e.is_data() => return Record::Bad(format!("{at}: not a JSON object")),
         Err(e) => return Record::Bad(format!("{at}: invalid JSON ({e})")),
     };
-    let serde_json::Value::Object(mut obj) = value else { return Record::Bad(format!("{at}: not a JSON object")) };
-    let keep = options
-        .keep
-        .iter()
-        .map(|k| match obj.get(k) {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(s)) => Some(s.clone()),
-            Some(other) => Some(other.to_string()),
-        })
-        .collect();
     // The text is moved out of the parsed line, not copied (documents can be large).
-    let text = match obj.remove(&options.field) {
+    let text = match fields.text {
         Some(serde_json::Value::String(s)) => s,
         Some(_) => return Record::Bad(format!("{at}: field `{}` is not a string", options.field)),
         None => return Record::Bad(format!("{at}: no field `{}`", options.field)),
@@ -315,7 +319,89 @@ fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) 
     if text.is_empty() {
         return Record::Empty;
     }
+    let keep = fields
+        .keep
+        .into_iter()
+        .map(|v| match v {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) => Some(s),
+            Some(other) => Some(other.to_string()),
+        })
+        .collect();
     Record::Doc { text, keep }
+}
+
+/// The values a job reads from one JSON object: the document's field and the kept ones (the
+/// last of each when a key is repeated, as a parsed object keeps it).
+struct JsonFields {
+    text: Option<serde_json::Value>,
+    keep: Vec<Option<serde_json::Value>>,
+}
+
+/// The fields `options` names of the JSON object `line`; every other value is checked but not
+/// built. An error that [`serde_json::Error::is_data`] says is about types means `line` is
+/// valid JSON but not an object.
+fn json_fields(line: &str, options: &ReadOptions) -> serde_json::Result<JsonFields> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    /// Which of the wanted fields a key is.
+    enum Key {
+        /// The document's field, and where it is among the kept ones if it is kept too.
+        Text(Option<usize>),
+        Keep(usize),
+        Other,
+    }
+    struct KeySeed<'a>(&'a ReadOptions);
+    impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+        type Value = Key;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl Visitor<'_> for KeySeed<'_> {
+        type Value = Key;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+            let kept = self.0.keep.iter().position(|k| k == key);
+            Ok(match kept {
+                _ if key == self.0.field => Key::Text(kept),
+                Some(i) => Key::Keep(i),
+                None => Key::Other,
+            })
+        }
+    }
+    struct ObjectVisitor<'a>(&'a ReadOptions);
+    impl<'de> Visitor<'de> for ObjectVisitor<'_> {
+        type Value = JsonFields;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonFields, A::Error> {
+            let mut fields = JsonFields { text: None, keep: vec![None; self.0.keep.len()] };
+            while let Some(key) = map.next_key_seed(KeySeed(self.0))? {
+                match key {
+                    Key::Text(kept) => {
+                        let text: serde_json::Value = map.next_value()?;
+                        if let Some(i) = kept {
+                            fields.keep[i] = Some(text.clone());
+                        }
+                        fields.text = Some(text);
+                    }
+                    Key::Keep(i) => fields.keep[i] = Some(map.next_value()?),
+                    Key::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(fields)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(line);
+    let fields = de.deserialize_map(ObjectVisitor(options))?;
+    de.end()?;
+    Ok(fields)
 }
 
 /// The string at `row` of a string column of any arrow string type; `Err` for another type.
@@ -478,6 +564,33 @@ mod tests {
         let e = expand_inputs(&[d.join("missing.txt").display().to_string()]).unwrap_err().to_string();
         assert!(e.contains("missing.txt"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn json_fields_are_what_the_parsed_object_holds() {
+        // The oracle: the whole line parsed into a `serde_json::Value`.
+        let options =
+            ReadOptions { field: "text".into(), text_docs: TextDocs::Line, keep: vec!["id".into(), "text".into(), "meta".into()] };
+        let lines = [
+            r#"{"text": "a", "id": 7}"#,
+            r#"{"id": 1, "text": "first", "text": "last", "id": {"deep": [1, 2, {"x": null}]}}"#,
+            r#"{"te\u0078t": "escaped key", "m\u0065ta": "m", "other": [[[]]], "id": null}"#,
+            r#"{"text": "tab\t\"quoted\" \ud83d\ude00", "meta": 1.5e3, "more": {"text": "nested, not the field"}}"#,
+            r#"{"text": 3}"#,
+            r#"{}"#,
+        ];
+        for line in lines {
+            let got = json_fields(line, &options).unwrap();
+            let serde_json::Value::Object(obj) = serde_json::from_str::<serde_json::Value>(line).unwrap() else { panic!() };
+            assert_eq!(got.text.as_ref(), obj.get("text"), "{line}");
+            for (k, name) in options.keep.iter().enumerate() {
+                assert_eq!(got.keep[k].as_ref(), obj.get(name), "{line}: {name}");
+            }
+        }
+        for (line, data) in [("[1]", true), ("\"s\"", true), ("3", true), ("{\"text\": }", false), ("{} x", false), ("{\"a\": [}", false)] {
+            let e = json_fields(line, &options).err().unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(e.is_data(), data, "{line}: {e}");
+        }
     }
 
     #[test]
