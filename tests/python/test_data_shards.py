@@ -6,6 +6,7 @@ bytes; a run killed with SIGKILL at random points continues to identical output.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import random
 import signal
@@ -66,7 +67,6 @@ def test_bin_cl100k_matches_tiktoken_encode_ordinary(corpus, tmp_path):
     same = compare_flat(flat, expected)
     print(f"cl100k bin: {same}/{len(docs)} documents identical to tiktoken")
     assert same == len(docs)
-    import hashlib
     assert meta["sha256"] == hashlib.sha256((tmp_path / "train.bin").read_bytes()).hexdigest()
 
 
@@ -278,6 +278,8 @@ def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
     assert resumed >= 1, f"seed {seed}: no run continued from a journal"
     assert got[0] == ref[0] and got[1] == ref[1], f"seed {seed}"
     assert json.loads(got[2])["tokens"] == json.loads(ref[2])["tokens"]
+    # The resumed run hashes the kept prefix of its token file, then what it appends.
+    assert json.loads(got[2])["sha256"] == json.loads(ref[2])["sha256"] == hashlib.sha256(got[0]).hexdigest()
     assert not Path(f"{out}.journal").exists()
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
     assert leftovers == [], leftovers

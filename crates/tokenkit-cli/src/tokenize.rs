@@ -70,7 +70,8 @@ pub struct TokenizeArgs {
     /// counted, reported and skipped.
     #[arg(long)]
     strict: bool,
-    /// Worker threads (default: all cores).
+    /// Threads that encode (default: all cores). With two or more, reading and writing run on
+    /// two more threads beside them; with 1, one thread reads, encodes and writes in turn.
     #[arg(long)]
     threads: Option<usize>,
     /// No progress bar.

@@ -157,7 +157,7 @@ pub fn run_step<T: Send>(
                     (Item { line: records.line(), record }, len)
                 }))
             };
-            input::send_chunks(next, 0, opts.chunk_bytes, &read_tx);
+            input::Chunks::new(next, 0, opts.chunk_bytes).send(&read_tx);
         });
         let writer = scope.spawn(move || -> Result<()> {
             let mut buf = Vec::new();

@@ -268,8 +268,8 @@ impl Records {
                         None
                     } else {
                         *line += 1;
-                        let at = format!("{}:{}", path.display(), line);
-                        let (record, span) = line_record(&mut self.buf, &at, *jsonl, &self.options);
+                        let at = Location { path, line: *line };
+                        let (record, span) = line_record(&mut self.buf, at, *jsonl, &self.options);
                         self.line = Some(span);
                         Some(record)
                     }
@@ -299,42 +299,51 @@ impl Records {
 /// Records in a chunk at most (blank lines weigh nothing).
 pub const CHUNK_RECORDS: usize = 1 << 16;
 
-/// The reader's side of a job: calls `next` (an item and its text bytes, `None` at the end)
-/// after skipping `skip` items, and sends the items in chunks that end after `chunk_bytes`
-/// text bytes or [`CHUNK_RECORDS`] items, so that the cuts depend on the input only. Stops
-/// after an error (sent) or when the receiver is gone.
-pub fn send_chunks<T>(
-    mut next: impl FnMut() -> Result<Option<(T, usize)>>,
+/// Cuts a stream of items (each with its text bytes) into chunks that end after `chunk_bytes`
+/// text bytes or [`CHUNK_RECORDS`] items, so that the cuts depend on the input only, after
+/// skipping the first `skip` items (those a resumed job has).
+pub struct Chunks<F> {
+    next: F,
     skip: u64,
     chunk_bytes: usize,
-    tx: &std::sync::mpsc::SyncSender<Result<Vec<T>>>,
-) {
-    let mut skipped = 0;
-    loop {
+}
+
+impl<T, F: FnMut() -> Result<Option<(T, usize)>>> Chunks<F> {
+    /// The chunks of the items `next` gives (`None` at their end).
+    pub fn new(next: F, skip: u64, chunk_bytes: usize) -> Self {
+        Chunks { next, skip, chunk_bytes: chunk_bytes.max(1) }
+    }
+
+    /// The next chunk; `None` at the end of the items.
+    pub fn next_chunk(&mut self) -> Result<Option<Vec<T>>> {
         let mut chunk = Vec::new();
         let mut bytes = 0;
-        let end = loop {
-            match next() {
-                Ok(Some(_)) if skipped < skip => skipped += 1,
-                Ok(Some((item, len))) => {
-                    bytes += len;
-                    chunk.push(item);
-                    if bytes >= chunk_bytes.max(1) || chunk.len() >= CHUNK_RECORDS {
-                        break false;
-                    }
-                }
-                Ok(None) => break true,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
+        while let Some((item, len)) = (self.next)()? {
+            if self.skip > 0 {
+                self.skip -= 1;
+                continue;
             }
-        };
-        if !chunk.is_empty() && tx.send(Ok(chunk)).is_err() {
-            return;
+            bytes += len;
+            chunk.push(item);
+            if bytes >= self.chunk_bytes || chunk.len() >= CHUNK_RECORDS {
+                break;
+            }
         }
-        if end {
-            return;
+        Ok((!chunk.is_empty()).then_some(chunk))
+    }
+
+    /// The reader's side of a job on its own thread: sends the chunks to `tx`; stops after an
+    /// error (sent) or when the receiver is gone.
+    pub fn send(mut self, tx: &std::sync::mpsc::SyncSender<Result<Vec<T>>>) {
+        loop {
+            let (next, end) = match self.next_chunk() {
+                Ok(Some(chunk)) => (Ok(chunk), false),
+                Ok(None) => return,
+                Err(e) => (Err(e), true),
+            };
+            if tx.send(next).is_err() || end {
+                return;
+            }
         }
     }
 }
@@ -347,9 +356,22 @@ pub fn text_len(r: &Record) -> usize {
     }
 }
 
+/// Where a line is, for the reason a record is bad; written out only then.
+#[derive(Clone, Copy)]
+struct Location<'a> {
+    path: &'a Path,
+    line: u64,
+}
+
+impl std::fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.path.display(), self.line)
+    }
+}
+
 /// The record of one line (`buf`, with its line ending) of a text or JSONL file, and the byte
 /// range, in the line without its ending, of the JSON value of the text field (JSONL documents).
-fn line_record(buf: &mut Vec<u8>, at: &str, jsonl: bool, options: &ReadOptions) -> (Record, Option<Range<usize>>) {
+fn line_record(buf: &mut Vec<u8>, at: Location, jsonl: bool, options: &ReadOptions) -> (Record, Option<Range<usize>>) {
     if buf.len() as u64 > MAX_LINE_BYTES {
         return (Record::Bad(format!("{at}: a line longer than {MAX_LINE_BYTES} bytes")), None);
     }
@@ -436,9 +458,10 @@ fn json_fields(line: &str, options: &ReadOptions) -> std::result::Result<(Record
             })
         }
     };
-    let keep = values[1..]
-        .iter()
-        .map(|v| {
+    let keep = (options.keep.iter().zip(&values[1..]))
+        .map(|(name, v)| {
+            // The text field kept as a column too: the key went to the text's slot.
+            let v = if *name == options.field { &values[0] } else { v };
             let v = v.map(|r| serde_json::from_str::<serde_json::Value>(r.get()).expect("checked by the parse"));
             match v {
                 None | Some(serde_json::Value::Null) => None,
@@ -449,9 +472,11 @@ fn json_fields(line: &str, options: &ReadOptions) -> std::result::Result<(Record
         .collect();
     let Some(raw) = values[0] else { return Err(format!("no field `{}`", options.field)) };
     let raw = raw.get();
-    let text: String = match raw.starts_with('"') {
-        true => serde_json::from_str(raw).expect("checked by the parse"),
-        false => return Err(format!("field `{}` is not a string", options.field)),
+    let text: String = match raw.as_bytes() {
+        // A JSON string without escapes is its bytes between the quotes (checked by the parse).
+        [b'"', inner @ .., b'"'] if memchr::memchr(b'\\', inner).is_none() => raw[1..raw.len() - 1].to_owned(),
+        [b'"', ..] => serde_json::from_str(raw).expect("checked by the parse"),
+        _ => return Err(format!("field `{}` is not a string", options.field)),
     };
     if text.is_empty() {
         return Ok((Record::Empty, None));
@@ -620,6 +645,45 @@ mod tests {
         let e = expand_inputs(&[d.join("missing.txt").display().to_string()]).unwrap_err().to_string();
         assert!(e.contains("missing.txt"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn json_fields_are_what_the_parsed_object_holds() {
+        // The oracle: the whole line parsed into a `serde_json::Value`.
+        let options =
+            ReadOptions { field: "text".into(), text_docs: TextDocs::Line, keep: vec!["id".into(), "text".into(), "meta".into()] };
+        let lines = [
+            r#"{"text": "a", "id": 7}"#,
+            r#"{"id": 1, "text": "first", "text": "last", "id": {"deep": [1, 2, {"x": null}]}}"#,
+            r#"{"te\u0078t": "escaped key", "m\u0065ta": "m", "other": [[[]]], "id": null}"#,
+            r#"{"text": "tab\t\"quoted\" \ud83d\ude00 \\", "meta": 1.5e3, "more": {"text": "nested, not the field"}}"#,
+            r#"{"text": "ünïcödé 文字", "meta": true}"#,
+        ];
+        let as_kept = |v: Option<&serde_json::Value>| match v {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+        };
+        for line in lines {
+            let (record, span) = json_fields(line, &options).unwrap();
+            let serde_json::Value::Object(obj) = serde_json::from_str::<serde_json::Value>(line).unwrap() else { panic!() };
+            let text = obj["text"].as_str().unwrap().to_owned();
+            let keep = options.keep.iter().map(|k| as_kept(obj.get(k))).collect();
+            assert_eq!(record, Record::Doc { text: text.clone(), keep }, "{line}");
+            let span = span.unwrap();
+            assert_eq!(serde_json::from_str::<String>(&line[span]).unwrap(), text, "{line}");
+        }
+        for (line, want) in [
+            (r#"{"text": 3}"#, "field `text` is not a string"),
+            ("{}", "no field `text`"),
+            ("[1]", "not a JSON object"),
+            ("\"s\"", "not a JSON object"),
+            ("{\"text\": }", "invalid JSON"),
+            ("{} x", "invalid JSON"),
+        ] {
+            let e = json_fields(line, &options).err().unwrap_or_else(|| panic!("{line}"));
+            assert!(e.starts_with(want), "{line}: {e}");
+        }
     }
 
     #[test]

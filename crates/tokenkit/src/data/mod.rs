@@ -5,7 +5,8 @@
 //! The shape: a reader thread cuts the input into chunks of documents (by a fixed number of
 //! text bytes, so the cuts depend on the input only), the calling thread encodes each chunk
 //! on the rayon pool, and a writer thread appends the results in input order and records in a
-//! journal, after each chunk, how far the input and every output file are. The output is
+//! journal, after each chunk, how far the input and every output file are (on a pool of one
+//! thread, that thread does the three in turn). The output is
 //! therefore the same bytes for any thread count, and a job killed at any moment continues,
 //! when the same command runs again, from its last recorded chunk (the temporary files are
 //! cut back to the recorded lengths and the input is read again up to the recorded record).
@@ -352,7 +353,9 @@ fn metadata_json(opts: &TokenizeOptions, encoder: &DocEncoder, separator: &Optio
     text
 }
 
-/// The streaming part of a job: read, encode, write, journal, chunk by chunk.
+/// The streaming part of a job: read, encode, write, journal, chunk by chunk. With more
+/// than one worker thread, reading and writing run on two threads of their own beside the
+/// encoding; with one, that thread does the three in turn (so `--threads 1` is one thread).
 fn run_chunks(
     encoder: &DocEncoder,
     opts: &TokenizeOptions,
@@ -365,107 +368,133 @@ fn run_chunks(
     let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let mut records = input::Records::new(files, opts.read.clone());
     let read_bytes = records.bytes_read.clone();
-    let skip = journal.records;
-    let chunk_bytes = opts.chunk_bytes.max(1);
-    let written = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
-    let journal_file = journal_path(&opts.output);
-    written.0.store(journal.splits.iter().map(|s| s.documents).sum(), Ordering::Relaxed);
-    written.1.store(journal.splits.iter().map(|s| s.tokens).sum(), Ordering::Relaxed);
-    let (journal, writers) = (&mut *journal, &mut *writers);
+    let next = move || {
+        Ok(records.next_record()?.map(|r| {
+            let len = input::text_len(&r);
+            (r, len)
+        }))
+    };
+    let mut reader = input::Chunks::new(next, journal.records, opts.chunk_bytes);
+    let mut writer = ChunkWriter {
+        journal,
+        writers,
+        journal_file: journal_path(&opts.output),
+        separator,
+        val_fraction: opts.val_fraction,
+        written: Arc::new((AtomicU64::new(0), AtomicU64::new(0))),
+    };
+    writer.count_written();
+    let written = writer.written.clone();
+    let mut progress = || {
+        on_progress(&Progress {
+            read_bytes: read_bytes.load(Ordering::Relaxed),
+            total_bytes,
+            documents: written.0.load(Ordering::Relaxed),
+            tokens: written.1.load(Ordering::Relaxed),
+        })
+    };
+    let encode = |chunk: &mut Chunk| -> Result<()> {
+        if opts.strict {
+            if let Some(Record::Bad(why)) = chunk.records.iter().find(|r| matches!(r, Record::Bad(_))) {
+                return Err(Error::invalid(format!("{why} (--strict)")));
+            }
+        }
+        chunk.ids = crate::utils::parallel::try_map(
+            chunk.records.iter(),
+            |r| input::text_len(r),
+            |r| match r {
+                Record::Doc { text, .. } => encoder.encode(text).map(Some),
+                _ => Ok(None),
+            },
+        )?;
+        Ok(())
+    };
+    if rayon::current_num_threads() <= 1 {
+        while let Some(records) = reader.next_chunk()? {
+            let mut chunk = Chunk { records, ids: Vec::new() };
+            encode(&mut chunk)?;
+            writer.write(chunk)?;
+            progress();
+        }
+        progress();
+        return Ok(());
+    }
     std::thread::scope(|scope| -> Result<()> {
         let (read_tx, read_rx) = sync_channel::<Result<Vec<Record>>>(2);
         let (write_tx, write_rx) = sync_channel::<Chunk>(2);
-        scope.spawn(move || {
-            let next = || {
-                Ok(records.next_record()?.map(|r| {
-                    let len = input::text_len(&r);
-                    (r, len)
-                }))
-            };
-            input::send_chunks(next, skip, chunk_bytes, &read_tx);
-        });
-        let written_w = written.clone();
-        let writer = scope.spawn(move || -> Result<()> {
-            for chunk in write_rx {
-                for (record, ids) in chunk.records.into_iter().zip(chunk.ids) {
-                    match record {
-                        Record::Doc { text, keep } => {
-                            let k = usize::from(writers.len() == 2 && is_val(&text, opts.val_fraction));
-                            journal.text_bytes += text.len() as u64;
-                            let ids = ids.expect("every document is encoded");
-                            written_w.1.fetch_add(ids.len() as u64 + u64::from(separator.is_some()), Ordering::Relaxed);
-                            writers[k].push(ids, separator, keep)?;
-                        }
-                        Record::Empty => journal.empty += 1,
-                        Record::Bad(why) => {
-                            journal.skipped += 1;
-                            if journal.skip_examples.len() < MAX_EXAMPLES {
-                                journal.skip_examples.push(why);
-                            }
-                        }
-                    }
-                    journal.records += 1;
-                }
-                for w in writers.iter_mut() {
-                    w.sync()?;
-                }
-                journal.splits = writers.iter().map(|w| w.state.clone()).collect();
-                written_w.0.store(journal.splits.iter().map(|s| s.documents).sum(), Ordering::Relaxed);
-                write_journal(&journal_file, journal)?;
-            }
-            Ok(())
-        });
+        scope.spawn(move || reader.send(&read_tx));
+        let writing = scope.spawn(move || -> Result<()> { write_rx.into_iter().try_for_each(|chunk| writer.write(chunk)) });
         let mut failed = Ok(());
         for chunk in read_rx {
-            let mut chunk = match chunk {
-                Ok(records) => Chunk { records, ids: Vec::new() },
-                Err(e) => {
-                    failed = Err(e);
-                    break;
+            let chunk = chunk.map(|records| Chunk { records, ids: Vec::new() });
+            match chunk.and_then(|mut chunk| encode(&mut chunk).map(|()| chunk)) {
+                Ok(chunk) => {
+                    if write_tx.send(chunk).is_err() {
+                        break;
+                    }
+                    progress();
                 }
-            };
-            if opts.strict {
-                if let Some(Record::Bad(why)) = chunk.records.iter().find(|r| matches!(r, Record::Bad(_))) {
-                    failed = Err(Error::invalid(format!("{why} (--strict)")));
-                    break;
-                }
-            }
-            let encoded = crate::utils::parallel::try_map(
-                chunk.records.iter(),
-                |r| input::text_len(r),
-                |r| match r {
-                    Record::Doc { text, .. } => encoder.encode(text).map(Some),
-                    _ => Ok(None),
-                },
-            );
-            match encoded {
-                Ok(ids) => chunk.ids = ids,
                 Err(e) => {
                     failed = Err(e);
                     break;
                 }
             }
-            if write_tx.send(chunk).is_err() {
-                break;
-            }
-            on_progress(&Progress {
-                read_bytes: read_bytes.load(Ordering::Relaxed),
-                total_bytes,
-                documents: written.0.load(Ordering::Relaxed),
-                tokens: written.1.load(Ordering::Relaxed),
-            });
         }
         drop(write_tx);
-        let wrote = writer.join().unwrap_or_else(|_| Err(Error::invalid("the writer thread panicked")));
+        let wrote = writing.join().unwrap_or_else(|_| Err(Error::invalid("the writer thread panicked")));
         failed.and(wrote)
     })?;
-    on_progress(&Progress {
-        read_bytes: read_bytes.load(Ordering::Relaxed),
-        total_bytes,
-        documents: written.0.load(Ordering::Relaxed),
-        tokens: written.1.load(Ordering::Relaxed),
-    });
+    progress();
     Ok(())
+}
+
+/// Appends encoded chunks to the outputs in input order and journals each.
+struct ChunkWriter<'a> {
+    journal: &'a mut Journal,
+    writers: &'a mut [SplitWriter],
+    journal_file: PathBuf,
+    separator: Option<u32>,
+    val_fraction: f64,
+    /// Documents and tokens written so far, for the progress report.
+    written: Arc<(AtomicU64, AtomicU64)>,
+}
+
+impl ChunkWriter<'_> {
+    fn write(&mut self, chunk: Chunk) -> Result<()> {
+        let (journal, writers) = (&mut *self.journal, &mut *self.writers);
+        for (record, ids) in chunk.records.into_iter().zip(chunk.ids) {
+            match record {
+                Record::Doc { text, keep } => {
+                    let k = usize::from(writers.len() == 2 && is_val(&text, self.val_fraction));
+                    journal.text_bytes += text.len() as u64;
+                    let ids = ids.expect("every document is encoded");
+                    let n = ids.len() as u64 + u64::from(self.separator.is_some());
+                    self.written.1.fetch_add(n, Ordering::Relaxed);
+                    writers[k].push(ids, self.separator, keep)?;
+                }
+                Record::Empty => journal.empty += 1,
+                Record::Bad(why) => {
+                    journal.skipped += 1;
+                    if journal.skip_examples.len() < MAX_EXAMPLES {
+                        journal.skip_examples.push(why);
+                    }
+                }
+            }
+            journal.records += 1;
+        }
+        for w in writers.iter_mut() {
+            w.sync()?;
+        }
+        journal.splits = writers.iter().map(|w| w.state.clone()).collect();
+        self.count_written();
+        write_journal(&self.journal_file, self.journal)
+    }
+
+    /// Sets the progress report's counts from the journal.
+    fn count_written(&self) {
+        self.written.0.store(self.journal.splits.iter().map(|s| s.documents).sum(), Ordering::Relaxed);
+        self.written.1.store(self.journal.splits.iter().map(|s| s.tokens).sum(), Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]

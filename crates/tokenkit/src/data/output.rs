@@ -139,6 +139,10 @@ pub struct SplitWriter {
     dtype: Dtype,
     finals: Vec<PathBuf>,
     data: Option<BufWriter<File>>,
+    /// The sha256 of what `data` holds so far (a resumed split hashes its kept prefix first).
+    data_hash: sha2::Sha256,
+    /// One document's bytes, reused.
+    scratch: Vec<u8>,
     /// Megatron: the length of each document, u32, in a temporary file.
     sizes: Option<BufWriter<File>>,
     parts_dir: PathBuf,
@@ -191,6 +195,8 @@ impl SplitWriter {
             parts_dir: beside(&finals[0], "parts"),
             finals,
             data: None,
+            data_hash: sha2::Sha256::new(),
+            scratch: Vec::new(),
             sizes: None,
             keep: keep.to_vec(),
             pending: Vec::new(),
@@ -198,7 +204,9 @@ impl SplitWriter {
         };
         match format {
             OutputFormat::Bin | OutputFormat::Megatron => {
-                w.data = Some(open_at(&beside(&w.finals[0], "partial"), w.state.data_len, fresh)?);
+                let path = beside(&w.finals[0], "partial");
+                w.data = Some(open_at(&path, w.state.data_len, fresh)?);
+                w.data_hash = sha256_prefix(&path, w.state.data_len)?;
                 if format == OutputFormat::Megatron {
                     w.sizes = Some(open_at(&w.sizes_path(), w.state.documents * 4, fresh)?);
                 }
@@ -244,14 +252,14 @@ impl SplitWriter {
             _ => {
                 let path = &self.finals[0];
                 let data = self.data.as_mut().expect("a token file");
-                let mut buf = Vec::with_capacity(n as usize * self.dtype.size() as usize);
-                for id in ids.iter().copied().chain(separator) {
-                    match self.dtype {
-                        Dtype::Uint16 => buf.extend_from_slice(&(id as u16).to_le_bytes()),
-                        Dtype::Uint32 | Dtype::Int32 => buf.extend_from_slice(&id.to_le_bytes()),
-                    }
+                let buf = &mut self.scratch;
+                buf.clear();
+                match self.dtype {
+                    Dtype::Uint16 => buf.extend(ids.iter().copied().chain(separator).flat_map(|id| (id as u16).to_le_bytes())),
+                    Dtype::Uint32 | Dtype::Int32 => buf.extend(ids.iter().copied().chain(separator).flat_map(u32::to_le_bytes)),
                 }
-                data.write_all(&buf).map_err(io(path))?;
+                data.write_all(buf).map_err(io(path))?;
+                self.data_hash.update(&buf[..]);
                 self.state.data_len += buf.len() as u64;
                 if let Some(sizes) = &mut self.sizes {
                     let n = u32::try_from(n).ok().filter(|&n| n <= i32::MAX as u32).ok_or_else(|| {
@@ -344,11 +352,15 @@ impl SplitWriter {
             }
             OutputFormat::Parquet => self.merge_parts(&main)?,
         }
-        if let Some(data) = self.data.take() {
-            let f = data.into_inner().map_err(|e| Error::Io { path: main.clone(), source: e.into_error() })?;
-            f.sync_all().map_err(io(&main))?;
-        }
-        Ok((renames, sha256_file(&main)?))
+        let sha256 = match self.data.take() {
+            Some(data) => {
+                let f = data.into_inner().map_err(|e| Error::Io { path: main.clone(), source: e.into_error() })?;
+                f.sync_all().map_err(io(&main))?;
+                hex(&self.data_hash.finalize())
+            }
+            None => sha256_file(&main)?,
+        };
+        Ok((renames, sha256))
     }
 
     fn write_megatron_index(&self, idx: &Path) -> Result<()> {
@@ -418,8 +430,16 @@ fn parquet_props() -> WriterProperties {
 
 /// The sha256 of a file, in hex.
 pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = File::open(path).map_err(io(path))?;
+    Ok(hex(&sha256_prefix(path, u64::MAX)?.finalize()))
+}
+
+/// The hasher that has read the first `len` bytes of `path` (fewer if the file is shorter).
+fn sha256_prefix(path: &Path, len: u64) -> Result<sha2::Sha256> {
     let mut h = sha2::Sha256::new();
+    if len == 0 {
+        return Ok(h);
+    }
+    let mut f = File::open(path).map_err(io(path))?.take(len);
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = f.read(&mut buf).map_err(io(path))?;
@@ -428,5 +448,9 @@ pub fn sha256_file(path: &Path) -> Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(h)
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
