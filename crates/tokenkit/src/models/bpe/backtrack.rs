@@ -661,8 +661,9 @@ impl Backtracker {
 
     /// The first candidate to try at `pos`, whose longest token is `t` (of `len` bytes):
     /// `t`, or, when the byte after `t` merges with `t`'s last byte at a lower rank than the
-    /// merge that takes that byte into `t` (then `t` is often not the valid token: on random
-    /// digits, two times in three), the next shorter token, with `t` deferred to right after
+    /// merge that takes that byte into `t`, and is not taken first by the byte after it (then
+    /// `t` is often not the valid token: on random digits, two times in three), the next
+    /// shorter token, with `t` deferred to right after
     /// it (recorded in `deferred`). A wrong longest token costs a dead end: a push, a trie
     /// walk and the pair tests of every token after it. Any order of the candidates gives
     /// the same tokens (see the module docs); this one only saves work.
@@ -677,7 +678,7 @@ impl Backtracker {
         if len < 2 || end >= text.len() {
             return (t, len);
         }
-        let rank = self.byte_ranks[(usize::from(text[end - 1]) << 8 | usize::from(text[end])) & 0xffff];
+        let rank = self.byte_rank(text, end - 1);
         if rank == u32::MAX {
             return (t, len);
         }
@@ -685,8 +686,22 @@ impl Backtracker {
         if rank >= info.last_rank || info.shorter == NONE {
             return (t, len);
         }
+        // Unless the byte after the token merges first with the one after it (and that one is
+        // not taken first by the next).
+        if end + 1 < text.len() {
+            let right = self.byte_rank(text, end);
+            if right < rank && (end + 2 >= text.len() || self.byte_rank(text, end + 1) >= right) {
+                return (t, len);
+            }
+        }
         deferred.push((pos, t));
         (info.shorter, self.token_len(info.shorter) as usize)
+    }
+
+    /// [`Backtracker::byte_ranks`] of bytes `at` and `at + 1` of `text`.
+    #[inline(always)]
+    fn byte_rank(&self, text: &[u8], at: usize) -> u32 {
+        self.byte_ranks[(usize::from(text[at]) << 8 | usize::from(text[at + 1])) & 0xffff]
     }
 
     /// The candidate after `t` at `pos`: the next shorter token, except around a token
