@@ -25,6 +25,10 @@
 //!   which it found no way to the end is dead for good and never tried again. Each position
 //!   is entered at most once, so the work is linear (times the number of prefix tokens at a
 //!   position and the cost of a validity test).
+//! * None of this depends on the order in which the tokens at a position are tried: the
+//!   search tries the longest first, except where a cheap look at the next bytes says the
+//!   longest is likely wrong ([`Backtracker::first_try`]); the order only changes how many
+//!   dead ends it meets.
 //!
 //! The validity test does not merge strings: it interleaves the two tokens' recorded merge
 //! runs (the rank of each merge taken, and the first and last symbol after it) the way the
@@ -698,7 +702,7 @@ impl Backtracker {
         (info.shorter, self.token_len(info.shorter) as usize)
     }
 
-    /// [`Backtracker::byte_ranks`] of bytes `at` and `at + 1` of `text`.
+    /// The `byte_ranks` entry of bytes `at` and `at + 1` of `text`.
     #[inline(always)]
     fn byte_rank(&self, text: &[u8], at: usize) -> u32 {
         self.byte_ranks[(usize::from(text[at]) << 8 | usize::from(text[at + 1])) & 0xffff]
