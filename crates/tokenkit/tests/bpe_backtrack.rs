@@ -69,6 +69,17 @@ fn texts() -> Vec<String> {
         out.push((0..n).filter_map(|_| char::from_u32(rng.gen_range(0x4E00..0x9FFF))).collect());
         out.push((0..n).filter_map(|_| char::from_u32(rng.gen_range(0..0x3000))).collect());
     }
+    // Long random digits, also with other scripts' digits (one ` ?\p{N}+` piece): the
+    // longest token at a position is often not the valid one, and the search tries the next
+    // shorter one first there (its first-try order); long enough for its repeats path.
+    let digits: Vec<&str> = vec!["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+    let unicode: Vec<&str> = digits.iter().copied().chain(["\u{663}", "\u{b2}", "\u{96a}"]).collect();
+    for alphabet in [&digits, &unicode] {
+        for _ in 0..12 {
+            let n = rng.gen_range(1..4000);
+            out.push((0..n).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect());
+        }
+    }
     out.push("a".repeat(5000));
     out.push(" ".repeat(3000));
     out.push("ab".repeat(2000));

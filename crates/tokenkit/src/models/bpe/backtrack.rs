@@ -25,6 +25,10 @@
 //!   which it found no way to the end is dead for good and never tried again. Each position
 //!   is entered at most once, so the work is linear (times the number of prefix tokens at a
 //!   position and the cost of a validity test).
+//! * None of this depends on the order in which the tokens at a position are tried: the
+//!   search tries the longest first, except where a cheap look at the next bytes says the
+//!   longest is likely wrong ([`Backtracker::first_try`]); the order only changes how many
+//!   dead ends it meets.
 //!
 //! The validity test does not merge strings: it interleaves the two tokens' recorded merge
 //! runs (the rank of each merge taken, and the first and last symbol after it) the way the
@@ -76,9 +80,13 @@ struct TokenInfo {
     /// The token's merge run: `steps[run_start..run_start + run_len]`.
     run_start: u32,
     run_len: u32,
+    /// The rank of the first merge of its run that takes in its last symbol (`u32::MAX` for a
+    /// single symbol): a symbol after the token that merges with that last symbol at a lower
+    /// rank may take it away (see [`Backtracker::first_try`]).
+    last_rank: u32,
 }
 
-const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, last: NONE, run_start: 0, run_len: 0 };
+const UNREACHABLE: TokenInfo = TokenInfo { len: 0, shorter: NONE, first: NONE, last: NONE, run_start: 0, run_len: 0, last_rank: u32::MAX };
 
 /// A trie over byte strings as a double array: node `n`'s child by byte `b` is slot
 /// `base[n] + b` when that slot's `check` is `n`. A step is two loads from one array with no
@@ -180,6 +188,10 @@ impl Trie {
         let last = placer.end() - 1;
         slots.truncate(last + 257);
         slots.shrink_to_fit();
+        // What [`Trie::descend`] relies on (and [`Backtracker::read_table`] checks).
+        if !slots.iter().all(|s| s.base() + 256 <= slots.len()) {
+            return None;
+        }
         Some(Self { slots: slots.into() })
     }
 
@@ -220,13 +232,19 @@ impl Trie {
     #[inline]
     fn descend(&self, mut node: usize, text: &[u8], stop: u32) -> (usize, usize) {
         let slots = &self.slots[..];
+        assert!(node < slots.len());
         let mut depth = 0;
         for &b in text {
-            let next = slots[node].base() + usize::from(b);
-            match slots.get(next) {
-                Some(s) if s.check as usize == node && s.base & stop == 0 => node = next,
-                _ => break,
+            // SAFETY: `node` is a slot (the root, a node found below, or checked above), and
+            // every slot's `base() + 255` is one too ([`Trie::new`] pads the array, and
+            // [`Backtracker::read_table`] checks it): the hot loop of the search, without
+            // its two bounds checks per byte.
+            let next = unsafe { slots.get_unchecked(node) }.base() + usize::from(b);
+            let s = unsafe { slots.get_unchecked(next) };
+            if s.check as usize != node || s.base & stop != 0 {
+                break;
             }
+            node = next;
             depth += 1;
         }
         (node, depth)
@@ -300,6 +318,9 @@ pub struct Backtracker {
     /// Which pairs may be merges: the validity test asks mostly about pairs that are not, and
     /// this small filter answers those without a miss in the (large) merge table.
     pair_filter: PairFilter,
+    /// By two bytes `x << 8 | y`: the rank of the merge of the one-byte symbols `x` and `y`
+    /// (`u32::MAX` when there is none, or a byte is not a symbol), for [`Backtracker::first_try`].
+    byte_ranks: Table<u32>,
 }
 
 /// A blocked Bloom filter of pairs: two bits in one word per pair, about 8 to 16 bits per
@@ -355,6 +376,9 @@ pub struct BacktrackScratch {
     memo: Vec<MemoSet>,
     /// The windows of a long piece's path, for reuse where the piece repeats them.
     repeats: Repeats,
+    /// The positions of the search's path whose longest token is tried second (see
+    /// [`Backtracker::first_try`]), with that token, in path order.
+    deferred: Vec<(usize, u32)>,
 }
 
 impl BacktrackScratch {
@@ -362,6 +386,7 @@ impl BacktrackScratch {
     /// that the pairs of one long text still answer for the next.
     pub fn release_positions(&mut self) {
         self.alive = Vec::new();
+        self.deferred = Vec::new();
         self.repeats.release();
     }
 }
@@ -430,12 +455,24 @@ impl Backtracker {
                 last,
                 run_start: run_start as u32,
                 run_len: (steps.len() - run_start) as u32,
+                last_rank: steps[run_start..].iter().find(|s| s.last != last).map_or(u32::MAX, |s| s.rank),
             };
             reachable.push((key, id));
         }
         let trie = Trie::new(reachable.iter().chain(&unreachable).map(|(k, id)| (k.as_ref(), *id)).collect())?;
         for (key, id) in &reachable {
             info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]).0;
+        }
+        // The one-byte tokens that are one symbol (all 256 in a byte-level model).
+        let symbol = |b: u8| Some(trie.exact(&[b])).filter(|&t| info.get(t as usize).is_some_and(|i| i.len == 1 && i.run_len == 0));
+        let symbols: Vec<Option<u32>> = (0..=255).map(symbol).collect();
+        let mut byte_ranks = vec![u32::MAX; 1 << 16];
+        for (x, a) in symbols.iter().enumerate() {
+            for (y, b) in symbols.iter().enumerate() {
+                if let (Some(a), Some(b)) = (a, b) {
+                    byte_ranks[x << 8 | y] = merges.get(&(*a, *b)).map_or(u32::MAX, |&(r, _)| r);
+                }
+            }
         }
         Some(Self {
             serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
@@ -445,6 +482,7 @@ impl Backtracker {
             steps: steps.into(),
             merges: merges.clone(),
             pair_filter: PairFilter::new(merges),
+            byte_ranks: byte_ranks.into(),
         })
     }
 
@@ -616,19 +654,81 @@ impl Backtracker {
             *set = [key | u64::from(v), set[0], set[1], set[2]];
             v
         };
-        let BacktrackScratch { alive, repeats, .. } = scratch;
+        let BacktrackScratch { alive, repeats, deferred, .. } = scratch;
         if text.len() >= MIN_PIECE {
             repeats.start(out.len());
-            self.search::<true>(text, start, out, &mut valid, alive, repeats)
+            self.search::<true>(text, start, out, &mut valid, alive, repeats, deferred)
         } else {
-            self.search::<false>(text, start, out, &mut valid, alive, repeats)
+            self.search::<false>(text, start, out, &mut valid, alive, repeats, deferred)
         }
+    }
+
+    /// The first candidate to try at `pos`, whose longest token is `t` (of `len` bytes):
+    /// `t`, or, when the byte after `t` merges with `t`'s last byte at a lower rank than the
+    /// merge that takes that byte into `t`, and is not taken first by the byte after it (then
+    /// `t` is often not the valid token: on random digits, two times in three), the next
+    /// shorter token, with `t` deferred to right after
+    /// it (recorded in `deferred`). A wrong longest token costs a dead end: a push, a trie
+    /// walk and the pair tests of every token after it. Any order of the candidates gives
+    /// the same tokens (see the module docs); this one only saves work.
+    ///
+    /// `deferred` holds no position from `pos` on: the search comes back to a position only
+    /// once every candidate after it failed, and the last candidate at a position with a
+    /// deferred token comes after that token (see [`Backtracker::next_try`]).
+    #[inline(always)]
+    fn first_try(&self, text: &[u8], pos: usize, (t, len): (u32, usize), deferred: &mut Vec<(usize, u32)>) -> (u32, usize) {
+        // `len == 0` when there is no token (`t == NONE`).
+        let end = pos + len;
+        if len < 2 || end >= text.len() {
+            return (t, len);
+        }
+        let rank = self.byte_rank(text, end - 1);
+        if rank == u32::MAX {
+            return (t, len);
+        }
+        let info = &self.info[t as usize];
+        if rank >= info.last_rank || info.shorter == NONE {
+            return (t, len);
+        }
+        // Unless the byte after the token merges first with the one after it (and that one is
+        // not taken first by the next).
+        if end + 1 < text.len() {
+            let right = self.byte_rank(text, end);
+            if right < rank && (end + 2 >= text.len() || self.byte_rank(text, end + 1) >= right) {
+                return (t, len);
+            }
+        }
+        deferred.push((pos, t));
+        (info.shorter, self.token_len(info.shorter) as usize)
+    }
+
+    /// The `byte_ranks` entry of bytes `at` and `at + 1` of `text`.
+    #[inline(always)]
+    fn byte_rank(&self, text: &[u8], at: usize) -> u32 {
+        self.byte_ranks[(usize::from(text[at]) << 8 | usize::from(text[at + 1])) & 0xffff]
+    }
+
+    /// The candidate after `t` at `pos`: the next shorter token, except around a token
+    /// [`Backtracker::first_try`] deferred (tried right after the next shorter one, then on
+    /// from that one).
+    #[inline(always)]
+    fn next_try(&self, pos: usize, t: u32, deferred: &mut Vec<(usize, u32)>) -> (u32, usize) {
+        let next = match deferred.last() {
+            Some(&(p, longest)) if p == pos && t == longest => {
+                deferred.pop();
+                self.info[self.info[t as usize].shorter as usize].shorter
+            }
+            Some(&(p, longest)) if p == pos && t == self.info[longest as usize].shorter => longest,
+            _ => self.info[t as usize].shorter,
+        };
+        (next, self.token_len(next) as usize)
     }
 
     /// The search of [`Backtracker::encode_from`], with `valid` the (memoised) pair test;
     /// with `REPEATS`, reusing the windows of its path where the text repeats them (see
     /// [`Repeats`]).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn search<const REPEATS: bool>(
         &self,
         text: &[u8],
@@ -637,6 +737,7 @@ impl Backtracker {
         valid: &mut impl FnMut(u32, u32) -> bool,
         alive: &mut Vec<u64>,
         repeats: &mut Repeats,
+        deferred: &mut Vec<(usize, u32)>,
     ) -> bool {
         let n = text.len();
         let base = out.len();
@@ -649,16 +750,15 @@ impl Backtracker {
         // At most a token per byte: the pushes below never reallocate.
         out.reserve(n);
         let mut pos = 0;
-        let Start((mut t, mut len)) = start;
+        deferred.clear();
+        let (mut t, mut len) = self.first_try(text, 0, start.0, deferred);
         while pos < n {
             // The longest token at `pos` that leads on and fits the token before it.
             while t != NONE {
                 if is_alive(alive, pos + len, dead_end) && (out.len() == base || valid(out[out.len() - 1], t)) {
                     break;
                 }
-                let info = &self.info[t as usize];
-                t = info.shorter;
-                len = self.token_len(t) as usize;
+                (t, len) = self.next_try(pos, t, deferred);
             }
             if t != NONE {
                 out.push(t);
@@ -671,7 +771,7 @@ impl Backtracker {
                         pos = end;
                     }
                 }
-                (t, len) = self.trie.longest_prefix(&text[pos..]);
+                (t, len) = self.first_try(text, pos, self.trie.longest_prefix(&text[pos..]), deferred);
                 continue;
             }
             // No way on from `pos`: it is dead; try the next shorter token before it.
@@ -687,10 +787,9 @@ impl Backtracker {
             pos -= self.token_len(last) as usize;
             if REPEATS && repeats.popped(pos, out.len()) {
                 // A reused token: the longer ones at `pos` were never tried.
-                (t, len) = self.trie.longest_prefix(&text[pos..]);
+                (t, len) = self.first_try(text, pos, self.trie.longest_prefix(&text[pos..]), deferred);
             } else {
-                t = self.info[last as usize].shorter;
-                len = self.token_len(t) as usize;
+                (t, len) = self.next_try(pos, last, deferred);
             }
         }
         true
@@ -777,6 +876,7 @@ impl Backtracker {
         w.table(&self.steps);
         w.table(&self.pair_filter.words);
         w.u32(self.pair_filter.index_bits);
+        w.table(&self.byte_ranks);
     }
 
     /// Reads what [`Backtracker::write_table`] wrote, with `merges` (the model's).
@@ -788,11 +888,12 @@ impl Backtracker {
         let steps: Table<Step> = r.table()?;
         let words: Table<u64> = r.table()?;
         let index_bits = r.u32()?;
+        let byte_ranks: Table<u32> = r.table()?;
         // What the encoder indexes without checking must be in bounds: every base + byte in
         // the trie (padded by 256 past the last base), every run in the steps.
-        let slots_ok = slots.iter().all(|s| s.base() + 256 <= slots.len());
+        let slots_ok = !slots.is_empty() && slots.iter().all(|s| s.base() + 256 <= slots.len());
         let runs_ok = info.iter().all(|t| (t.run_start as usize).checked_add(t.run_len as usize).is_some_and(|e| e <= steps.len()));
-        if !slots_ok || !runs_ok || words.len() != 1usize.checked_shl(index_bits).unwrap_or(0) {
+        if !slots_ok || !runs_ok || words.len() != 1usize.checked_shl(index_bits).unwrap_or(0) || byte_ranks.len() != 1 << 16 {
             return Err(bad());
         }
         Ok(Self {
@@ -803,6 +904,7 @@ impl Backtracker {
             steps,
             merges: merges.clone(),
             pair_filter: PairFilter { words, index_bits },
+            byte_ranks,
         })
     }
 }
