@@ -113,6 +113,26 @@ impl<'a> Transformer<'a> {
     /// after it.
     #[inline]
     fn push(&mut self, c: char, change: isize) {
+        let align = self.step(change);
+        self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
+        self.new_text.push(c);
+    }
+
+    /// What [`Self::push`] does for each of `items`, whose chars are `text`, with the text
+    /// written at once.
+    #[inline]
+    fn push_all(&mut self, items: &[(char, isize)], text: &str) {
+        for &(c, change) in items {
+            let align = self.step(change);
+            self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
+        }
+        self.new_text.push_str(text);
+    }
+
+    /// The rule of [`Self::push`] for a new char with this change: its alignment, the old
+    /// chars it replaces and removes passed.
+    #[inline]
+    fn step(&mut self, change: isize) -> (usize, usize) {
         let align = if change > 0 {
             if self.offset == 0 {
                 (0, 0)
@@ -130,8 +150,7 @@ impl<'a> Transformer<'a> {
         if change < 0 {
             self.offset += (&mut self.replaced).take((-change) as usize).map(char::len_utf8).sum::<usize>();
         }
-        self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
-        self.new_text.push(c);
+        align
     }
 
     /// The next `n` bytes of the old string kept as they are: what [`Self::push`] does for
@@ -143,7 +162,7 @@ impl<'a> Transformer<'a> {
         let mut last = (0, 0);
         let from = &self.alignments[self.offset..self.offset + n];
         self.new_alignments.extend(kept.bytes().zip(from).map(|(b, &a)| {
-            if !(0x80..0xC0).contains(&b) {
+            if !is_continuation(b) {
                 last = a;
             }
             last
@@ -370,7 +389,8 @@ impl NormalizedString {
 
     /// Unicode NFC (the library's, segment by segment: see [`crate::utils::nfc`]). What
     /// `transform` does with the chars NFC gives, but the stretches it leaves as they are
-    /// (most of a text) go through [`Transformer::keep`] in bulk rather than char by char.
+    /// (most of a text) go through [`Transformer::keep`] in bulk rather than char by char, and
+    /// the short segments it changes, from the memo, through [`Transformer::push_all`].
     pub fn nfc(&mut self) -> &mut Self {
         if self.normalized.is_empty() {
             return self;
@@ -381,6 +401,10 @@ impl NormalizedString {
         loop {
             if let Some(n) = chars.take_same() {
                 t.keep(n);
+            }
+            if let Some((items, text)) = chars.take_segment() {
+                t.push_all(items, text);
+                continue;
             }
             match chars.next() {
                 Some((c, change)) => t.push(c, change),
@@ -623,13 +647,41 @@ fn expand_alignments(alignments: &[(usize, usize)]) -> Option<std::ops::Range<us
     }
 }
 
+/// Whether byte `b` of UTF-8 text continues a char (`0b10xx_xxxx`) rather than starts one.
+#[inline(always)]
+pub(crate) fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// The start of the char that byte `i` of `text` is in (`i` itself at or past the end).
+#[inline(always)]
+fn char_start(text: &[u8], mut i: usize) -> usize {
+    while i > 0 && i < text.len() && is_continuation(text[i]) {
+        i -= 1;
+    }
+    i
+}
+
+/// The end of the char that byte `end - 1` of `text` is in (`end` itself at or past the end).
+#[inline(always)]
+fn char_end(text: &[u8], mut end: usize) -> usize {
+    while end < text.len() && is_continuation(text[end]) {
+        end += 1;
+    }
+    end
+}
+
 /// Turns byte offsets into the unit an encode call asked for, as HF reports offsets to
 /// Python: bytes stay as they are; in chars, an offset inside a char counts as that char, an
 /// end past the text is two past the start's char, and a start past the text stays in bytes.
 /// Chars are counted from a cursor that moves between the offsets asked for (which mostly
 /// come in increasing order) instead of a table of the whole input: the cost is the bytes the
 /// cursor crosses, not a word per byte.
-pub(crate) struct OffsetsIn<'t>(Option<CharCursor<'t>>);
+pub(crate) struct OffsetsIn<'t> {
+    text: &'t [u8],
+    /// In chars, for a text that is not all ASCII.
+    chars: Option<CharCursor<'t>>,
+}
 
 /// Counts the chars before a byte position of a non-ASCII text, moving from where it was.
 struct CharCursor<'t> {
@@ -650,7 +702,7 @@ fn char_starts(bytes: &[u8]) -> usize {
         let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
         continuations += (w & !(w << 1) & TOP).count_ones() as usize;
     }
-    continuations += words.remainder().iter().filter(|&&b| b & 0xC0 == 0x80).count();
+    continuations += words.remainder().iter().filter(|&&b| is_continuation(b)).count();
     bytes.len() - continuations
 }
 
@@ -661,6 +713,13 @@ impl CharCursor<'_> {
         let (at, n) = self.at.get();
         if p == at {
             // Where the last token ended, mostly the next one's start: nothing to count.
+            return n;
+        }
+        if p > at && p - at <= SHORT_MOVE {
+            // Mostly the end of a token that starts where the cursor is: its few bytes are
+            // counted here, without a call.
+            let n = n + self.text[at..p].iter().filter(|&&b| !is_continuation(b)).count();
+            self.at.set((p, n));
             return n;
         }
         self.move_to(p, at, n)
@@ -694,24 +753,38 @@ impl CharCursor<'_> {
     }
 }
 
+/// Forward moves of the cursor up to this many bytes (a token's) are counted inline.
+const SHORT_MOVE: usize = 16;
+
 impl<'t> OffsetsIn<'t> {
     /// The conversion of offsets into `text` to `offset_type`.
     pub(crate) fn new(text: &'t str, offset_type: crate::base::OffsetType) -> Self {
-        Self(match offset_type {
+        let chars = match offset_type {
             crate::base::OffsetType::Char if !text.is_ascii() => {
                 Some(CharCursor { text: text.as_bytes(), at: std::cell::Cell::new((0, 0)) })
             }
             _ => None,
-        })
+        };
+        Self { text: text.as_bytes(), chars }
     }
 
     /// `o` (bytes) in the asked unit; offsets that do not convert are kept.
     #[inline]
     pub(crate) fn convert(&self, o: Offsets) -> Offsets {
-        match &self.0 {
+        match &self.chars {
             Some(c) => c.convert(o).unwrap_or(o),
             None => o,
         }
+    }
+
+    /// `o` (bytes) widened to whole chars, then in the asked unit ([`Self::convert`]), in one
+    /// step: a token that cuts a char covers all of it, as the char a byte-level mapping
+    /// gives each byte does (the byte-level direct path encodes raw bytes, its tokens may cut
+    /// chars). Tokens given in order cost a few instructions each: the cursor counts the
+    /// chars of each token's bytes as it goes by.
+    #[inline]
+    pub(crate) fn convert_whole_chars(&self, (s, e): Offsets) -> Offsets {
+        self.convert((char_start(self.text, s), char_end(self.text, e)))
     }
 }
 
@@ -813,6 +886,49 @@ mod tests {
             }
         }
         assert!(compared > 1000);
+    }
+
+    /// Byte ranges widened to whole chars (by `str::is_char_boundary`), then converted by the
+    /// table: what `convert_whole_chars` gives, in bytes and in chars, for every range in
+    /// order (token after token, as the byte-level path gives them), backwards and jumping.
+    #[test]
+    fn whole_chars_are_the_widened_ranges_converted() {
+        let texts = ["", "abc", "aé日😀b", "日本語のテキスト", "\u{301}x\u{10ffff}", "😀😀a😀"];
+        let mut compared = 0;
+        for t in texts {
+            // Offsets past the text stay as they are.
+            let widen = |(s, e): Offsets| {
+                let s = if s >= t.len() { s } else { (0..=s).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0) };
+                let e = if e >= t.len() { e } else { (e..=t.len()).find(|&i| t.is_char_boundary(i)).unwrap_or(t.len()) };
+                (s, e)
+            };
+            let table = BytesToCharOffsetConverter::new(t);
+            let mut pairs: Vec<Offsets> = (0..t.len() + 3).flat_map(|s| (s..t.len() + 3).map(move |e| (s, e))).collect();
+            // Consecutive tokens of every length (each starting where the last ended).
+            for len in 1..5 {
+                pairs.extend((0..t.len()).step_by(len).map(|s| (s, (s + len).min(t.len()))));
+            }
+            for offset_type in [crate::base::OffsetType::Byte, crate::base::OffsetType::Char] {
+                let offsets_in = OffsetsIn::new(t, offset_type);
+                for order in 0..3 {
+                    match order {
+                        1 => pairs.reverse(),
+                        2 => pairs.sort_by_key(|&(s, e)| (s * 7 + e * 13) % 11),
+                        _ => {}
+                    }
+                    for &o in &pairs {
+                        let w = widen(o);
+                        let want = match offset_type {
+                            crate::base::OffsetType::Char => table.convert(w).unwrap_or(w),
+                            crate::base::OffsetType::Byte => w,
+                        };
+                        assert_eq!(offsets_in.convert_whole_chars(o), want, "{t:?} {o:?} {offset_type:?}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
     }
 
     #[test]

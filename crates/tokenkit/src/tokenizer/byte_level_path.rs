@@ -96,6 +96,8 @@ pub(crate) fn encode(
         reserve_for_long_text(tokens, text);
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
+        // Each token's offsets, widened to whole chars and in the asked unit as it comes.
+        let offsets_in = OffsetsIn::new(text, offset_type);
         // The first error (a regex that gives up on the text) ends the encoding.
         let mut failed = Ok(());
         stages.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
@@ -104,7 +106,7 @@ pub(crate) fn encode(
             }
             if let Some(id) = id {
                 explicit.push((tokens.len(), text[s..e].to_owned()));
-                tokens.push(Token { id, word, offsets: (s, e) });
+                tokens.push(Token { id, word, offsets: offsets_in.convert_whole_chars((s, e)) });
                 word += 1;
                 return;
             }
@@ -117,22 +119,19 @@ pub(crate) fn encode(
                 n.nfc();
                 let align = n.alignments();
                 failed = encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
-                    tokens.push(Token { id, word, offsets: (s + align[ts].0, s + align[te - 1].1) });
+                    tokens.push(Token { id, word, offsets: offsets_in.convert_whole_chars((s + align[ts].0, s + align[te - 1].1)) });
                 });
                 return;
             }
-            let bytes = segment.as_bytes();
-            // A token that cuts a char covers all of it, as the mapped char's offsets do.
             failed = encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
-                tokens.push(Token { id, word, offsets: (s + char_start(bytes, ts), s + char_end(bytes, te)) });
+                tokens.push(Token { id, word, offsets: offsets_in.convert_whole_chars((s + ts, s + te)) });
             });
         });
         failed?;
         // Each field with room for the special tokens the post-processor adds, so that it
         // can add them in place.
         let room = tokens.len() + stages.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
-        let offsets_in = OffsetsIn::new(text, offset_type);
-        let offsets = with_room(room, tokens.iter().map(|t| offsets_in.convert(t.offsets)));
+        let offsets = with_room(room, tokens.iter().map(|t| t.offsets));
         let enc = Encoding::from_vocab_tokens(
             with_room(room, tokens.iter().map(|t| t.id)),
             offsets,
@@ -191,7 +190,7 @@ struct Token {
     id: u32,
     /// Index of its piece (the word id, unless the caller gives one).
     word: u32,
-    /// Byte offsets in the text.
+    /// Offsets in the text, whole chars in the asked unit.
     offsets: (usize, usize),
 }
 
@@ -221,29 +220,6 @@ fn encode_pieces(
         *word += 1;
     }
     Ok(())
-}
-
-/// The start of the char that byte `i` of `bytes` is in.
-#[inline]
-fn char_start(bytes: &[u8], mut i: usize) -> usize {
-    while i > 0 && i < bytes.len() && is_continuation(bytes[i]) {
-        i -= 1;
-    }
-    i
-}
-
-/// The end of the char that byte `end - 1` of `bytes` is in.
-#[inline]
-fn char_end(bytes: &[u8], mut end: usize) -> usize {
-    while end < bytes.len() && is_continuation(bytes[end]) {
-        end += 1;
-    }
-    end
-}
-
-#[inline]
-fn is_continuation(b: u8) -> bool {
-    (0x80..0xC0).contains(&b)
 }
 
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
