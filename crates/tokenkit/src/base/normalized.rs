@@ -113,26 +113,6 @@ impl<'a> Transformer<'a> {
     /// after it.
     #[inline]
     fn push(&mut self, c: char, change: isize) {
-        let align = self.step(change);
-        self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
-        self.new_text.push(c);
-    }
-
-    /// What [`Self::push`] does for each of `items`, whose chars are `text`, with the text
-    /// written at once.
-    #[inline]
-    fn push_all(&mut self, items: &[(char, isize)], text: &str) {
-        for &(c, change) in items {
-            let align = self.step(change);
-            self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
-        }
-        self.new_text.push_str(text);
-    }
-
-    /// The rule of [`Self::push`] for a new char with this change: its alignment, the old
-    /// chars it replaces and removes passed.
-    #[inline]
-    fn step(&mut self, change: isize) -> (usize, usize) {
         let align = if change > 0 {
             if self.offset == 0 {
                 (0, 0)
@@ -150,7 +130,8 @@ impl<'a> Transformer<'a> {
         if change < 0 {
             self.offset += (&mut self.replaced).take((-change) as usize).map(char::len_utf8).sum::<usize>();
         }
-        align
+        self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
+        self.new_text.push(c);
     }
 
     /// The next `n` bytes of the old string kept as they are: what [`Self::push`] does for
@@ -389,8 +370,7 @@ impl NormalizedString {
 
     /// Unicode NFC (the library's, segment by segment: see [`crate::utils::nfc`]). What
     /// `transform` does with the chars NFC gives, but the stretches it leaves as they are
-    /// (most of a text) go through [`Transformer::keep`] in bulk rather than char by char, and
-    /// the short segments it changes, from the memo, through [`Transformer::push_all`].
+    /// (most of a text) go through [`Transformer::keep`] in bulk rather than char by char.
     pub fn nfc(&mut self) -> &mut Self {
         if self.normalized.is_empty() {
             return self;
@@ -401,10 +381,6 @@ impl NormalizedString {
         loop {
             if let Some(n) = chars.take_same() {
                 t.keep(n);
-            }
-            if let Some((items, text)) = chars.take_segment() {
-                t.push_all(items, text);
-                continue;
             }
             match chars.next() {
                 Some((c, change)) => t.push(c, change),
@@ -715,13 +691,6 @@ impl CharCursor<'_> {
             // Where the last token ended, mostly the next one's start: nothing to count.
             return n;
         }
-        if p > at && p - at <= SHORT_MOVE {
-            // Mostly the end of a token that starts where the cursor is: its few bytes are
-            // counted here, without a call.
-            let n = n + self.text[at..p].iter().filter(|&&b| !is_continuation(b)).count();
-            self.at.set((p, n));
-            return n;
-        }
         self.move_to(p, at, n)
     }
 
@@ -731,6 +700,13 @@ impl CharCursor<'_> {
         let n = if p > at { n + char_starts(&self.text[at..p]) } else { n - char_starts(&self.text[p..at]) };
         self.at.set((p, n));
         n
+    }
+
+    /// [`OffsetsIn::convert`] in chars, called rather than inlined where the tokens'
+    /// offsets are mostly in bytes (the caller's loop stays small).
+    #[inline(never)]
+    fn convert_out_of_line(&self, o: Offsets) -> Offsets {
+        self.convert(o).unwrap_or(o)
     }
 
     /// The char offsets of byte offsets `(s, e)`; `None` when `s` is past the text.
@@ -753,9 +729,6 @@ impl CharCursor<'_> {
     }
 }
 
-/// Forward moves of the cursor up to this many bytes (a token's) are counted inline.
-const SHORT_MOVE: usize = 16;
-
 impl<'t> OffsetsIn<'t> {
     /// The conversion of offsets into `text` to `offset_type`.
     pub(crate) fn new(text: &'t str, offset_type: crate::base::OffsetType) -> Self {
@@ -777,14 +750,34 @@ impl<'t> OffsetsIn<'t> {
         }
     }
 
-    /// `o` (bytes) widened to whole chars, then in the asked unit ([`Self::convert`]), in one
-    /// step: a token that cuts a char covers all of it, as the char a byte-level mapping
-    /// gives each byte does (the byte-level direct path encodes raw bytes, its tokens may cut
-    /// chars). Tokens given in order cost a few instructions each: the cursor counts the
-    /// chars of each token's bytes as it goes by.
+    /// The conversion of offsets widened to whole chars ([`WholeChars::convert`]).
     #[inline]
-    pub(crate) fn convert_whole_chars(&self, (s, e): Offsets) -> Offsets {
-        self.convert((char_start(self.text, s), char_end(self.text, e)))
+    pub(crate) fn whole_chars(&self) -> WholeChars<'_, 't> {
+        WholeChars { text: self.text, chars: self.chars.as_ref() }
+    }
+}
+
+/// Offsets widened to whole chars, then in the asked unit: a token that cuts a char covers
+/// all of it, as the char a byte-level mapping gives each byte does (the byte-level direct
+/// path encodes raw bytes, its tokens may cut chars). Plain values, copied into a tokenizing
+/// loop (its fields stay in registers while tokens are written).
+#[derive(Clone, Copy)]
+pub(crate) struct WholeChars<'c, 't> {
+    text: &'t [u8],
+    chars: Option<&'c CharCursor<'t>>,
+}
+
+impl WholeChars<'_, '_> {
+    /// `o` (bytes) widened to whole chars, then as [`OffsetsIn::convert`] gives it, in one
+    /// step. Tokens given in order cost a few instructions each: the cursor counts the chars
+    /// of each token's bytes as it goes by.
+    #[inline(always)]
+    pub(crate) fn convert(self, (s, e): Offsets) -> Offsets {
+        let whole = (char_start(self.text, s), char_end(self.text, e));
+        match self.chars {
+            Some(c) => c.convert_out_of_line(whole),
+            None => whole,
+        }
     }
 }
 
@@ -889,7 +882,7 @@ mod tests {
     }
 
     /// Byte ranges widened to whole chars (by `str::is_char_boundary`), then converted by the
-    /// table: what `convert_whole_chars` gives, in bytes and in chars, for every range in
+    /// table: what `WholeChars::convert` gives, in bytes and in chars, for every range in
     /// order (token after token, as the byte-level path gives them), backwards and jumping.
     #[test]
     fn whole_chars_are_the_widened_ranges_converted() {
@@ -922,7 +915,7 @@ mod tests {
                             crate::base::OffsetType::Char => table.convert(w).unwrap_or(w),
                             crate::base::OffsetType::Byte => w,
                         };
-                        assert_eq!(offsets_in.convert_whole_chars(o), want, "{t:?} {o:?} {offset_type:?}");
+                        assert_eq!(offsets_in.whole_chars().convert(o), want, "{t:?} {o:?} {offset_type:?}");
                         compared += 1;
                     }
                 }

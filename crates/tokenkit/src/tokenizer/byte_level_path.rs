@@ -98,6 +98,7 @@ pub(crate) fn encode(
         let mut word: u32 = 0;
         // Each token's offsets, widened to whole chars and in the asked unit as it comes.
         let offsets_in = OffsetsIn::new(text, offset_type);
+        let whole_chars = offsets_in.whole_chars();
         // The first error (a regex that gives up on the text) ends the encoding.
         let mut failed = Ok(());
         stages.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
@@ -106,7 +107,7 @@ pub(crate) fn encode(
             }
             if let Some(id) = id {
                 explicit.push((tokens.len(), text[s..e].to_owned()));
-                tokens.push(Token { id, word, offsets: offsets_in.convert_whole_chars((s, e)) });
+                tokens.push(Token { id, word, offsets: whole_chars.convert((s, e)) });
                 word += 1;
                 return;
             }
@@ -117,14 +118,16 @@ pub(crate) fn encode(
                 // span from its first byte's char to its last byte's char.
                 let mut n = NormalizedString::from(segment);
                 n.nfc();
+                // (Those are whole chars of the original already.)
                 let align = n.alignments();
                 failed = encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
-                    tokens.push(Token { id, word, offsets: offsets_in.convert_whole_chars((s + align[ts].0, s + align[te - 1].1)) });
+                    tokens.push(Token { id, word, offsets: offsets_in.convert((s + align[ts].0, s + align[te - 1].1)) });
                 });
                 return;
             }
-            failed = encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
-                tokens.push(Token { id, word, offsets: offsets_in.convert_whole_chars((s + ts, s + te)) });
+            let tokens = &mut *tokens;
+            failed = encode_pieces(plan, segment, pieces, &mut word, move |id, (ts, te), word| {
+                tokens.push(Token { id, word, offsets: whole_chars.convert((s + ts, s + te)) });
             });
         });
         failed?;

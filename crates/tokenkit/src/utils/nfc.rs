@@ -201,12 +201,11 @@ pub struct Nfc<'a> {
 }
 
 /// The segments being given: a stretch NFC leaves as it is, one through the library, or a
-/// short one's result from the memo (`memo.items[from..to]`, then the range of their chars
-/// in `memo.text`).
+/// short one's result from the memo (`memo.items[from..to]`).
 enum Part<'a> {
     Same(std::str::Chars<'a>),
     Library(Box<Recompositions<std::str::Chars<'a>>>),
-    Memo(usize, usize, std::ops::Range<usize>),
+    Memo(usize, usize),
     Done,
 }
 
@@ -222,25 +221,20 @@ const SLOTS: usize = 256;
 struct Memo {
     slots: [Slot; SLOTS],
     items: Vec<(char, isize)>,
-    /// The chars of `items`, as a string (each slot's are together).
-    text: String,
 }
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
     len: u8,
     bytes: [u8; SHORT],
-    /// Its range in `items`, then in `text`.
     from: u32,
     to: u32,
-    text_from: u32,
-    text_to: u32,
 }
 
 impl Memo {
     /// The slot of `seg` (at most [`SHORT`] bytes), its items filled from the library when
-    /// it held another segment.
-    fn get(&mut self, seg: &str) -> Slot {
+    /// it held another segment; returns the range of its items.
+    fn get(&mut self, seg: &str) -> (usize, usize) {
         let mut key = [0u8; SHORT];
         key[..seg.len()].copy_from_slice(seg.as_bytes());
         let h = u64::from_le_bytes(key[..8].try_into().expect("8 bytes"))
@@ -249,27 +243,17 @@ impl Memo {
         let i = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % SLOTS;
         let slot = self.slots[i];
         if usize::from(slot.len) == seg.len() && slot.bytes == key {
-            return slot;
+            return (slot.from as usize, slot.to as usize);
         }
         // The items of segments no slot holds any more are dropped when there are many.
         if self.items.len() > 64 * SLOTS {
             self.items.clear();
-            self.text.clear();
             self.slots = [Slot::default(); SLOTS];
         }
-        let (from, text_from) = (self.items.len(), self.text.len());
+        let from = self.items.len();
         self.items.extend(seg.nfc());
-        self.text.extend(self.items[from..].iter().map(|&(c, _)| c));
-        let slot = Slot {
-            len: seg.len() as u8,
-            bytes: key,
-            from: from as u32,
-            to: self.items.len() as u32,
-            text_from: text_from as u32,
-            text_to: self.text.len() as u32,
-        };
-        self.slots[i] = slot;
-        slot
+        self.slots[i] = Slot { len: seg.len() as u8, bytes: key, from: from as u32, to: self.items.len() as u32 };
+        (from, self.items.len())
     }
 }
 
@@ -284,22 +268,6 @@ impl Nfc<'_> {
                 let n = chars.as_str().len();
                 *chars = "".chars();
                 Some(n)
-            }
-            _ => None,
-        }
-    }
-
-    /// When the chars being given are a short segment's, from the memo, the rest of them at
-    /// once: their chars and changes, and those chars as a string; `None` otherwise.
-    #[inline]
-    pub fn take_segment(&mut self) -> Option<(&[(char, isize)], &str)> {
-        match (&mut self.part, &self.memo) {
-            (Part::Memo(from, to, text), Some(memo)) if *from < *to => {
-                let items = &memo.items[*from..*to];
-                *from = *to;
-                let chars = &memo.text[text.clone()];
-                text.start = text.end;
-                Some((items, chars))
             }
             _ => None,
         }
@@ -323,11 +291,10 @@ impl Iterator for Nfc<'_> {
                         return Some(x);
                     }
                 }
-                Part::Memo(from, to, text) => {
+                Part::Memo(from, to) => {
                     if from < to {
                         let x = self.memo.as_ref().map(|m| m.items[*from]);
                         *from += 1;
-                        text.start += x.map_or(0, |(c, _)| c.len_utf8());
                         return x;
                     }
                 }
@@ -349,11 +316,9 @@ impl Iterator for Nfc<'_> {
                 continue;
             }
             if end - start <= SHORT {
-                let memo = self
-                    .memo
-                    .get_or_insert_with(|| Box::new(Memo { slots: [Slot::default(); SLOTS], items: Vec::new(), text: String::new() }));
-                let slot = memo.get(&self.s[start..end]);
-                self.part = Part::Memo(slot.from as usize, slot.to as usize, slot.text_from as usize..slot.text_to as usize);
+                let memo = self.memo.get_or_insert_with(|| Box::new(Memo { slots: [Slot::default(); SLOTS], items: Vec::new() }));
+                let (from, to) = memo.get(&self.s[start..end]);
+                self.part = Part::Memo(from, to);
             } else {
                 self.part = Part::Library(Box::new(self.s[start..end].nfc()));
             }
