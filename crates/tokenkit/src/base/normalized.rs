@@ -750,6 +750,12 @@ impl<'t> OffsetsIn<'t> {
         }
     }
 
+    /// Whether offsets change (in chars, on a text that is not all ASCII).
+    #[inline]
+    pub(crate) fn counts_chars(&self) -> bool {
+        self.chars.is_some()
+    }
+
     /// The conversion of offsets widened to whole chars ([`WholeChars::convert`]).
     #[inline]
     pub(crate) fn whole_chars(&self) -> WholeChars<'_, 't> {

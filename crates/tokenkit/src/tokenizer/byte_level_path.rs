@@ -118,11 +118,16 @@ pub(crate) fn encode(
                 // span from its first byte's char to its last byte's char.
                 let mut n = NormalizedString::from(segment);
                 n.nfc();
-                // (Those are whole chars of the original already.)
+                // Those are whole chars of the original already: they go into the asked unit
+                // once the segment is encoded (a loop of its own keeps this one small).
                 let align = n.alignments();
+                let first = tokens.len();
                 failed = encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
-                    tokens.push(Token { id, word, offsets: offsets_in.convert((s + align[ts].0, s + align[te - 1].1)) });
+                    tokens.push(Token { id, word, offsets: (s + align[ts].0, s + align[te - 1].1) });
                 });
+                if offsets_in.counts_chars() {
+                    tokens[first..].iter_mut().for_each(|t| t.offsets = offsets_in.convert(t.offsets));
+                }
                 return;
             }
             let tokens = &mut *tokens;
