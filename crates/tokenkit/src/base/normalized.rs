@@ -623,28 +623,11 @@ fn expand_alignments(alignments: &[(usize, usize)]) -> Option<std::ops::Range<us
     }
 }
 
-/// Whether byte `b` of UTF-8 text continues a char (`0b10xx_xxxx`) rather than starts one.
+/// Whether byte `b` of UTF-8 text continues a char (`0b10xx_xxxx`) rather than starts one:
+/// the one rule of the alignments, the char counts and the byte-level path's widening.
 #[inline(always)]
 pub(crate) fn is_continuation(b: u8) -> bool {
     b & 0xC0 == 0x80
-}
-
-/// The start of the char that byte `i` of `text` is in (`i` itself at or past the end).
-#[inline(always)]
-fn char_start(text: &[u8], mut i: usize) -> usize {
-    while i > 0 && i < text.len() && is_continuation(text[i]) {
-        i -= 1;
-    }
-    i
-}
-
-/// The end of the char that byte `end - 1` of `text` is in (`end` itself at or past the end).
-#[inline(always)]
-fn char_end(text: &[u8], mut end: usize) -> usize {
-    while end < text.len() && is_continuation(text[end]) {
-        end += 1;
-    }
-    end
 }
 
 /// Turns byte offsets into the unit an encode call asked for, as HF reports offsets to
@@ -653,11 +636,7 @@ fn char_end(text: &[u8], mut end: usize) -> usize {
 /// Chars are counted from a cursor that moves between the offsets asked for (which mostly
 /// come in increasing order) instead of a table of the whole input: the cost is the bytes the
 /// cursor crosses, not a word per byte.
-pub(crate) struct OffsetsIn<'t> {
-    text: &'t [u8],
-    /// In chars, for a text that is not all ASCII.
-    chars: Option<CharCursor<'t>>,
-}
+pub(crate) struct OffsetsIn<'t>(Option<CharCursor<'t>>);
 
 /// Counts the chars before a byte position of a non-ASCII text, moving from where it was.
 struct CharCursor<'t> {
@@ -702,13 +681,6 @@ impl CharCursor<'_> {
         n
     }
 
-    /// [`OffsetsIn::convert`] in chars, called rather than inlined where the tokens'
-    /// offsets are mostly in bytes (the caller's loop stays small).
-    #[inline(never)]
-    fn convert_out_of_line(&self, o: Offsets) -> Offsets {
-        self.convert(o).unwrap_or(o)
-    }
-
     /// The char offsets of byte offsets `(s, e)`; `None` when `s` is past the text.
     #[inline]
     fn convert(&self, (s, e): Offsets) -> Option<Offsets> {
@@ -732,57 +704,20 @@ impl CharCursor<'_> {
 impl<'t> OffsetsIn<'t> {
     /// The conversion of offsets into `text` to `offset_type`.
     pub(crate) fn new(text: &'t str, offset_type: crate::base::OffsetType) -> Self {
-        let chars = match offset_type {
+        Self(match offset_type {
             crate::base::OffsetType::Char if !text.is_ascii() => {
                 Some(CharCursor { text: text.as_bytes(), at: std::cell::Cell::new((0, 0)) })
             }
             _ => None,
-        };
-        Self { text: text.as_bytes(), chars }
+        })
     }
 
     /// `o` (bytes) in the asked unit; offsets that do not convert are kept.
     #[inline]
     pub(crate) fn convert(&self, o: Offsets) -> Offsets {
-        match &self.chars {
+        match &self.0 {
             Some(c) => c.convert(o).unwrap_or(o),
             None => o,
-        }
-    }
-
-    /// Whether offsets change (in chars, on a text that is not all ASCII).
-    #[inline]
-    pub(crate) fn counts_chars(&self) -> bool {
-        self.chars.is_some()
-    }
-
-    /// The conversion of offsets widened to whole chars ([`WholeChars::convert`]).
-    #[inline]
-    pub(crate) fn whole_chars(&self) -> WholeChars<'_, 't> {
-        WholeChars { text: self.text, chars: self.chars.as_ref() }
-    }
-}
-
-/// Offsets widened to whole chars, then in the asked unit: a token that cuts a char covers
-/// all of it, as the char a byte-level mapping gives each byte does (the byte-level direct
-/// path encodes raw bytes, its tokens may cut chars). Plain values, copied into a tokenizing
-/// loop (its fields stay in registers while tokens are written).
-#[derive(Clone, Copy)]
-pub(crate) struct WholeChars<'c, 't> {
-    text: &'t [u8],
-    chars: Option<&'c CharCursor<'t>>,
-}
-
-impl WholeChars<'_, '_> {
-    /// `o` (bytes) widened to whole chars, then as [`OffsetsIn::convert`] gives it, in one
-    /// step. Tokens given in order cost a few instructions each: the cursor counts the chars
-    /// of each token's bytes as it goes by.
-    #[inline(always)]
-    pub(crate) fn convert(self, (s, e): Offsets) -> Offsets {
-        let whole = (char_start(self.text, s), char_end(self.text, e));
-        match self.chars {
-            Some(c) => c.convert_out_of_line(whole),
-            None => whole,
         }
     }
 }
@@ -885,49 +820,6 @@ mod tests {
             }
         }
         assert!(compared > 1000);
-    }
-
-    /// Byte ranges widened to whole chars (by `str::is_char_boundary`), then converted by the
-    /// table: what `WholeChars::convert` gives, in bytes and in chars, for every range in
-    /// order (token after token, as the byte-level path gives them), backwards and jumping.
-    #[test]
-    fn whole_chars_are_the_widened_ranges_converted() {
-        let texts = ["", "abc", "aé日😀b", "日本語のテキスト", "\u{301}x\u{10ffff}", "😀😀a😀"];
-        let mut compared = 0;
-        for t in texts {
-            // Offsets past the text stay as they are.
-            let widen = |(s, e): Offsets| {
-                let s = if s >= t.len() { s } else { (0..=s).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0) };
-                let e = if e >= t.len() { e } else { (e..=t.len()).find(|&i| t.is_char_boundary(i)).unwrap_or(t.len()) };
-                (s, e)
-            };
-            let table = BytesToCharOffsetConverter::new(t);
-            let mut pairs: Vec<Offsets> = (0..t.len() + 3).flat_map(|s| (s..t.len() + 3).map(move |e| (s, e))).collect();
-            // Consecutive tokens of every length (each starting where the last ended).
-            for len in 1..5 {
-                pairs.extend((0..t.len()).step_by(len).map(|s| (s, (s + len).min(t.len()))));
-            }
-            for offset_type in [crate::base::OffsetType::Byte, crate::base::OffsetType::Char] {
-                let offsets_in = OffsetsIn::new(t, offset_type);
-                for order in 0..3 {
-                    match order {
-                        1 => pairs.reverse(),
-                        2 => pairs.sort_by_key(|&(s, e)| (s * 7 + e * 13) % 11),
-                        _ => {}
-                    }
-                    for &o in &pairs {
-                        let w = widen(o);
-                        let want = match offset_type {
-                            crate::base::OffsetType::Char => table.convert(w).unwrap_or(w),
-                            crate::base::OffsetType::Byte => w,
-                        };
-                        assert_eq!(offsets_in.whole_chars().convert(o), want, "{t:?} {o:?} {offset_type:?}");
-                        compared += 1;
-                    }
-                }
-            }
-        }
-        assert!(compared > 1000, "{compared}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::models::bpe::BPE;
 use crate::models::ModelWrapper;
 use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::byte_level::{cutter, Cutter};
-use crate::tokenizer::normalized::{NormalizedString, OffsetsIn};
+use crate::tokenizer::normalized::{is_continuation, NormalizedString, OffsetsIn};
 use crate::tokenizer::pipeline::Stages;
 use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
@@ -96,9 +96,6 @@ pub(crate) fn encode(
         reserve_for_long_text(tokens, text);
         let mut explicit = Vec::new();
         let mut word: u32 = 0;
-        // Each token's offsets, widened to whole chars and in the asked unit as it comes.
-        let offsets_in = OffsetsIn::new(text, offset_type);
-        let whole_chars = offsets_in.whole_chars();
         // The first error (a regex that gives up on the text) ends the encoding.
         let mut failed = Ok(());
         stages.added_vocabulary.for_each_unnormalized_split(text, |id, (s, e)| {
@@ -107,7 +104,7 @@ pub(crate) fn encode(
             }
             if let Some(id) = id {
                 explicit.push((tokens.len(), text[s..e].to_owned()));
-                tokens.push(Token { id, word, offsets: whole_chars.convert((s, e)) });
+                tokens.push(Token { id, word, offsets: (s, e) });
                 word += 1;
                 return;
             }
@@ -118,28 +115,24 @@ pub(crate) fn encode(
                 // span from its first byte's char to its last byte's char.
                 let mut n = NormalizedString::from(segment);
                 n.nfc();
-                // Those are whole chars of the original already: they go into the asked unit
-                // once the segment is encoded (a loop of its own keeps this one small).
                 let align = n.alignments();
-                let first = tokens.len();
                 failed = encode_pieces(plan, n.get(), pieces, &mut word, |id, (ts, te), word| {
                     tokens.push(Token { id, word, offsets: (s + align[ts].0, s + align[te - 1].1) });
                 });
-                if offsets_in.counts_chars() {
-                    tokens[first..].iter_mut().for_each(|t| t.offsets = offsets_in.convert(t.offsets));
-                }
                 return;
             }
-            let tokens = &mut *tokens;
-            failed = encode_pieces(plan, segment, pieces, &mut word, move |id, (ts, te), word| {
-                tokens.push(Token { id, word, offsets: whole_chars.convert((s + ts, s + te)) });
+            let bytes = segment.as_bytes();
+            // A token that cuts a char covers all of it, as the mapped char's offsets do.
+            failed = encode_pieces(plan, segment, pieces, &mut word, |id, (ts, te), word| {
+                tokens.push(Token { id, word, offsets: (s + char_start(bytes, ts), s + char_end(bytes, te)) });
             });
         });
         failed?;
         // Each field with room for the special tokens the post-processor adds, so that it
         // can add them in place.
         let room = tokens.len() + stages.post_processor.as_ref().map_or(0, |p| p.added_tokens(false));
-        let offsets = with_room(room, tokens.iter().map(|t| t.offsets));
+        let offsets_in = OffsetsIn::new(text, offset_type);
+        let offsets = with_room(room, tokens.iter().map(|t| offsets_in.convert(t.offsets)));
         let enc = Encoding::from_vocab_tokens(
             with_room(room, tokens.iter().map(|t| t.id)),
             offsets,
@@ -198,7 +191,7 @@ struct Token {
     id: u32,
     /// Index of its piece (the word id, unless the caller gives one).
     word: u32,
-    /// Offsets in the text, whole chars in the asked unit.
+    /// Byte offsets in the text.
     offsets: (usize, usize),
 }
 
@@ -228,6 +221,24 @@ fn encode_pieces(
         *word += 1;
     }
     Ok(())
+}
+
+/// The start of the char that byte `i` of `bytes` is in.
+#[inline]
+fn char_start(bytes: &[u8], mut i: usize) -> usize {
+    while i > 0 && i < bytes.len() && is_continuation(bytes[i]) {
+        i -= 1;
+    }
+    i
+}
+
+/// The end of the char that byte `end - 1` of `bytes` is in.
+#[inline]
+fn char_end(bytes: &[u8], mut end: usize) -> usize {
+    while end < bytes.len() && is_continuation(bytes[end]) {
+        end += 1;
+    }
+    end
 }
 
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
