@@ -143,7 +143,7 @@ impl<'a> Transformer<'a> {
         let mut last = (0, 0);
         let from = &self.alignments[self.offset..self.offset + n];
         self.new_alignments.extend(kept.bytes().zip(from).map(|(b, &a)| {
-            if !(0x80..0xC0).contains(&b) {
+            if !is_continuation(b) {
                 last = a;
             }
             last
@@ -623,6 +623,13 @@ fn expand_alignments(alignments: &[(usize, usize)]) -> Option<std::ops::Range<us
     }
 }
 
+/// Whether byte `b` of UTF-8 text continues a char (`0b10xx_xxxx`) rather than starts one:
+/// the one rule of the alignments, the char counts and the byte-level path's widening.
+#[inline(always)]
+pub(crate) fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
 /// Turns byte offsets into the unit an encode call asked for, as HF reports offsets to
 /// Python: bytes stay as they are; in chars, an offset inside a char counts as that char, an
 /// end past the text is two past the start's char, and a start past the text stays in bytes.
@@ -650,7 +657,7 @@ fn char_starts(bytes: &[u8]) -> usize {
         let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
         continuations += (w & !(w << 1) & TOP).count_ones() as usize;
     }
-    continuations += words.remainder().iter().filter(|&&b| b & 0xC0 == 0x80).count();
+    continuations += words.remainder().iter().filter(|&&b| is_continuation(b)).count();
     bytes.len() - continuations
 }
 

@@ -12,7 +12,7 @@ use crate::models::bpe::BPE;
 use crate::models::ModelWrapper;
 use crate::normalizers::NormalizerWrapper;
 use crate::pre_tokenizers::byte_level::{cutter, Cutter};
-use crate::tokenizer::normalized::{NormalizedString, OffsetsIn};
+use crate::tokenizer::normalized::{is_continuation, NormalizedString, OffsetsIn};
 use crate::tokenizer::pipeline::Stages;
 use crate::tokenizer::{Encoding, OffsetType, PostProcessor, Tokenizer};
 use crate::utils::regex::SysRegex;
@@ -239,11 +239,6 @@ fn char_end(bytes: &[u8], mut end: usize) -> usize {
         end += 1;
     }
     end
-}
-
-#[inline]
-fn is_continuation(b: u8) -> bool {
-    (0x80..0xC0).contains(&b)
 }
 
 /// The BPE model, its raw-byte encoder and the split regex of a tokenizer on the direct
