@@ -156,7 +156,7 @@ fn print_report(r: &Report, json: bool) -> Result<()> {
             eprintln!("  {e}");
         }
     }
-    let peak = crate::train::peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+    let peak = crate::train::peak_memory_text();
     if r.seconds <= 0.0 {
         bail!("no time measured");
     }

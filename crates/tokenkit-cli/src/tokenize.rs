@@ -181,7 +181,7 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
             eprintln!("  {e}");
         }
     }
-    let peak = crate::train::peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+    let peak = crate::train::peak_memory_text();
     eprintln!("tokenkit: time {:.2} s, {:.2} M tokens/s, peak memory {peak}", s.seconds, tokens as f64 / s.seconds.max(1e-9) / 1e6);
     Ok(())
 }

@@ -520,6 +520,11 @@ pub(crate) fn peak_memory() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// [`peak_memory`] as the summaries print it (`12.3 MiB`, or `unknown`).
+pub(crate) fn peak_memory_text() -> String {
+    peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64))
+}
+
 /// Applies `--recipe` to the arguments.
 fn apply_recipe(args: &mut TrainArgs) {
     match args.recipe {
@@ -621,7 +626,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
             eprintln!("  {e}");
         }
     }
-    let peak = peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+    let peak = peak_memory_text();
     eprintln!(
         "tokenkit: trained {} on {} sequences ({:.1} MiB, {} distinct words): vocabulary {} -> {}",
         args.model.name(),
@@ -730,7 +735,7 @@ fn run_sentencepiece(args: &TrainArgs, t0: Instant) -> Result<()> {
     tokenkit::utils::atomic_file::check_writable(&model_path).map_err(|e| anyhow!(e))?;
     let (proto, report) = spm::train(&spec, spm::read_lines(&spec.input)).map_err(|e| anyhow!(e))?;
     spm::save(&proto, &args.output).map_err(|e| anyhow!(e))?;
-    let peak = peak_memory().map_or_else(|| "unknown".to_owned(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+    let peak = peak_memory_text();
     if !args.quiet {
         eprintln!(
             "tokenkit: trained a SentencePiece {model_type} model on {} sentences ({} distinct words, alphabet {}): \
