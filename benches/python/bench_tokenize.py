@@ -7,12 +7,17 @@ the work, wall time what a user waits), tokens/s, and the peak resident memory o
 The ids of each peer are checked equal to tokenkit's before the timings are reported.
 
     .venv/bin/python benches/python/bench_tokenize.py [--mb 100] [--tokenizers cl100k,llama3] [--skip-datasets]
-        [--rss-mb 512 --rss-times 5] [--tmp DIR]     (--tokenizers "" --rss-mb 512: the RSS check alone)
+        [--rss-mb 512 --rss-times 5] [--scaling-rounds 5] [--tmp DIR]
+        (--tokenizers "" --rss-mb 512: the RSS check alone)
 
 The JSONL corpus is built from the shared corpora (../shared/corpora, else .fixtures/corpora):
 their paragraphs, repeated and shuffled with a fixed seed up to --mb megabytes. With --rss-mb,
 peak RSS of `tokenkit tokenize -e cl100k_base` on the first --rss-mb MiB of it and on that file
 concatenated --rss-times times (streaming: the peak must not grow with the input).
+
+With --scaling-rounds N, N interleaved rounds of `tokenize -e cl100k_base` with 1 thread, with 2
+threads, and two 1-thread runs side by side on the whole corpus: the last is what this machine gives
+two cores doing independent work (no sharing at all), the ceiling for "2 threads vs 1". Medians.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import json
 import os
 import random
 import re
+import statistics
 import resource
 import subprocess
 import sys
@@ -183,6 +189,7 @@ def main() -> None:
     ap.add_argument("--skip-datasets", action="store_true")
     ap.add_argument("--rss-mb", type=int, default=0, help="peak RSS on this many MiB and on --rss-times times that")
     ap.add_argument("--rss-times", type=int, default=5)
+    ap.add_argument("--scaling-rounds", type=int, default=0, help="interleaved 1-thread / 2-thread / ceiling rounds")
     ap.add_argument("--tmp", type=Path, default=None, help="directory for the corpus and outputs (default: $TMPDIR)")
     args = ap.parse_args()
     py = sys.executable
@@ -247,8 +254,42 @@ def main() -> None:
                   + ", ".join(f"{r[1] / t2[1]:.1f}x the wall time" for r in rows[3:]), flush=True)
             for f in tmp.glob("tk*.bin"):
                 f.unlink()
+        if args.scaling_rounds:
+            scaling(tmp, corpus, args.scaling_rounds)
         if args.rss_mb:
             rss_check(tmp, corpus, args.rss_mb, args.rss_times)
+
+
+def scaling(tmp: Path, corpus: Path, rounds: int) -> None:
+    """2 threads vs 1 next to the machine's own ceiling: two independent 1-thread processes at once."""
+    def cmd(threads: int, out: str) -> list[str]:
+        return [str(BIN), "tokenize", "-q", "-e", "cl100k_base", "--threads", str(threads), "-o", str(tmp / out), str(corpus)]
+
+    def run(*cmds: list[str]) -> float:
+        """Wall seconds of the commands started together (no RSS sampler: it would take CPU)."""
+        t = time.perf_counter()
+        procs = [subprocess.Popen(c, stderr=subprocess.PIPE) for c in cmds]
+        for p in procs:
+            if p.wait() != 0:
+                raise SystemExit(f"{p.args} failed: {p.stderr.read()[-2000:]}")
+        return time.perf_counter() - t
+
+    one, two, pair = [], [], []
+    for r in range(rounds):
+        one.append(run(cmd(1, "s1")))
+        two.append(run(cmd(2, "s2")))
+        pair.append(run(cmd(1, "p0"), cmd(1, "p1")))
+        print(f"  round {r + 1}: 1 thread {one[-1]:.2f} s, 2 threads {two[-1]:.2f} s, "
+              f"two 1-thread runs side by side {pair[-1]:.2f} s", flush=True)
+    assert (tmp / "s1.bin").read_bytes() == (tmp / "s2.bin").read_bytes() == (tmp / "p0.bin").read_bytes()
+    m1, m2, mp = (statistics.median(x) for x in (one, two, pair))
+    ceiling = 2 * m1 / mp
+    print(f"\nscaling, cl100k, {rounds} interleaved rounds (medians): 1 thread {m1:.2f} s, 2 threads {m2:.2f} s "
+          f"= {m1 / m2:.2f}x; two independent 1-thread runs at once do 2 corpora in {mp:.2f} s = {ceiling:.2f}x "
+          f"(this machine's ceiling for two cores); 2 threads reach {m1 / m2 / ceiling * 100:.0f}% of it", flush=True)
+    for f in ("s1", "s2", "p0", "p1"):
+        for ext in (".bin", ".json"):
+            (tmp / (f + ext)).unlink(missing_ok=True)
 
 
 def rss_check(tmp: Path, corpus: Path, mb: int, times: int) -> None:
