@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use tokenkit::corpus::clean::{CleanOptions, Filters, Form, Quality, Repetition};
 use tokenkit::corpus::dedup::MinHashOptions;
+use tokenkit::corpus::lang::LangOptions;
+use tokenkit::corpus::split::Splits;
 use tokenkit::corpus::{self, CorpusOptions, Report};
 use tokenkit::data;
 
@@ -15,6 +18,13 @@ pub struct CommonArgs {
     /// or {"FIELD": text} for text lines and Parquet rows.
     #[arg(short, long, value_name = "OUT.jsonl")]
     output: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+/// What every step reads.
+#[derive(Args)]
+pub struct ReadArgs {
     /// The JSON field (.jsonl, .ndjson, .json files) or Parquet column that holds the text.
     #[arg(long, default_value = "text")]
     field: String,
@@ -41,6 +51,87 @@ pub struct CommonArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormArg {
+    Nfc,
+    Nfkc,
+    None,
+}
+
+/// The cleaning steps and filters.
+#[derive(Args)]
+pub struct CleanArgs {
+    /// Unicode normalisation.
+    #[arg(long, value_enum, default_value_t = FormArg::Nfc)]
+    normalize: FormArg,
+    /// Keep control and invisible characters.
+    #[arg(long)]
+    keep_controls: bool,
+    /// Keep whitespace as it is.
+    #[arg(long)]
+    keep_whitespace: bool,
+    /// Strip HTML tags, comments, scripts and styles, and decode character references.
+    #[arg(long)]
+    html: bool,
+    /// Remove documents shorter than this many characters (after cleaning).
+    #[arg(long, value_name = "N")]
+    min_chars: Option<usize>,
+    /// Remove documents longer than this many characters.
+    #[arg(long, value_name = "N")]
+    max_chars: Option<usize>,
+    /// Apply the Gopher quality rules (word count 50..100000, mean word length 3..10, symbol
+    /// and bullet and ellipsis ratios, 80% of words with a letter, 2 English stop words).
+    #[arg(long)]
+    quality: bool,
+    /// With --quality: the fewest stop words (the, be, to, of, and, that, have, with); 0 for
+    /// languages other than English.
+    #[arg(long, value_name = "N", requires = "quality")]
+    min_stop_words: Option<usize>,
+    /// With --quality: the fewest words.
+    #[arg(long, value_name = "N", requires = "quality")]
+    min_words: Option<usize>,
+    /// Apply the Gopher repetition rules (duplicate lines and paragraphs, top 2-4-grams,
+    /// duplicate 5-10-grams).
+    #[arg(long)]
+    repetition: bool,
+}
+
+impl CleanArgs {
+    fn options(&self) -> CleanOptions {
+        let mut quality = self.quality.then(Quality::default);
+        if let Some(q) = quality.as_mut() {
+            q.min_stop_words = self.min_stop_words.unwrap_or(q.min_stop_words);
+            q.min_words = self.min_words.unwrap_or(q.min_words);
+        }
+        CleanOptions {
+            html: self.html,
+            controls: !self.keep_controls,
+            form: match self.normalize {
+                FormArg::Nfc => Form::Nfc,
+                FormArg::Nfkc => Form::Nfkc,
+                FormArg::None => Form::None,
+            },
+            whitespace: !self.keep_whitespace,
+            filters: Filters {
+                min_chars: self.min_chars,
+                max_chars: self.max_chars,
+                quality,
+                repetition: self.repetition.then(Repetition::default),
+            },
+        }
+    }
+}
+
+/// `NAME=NUMBER,...` pairs.
+fn parse_pairs(spec: &str) -> Result<Vec<(String, f64)>> {
+    spec.split(',')
+        .map(|p| {
+            let (k, v) = p.split_once('=').ok_or_else(|| anyhow!("{p:?} is not NAME=NUMBER"))?;
+            Ok((k.trim().to_owned(), v.trim().parse::<f64>().map_err(|_| anyhow!("{v:?} is not a number"))?))
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ShingleArg {
     Word,
     Char,
@@ -55,6 +146,70 @@ pub enum CorpusCommand {
     /// credentials).
     #[command(after_help = "Example:\n  tokenkit corpus pii --field text -o clean.jsonl raw.jsonl")]
     Pii(CommonArgs),
+    /// Clean documents: control and invisible characters removed, Unicode normalised (NFC),
+    /// whitespace normalised; optionally HTML stripped; optionally filtered by length and by
+    /// the Gopher quality and repetition rules. Removed documents are counted per rule.
+    #[command(
+        after_help = "Examples:\n  tokenkit corpus clean -o clean.jsonl raw.jsonl\n  tokenkit corpus clean --html --quality --repetition --min-chars 200 -o clean.jsonl crawl.jsonl"
+    )]
+    Clean {
+        #[command(flatten)]
+        common: CommonArgs,
+        #[command(flatten)]
+        clean: CleanArgs,
+    },
+    /// Identify each document's language (whatlang; ISO 639-3 codes such as eng, cmn, jpn, deu,
+    /// or und), and filter by language and confidence, label documents, or sample to target
+    /// proportions per language.
+    #[command(
+        after_help = "Examples:\n  tokenkit corpus lang --keep eng,deu --min-confidence 0.5 -o en_de.jsonl raw.jsonl\n  tokenkit corpus lang --label lang -o labelled.jsonl raw.jsonl\n  tokenkit corpus lang --proportions eng=0.5,cmn=0.3,jpn=0.2 -o balanced.jsonl raw.jsonl"
+    )]
+    Lang {
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Keep only these languages (comma-separated codes).
+        #[arg(long, value_delimiter = ',', value_name = "CODES")]
+        keep: Vec<String>,
+        /// Keep only documents detected with at least this confidence (0 to 1).
+        #[arg(long, default_value_t = 0.0)]
+        min_confidence: f64,
+        /// Add the language as this JSON member, and its confidence as FIELD_score.
+        #[arg(long, value_name = "FIELD")]
+        label: Option<String>,
+        /// Sample to these proportions (CODE=SHARE,...), keeping as many documents as they allow;
+        /// other languages are removed. Reads the input twice.
+        #[arg(long, value_name = "CODE=SHARE,...")]
+        proportions: Option<String>,
+        /// The seed of the sampling.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Split the corpus by a hash of each document's text into DIR/NAME.jsonl files: the same
+    /// text always goes to the same split, and adding documents moves no other.
+    #[command(after_help = "Example:\n  tokenkit corpus split --fractions train=0.98,validation=0.01,test=0.01 -o splits/ clean.jsonl")]
+    Split {
+        /// The directory written (NAME.jsonl per split).
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+        /// The splits and their fractions (summing to 1), in order.
+        #[arg(long, default_value = "train=0.98,validation=0.01,test=0.01")]
+        fractions: String,
+        /// The seed of the hash.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Corpus statistics: documents, bytes, characters, words, lines, document lengths
+    /// (percentiles), and with --lang the documents per language. Nothing is written.
+    #[command(after_help = "Example:\n  tokenkit corpus stats --lang clean.jsonl")]
+    Stats {
+        #[command(flatten)]
+        read: ReadArgs,
+        /// Count the documents per language (whatlang).
+        #[arg(long)]
+        lang: bool,
+    },
     /// Remove duplicate documents, keeping the first of each cluster in input order, lines
     /// unchanged: exact (the same text), or near with --near (MinHash over shingles, LSH bands;
     /// documents sharing a band are one cluster).
@@ -93,44 +248,63 @@ pub enum CorpusCommand {
     },
 }
 
+/// A step with its options.
+enum Step {
+    Pii,
+    Dedup(Option<MinHashOptions>),
+    Clean(CleanOptions),
+    Lang(LangOptions),
+    Split(Splits),
+    Stats { lang: bool },
+}
+
 pub fn run(command: CorpusCommand) -> Result<()> {
-    let (common, near) = match command {
-        CorpusCommand::Pii(common) => (common, None),
+    let (output, read, step) = match command {
+        CorpusCommand::Pii(common) => (Some(common.output), common.read, Step::Pii),
         CorpusCommand::Dedup { common, near, threshold, num_perm, bands, rows, shingle, ngram, seed } => {
             let shingle = match shingle {
                 ShingleArg::Word => "word",
                 ShingleArg::Char => "char",
             };
-            let near = match near {
-                true => Some(Some(MinHashOptions::from_params(threshold, num_perm, bands, rows, shingle, ngram, seed)?)),
-                false => Some(None),
-            };
-            (common, near)
+            let near = near.then(|| MinHashOptions::from_params(threshold, num_perm, bands, rows, shingle, ngram, seed)).transpose()?;
+            (Some(common.output), common.read, Step::Dedup(near))
         }
+        CorpusCommand::Clean { common, clean } => (Some(common.output), common.read, Step::Clean(clean.options())),
+        CorpusCommand::Lang { common, keep, min_confidence, label, proportions, seed } => {
+            let proportions = proportions.as_deref().map(parse_pairs).transpose()?.unwrap_or_default();
+            let opts = LangOptions { keep, min_confidence, proportions, seed, label };
+            (Some(common.output), common.read, Step::Lang(opts))
+        }
+        CorpusCommand::Split { output, read, fractions, seed } => (Some(output), read, Step::Split(Splits::parse(&fractions, seed)?)),
+        CorpusCommand::Stats { read, lang } => (None, read, Step::Stats { lang }),
     };
-    let mut opts = CorpusOptions::new(common.inputs, &common.output);
-    opts.field = common.field;
-    opts.strict = common.strict;
-    opts.chunk_bytes = common.chunk_bytes;
+    let mut opts = CorpusOptions::new(read.inputs, output.unwrap_or_default());
+    opts.field = read.field;
+    opts.strict = read.strict;
+    opts.chunk_bytes = read.chunk_bytes;
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(common.threads.unwrap_or(0))
+        .num_threads(read.threads.unwrap_or(0))
         .build()
         .map_err(|e| anyhow!("cannot start the worker threads: {e}"))?;
-    let mut bar = (!common.quiet).then(data::progress_bar::DataProgressBar::new);
+    let mut bar = (!read.quiet).then(data::progress_bar::DataProgressBar::new);
     let mut progress = |p: &data::Progress| {
         if let Some(b) = bar.as_mut() {
             b.update(p)
         }
     };
-    let report = pool.install(|| match &near {
-        None => corpus::pii_files(&opts, &mut progress),
-        Some(mh) => corpus::dedup_files(&opts, mh.as_ref(), &mut progress),
+    let report = pool.install(|| match &step {
+        Step::Pii => corpus::pii_files(&opts, &mut progress),
+        Step::Dedup(near) => corpus::dedup_files(&opts, near.as_ref(), &mut progress),
+        Step::Clean(c) => corpus::clean_files(&opts, c, &mut progress),
+        Step::Lang(l) => corpus::lang_files(&opts, l, &mut progress),
+        Step::Split(s) => corpus::split_files(&opts, s, &mut progress),
+        Step::Stats { lang } => corpus::stats_files(&opts, *lang, &mut progress),
     });
     if let Some(b) = &bar {
         b.finish();
     }
     let report = report?;
-    print_report(&report, common.json)?;
+    print_report(&report, read.json)?;
     Ok(())
 }
 
@@ -138,7 +312,9 @@ fn print_report(r: &Report, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(r)?);
     }
-    eprintln!("tokenkit: wrote {} ({} bytes)", r.output.display(), r.output_bytes);
+    if !r.output.as_os_str().is_empty() {
+        eprintln!("tokenkit: wrote {} ({} bytes)", r.output.display(), r.output_bytes);
+    }
     eprintln!(
         "tokenkit: {}: {} documents in ({} bytes), {} out ({} bytes), {} changed, {} removed",
         r.step, r.documents_in, r.bytes_in, r.documents_out, r.bytes_out, r.changed, r.removed

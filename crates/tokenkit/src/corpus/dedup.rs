@@ -19,6 +19,14 @@ pub fn text_hash(text: &str) -> u128 {
     twox_hash::XxHash3_128::oneshot(text.as_bytes())
 }
 
+/// A number in [0, 1) from the text and the seed.
+pub fn unit_hash(text: &str, seed: u64) -> f64 {
+    let h = text_hash(text);
+    let x = (h as u64 ^ (h >> 64) as u64 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let x = x ^ (x >> 31);
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// The texts seen so far (their hashes).
 #[derive(Debug, Default)]
 pub struct ExactDedup {

@@ -21,8 +21,11 @@
 //!
 //! The output file carries its final name only once complete.
 
+pub mod clean;
 pub mod dedup;
+pub mod lang;
 pub mod pii;
+pub mod split;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -117,6 +120,12 @@ pub enum Verdict {
     Keep,
     /// Written with this text.
     Replace(String),
+    /// Written with these members added at the end of its JSON object (`"key":value,...`, no
+    /// leading comma). A JSON line that already has one of the keys has it twice; readers
+    /// (Python's `json`, serde_json, pandas) take the last, the one added.
+    Label(String),
+    /// Written unchanged to the output of this index (the first is 0).
+    To(usize),
     /// Not written.
     Drop,
 }
@@ -128,12 +137,13 @@ struct Item {
 }
 
 /// Runs a step over the corpus of `opts`: `map` on every document's text in parallel, then
-/// `decide` on the results in input order (it sees the report to add its counts). With
-/// `write` false nothing is written (a first pass). `on_progress` is called after each chunk.
+/// `decide` on the results in input order (it sees the report to add its counts), writing the
+/// kept documents to `outputs` (the first unless the verdict names another; none: nothing is
+/// written, a first pass). `on_progress` is called after each chunk.
 pub fn run_step<T: Send>(
     opts: &CorpusOptions,
     report: &mut Report,
-    write: bool,
+    outputs: &[PathBuf],
     map: impl Fn(&str) -> T + Sync,
     mut decide: impl FnMut(T, &mut Report) -> Verdict + Send,
     on_progress: &mut dyn FnMut(&Progress),
@@ -141,12 +151,12 @@ pub fn run_step<T: Send>(
     let start = Instant::now();
     let files = input::expand_inputs(&opts.inputs)?;
     let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
-    let mut out = if write { Some(AtomicWriter::create(&opts.output)?) } else { None };
+    let mut outs = outputs.iter().map(AtomicWriter::create).collect::<Result<Vec<_>>>()?;
     let mut records = Records::new(files, opts.read_options());
     let read_bytes = records.bytes_read.clone();
     let documents = AtomicU64::new(0);
     let field_key = serde_json::to_string(&opts.field).expect("strings serialize");
-    let (report_w, out_w, documents_w) = (&mut *report, &mut out, &documents);
+    let (report_w, outs_w, documents_w) = (&mut *report, &mut outs, &documents);
     std::thread::scope(|scope| -> Result<()> {
         let (read_tx, read_rx) = sync_channel::<Result<Vec<Item>>>(2);
         let (write_tx, write_rx) = sync_channel::<(Vec<Item>, Vec<Option<T>>)>(2);
@@ -160,21 +170,23 @@ pub fn run_step<T: Send>(
             input::Chunks::new(next, 0, opts.chunk_bytes).send(&read_tx);
         });
         let writer = scope.spawn(move || -> Result<()> {
-            let mut buf = Vec::new();
+            let mut bufs = vec![Vec::new(); outs_w.len().max(1)];
             for (items, results) in write_rx {
-                buf.clear();
+                bufs.iter_mut().for_each(Vec::clear);
                 for (item, result) in items.into_iter().zip(results) {
                     match item.record {
                         Record::Doc { text, .. } => {
                             report_w.documents_in += 1;
                             report_w.bytes_in += text.len() as u64;
                             let verdict = decide(result.expect("every document is mapped"), report_w);
-                            let text = match &verdict {
-                                Verdict::Keep => &text,
+                            let (text, label, to) = match &verdict {
+                                Verdict::Keep => (&text, None, 0),
                                 Verdict::Replace(t) => {
                                     report_w.changed += 1;
-                                    t
+                                    (t, None, 0)
                                 }
+                                Verdict::Label(l) => (&text, Some(l.as_str()), 0),
+                                Verdict::To(k) => (&text, None, *k),
                                 Verdict::Drop => {
                                     report_w.removed += 1;
                                     continue;
@@ -182,18 +194,35 @@ pub fn run_step<T: Send>(
                             };
                             report_w.documents_out += 1;
                             report_w.bytes_out += text.len() as u64;
+                            let buf = &mut bufs[to];
                             match (&item.line, &verdict) {
-                                (Some(RawLine { line, span: Some(_) }), Verdict::Keep) => buf.extend_from_slice(line.as_bytes()),
-                                (Some(RawLine { line, span: Some(span) }), _) => {
+                                (Some(RawLine { line, span: Some(span) }), Verdict::Replace(_)) => {
                                     buf.extend_from_slice(&line.as_bytes()[..span.start]);
-                                    serde_json::to_writer(&mut buf, text).expect("writes to memory");
+                                    serde_json::to_writer(&mut *buf, text).expect("writes to memory");
                                     buf.extend_from_slice(&line.as_bytes()[span.end..]);
+                                }
+                                (Some(RawLine { line, span: Some(_) }), _) => {
+                                    let line = line.trim_end();
+                                    match label {
+                                        // The line is an object: its last byte is its `}`.
+                                        Some(label) => {
+                                            buf.extend_from_slice(&line.as_bytes()[..line.len() - 1]);
+                                            buf.push(b',');
+                                            buf.extend_from_slice(label.as_bytes());
+                                            buf.push(b'}');
+                                        }
+                                        None => buf.extend_from_slice(line.as_bytes()),
+                                    }
                                 }
                                 _ => {
                                     buf.push(b'{');
                                     buf.extend_from_slice(field_key.as_bytes());
                                     buf.push(b':');
-                                    serde_json::to_writer(&mut buf, text).expect("writes to memory");
+                                    serde_json::to_writer(&mut *buf, text).expect("writes to memory");
+                                    if let Some(label) = label {
+                                        buf.push(b',');
+                                        buf.extend_from_slice(label.as_bytes());
+                                    }
                                     buf.push(b'}');
                                 }
                             }
@@ -202,8 +231,8 @@ pub fn run_step<T: Send>(
                         Record::Empty => {
                             report_w.empty += 1;
                             if let Some(l) = item.line.filter(|l| !l.line.trim().is_empty()) {
-                                buf.extend_from_slice(l.line.as_bytes());
-                                buf.push(b'\n');
+                                bufs[0].extend_from_slice(l.line.as_bytes());
+                                bufs[0].push(b'\n');
                             }
                         }
                         Record::Bad(why) => {
@@ -214,8 +243,8 @@ pub fn run_step<T: Send>(
                         }
                     }
                 }
-                if let Some(out) = out_w.as_mut() {
-                    out.write(&buf)?;
+                for (out, buf) in outs_w.iter_mut().zip(&bufs) {
+                    out.write(buf)?;
                 }
                 documents_w.store(report_w.documents_out, Ordering::Relaxed);
             }
@@ -268,8 +297,8 @@ pub fn run_step<T: Send>(
         let wrote = writer.join().unwrap_or_else(|_| Err(Error::invalid("the writer thread panicked")));
         failed.and(wrote)
     })?;
-    if let Some(out) = out {
-        report.output_bytes = out.written;
+    for out in outs {
+        report.output_bytes += out.written;
         out.finish()?;
     }
     report.seconds += start.elapsed().as_secs_f64();
@@ -282,7 +311,7 @@ pub fn pii_files(opts: &CorpusOptions, on_progress: &mut dyn FnMut(&Progress)) -
     run_step(
         opts,
         &mut report,
-        true,
+        std::slice::from_ref(&opts.output),
         pii::redact,
         |(text, counts): (Option<String>, pii::Counts), report: &mut Report| {
             for (kind, n) in counts.iter() {
@@ -314,7 +343,7 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
             run_step(
                 opts,
                 &mut report,
-                true,
+                std::slice::from_ref(&opts.output),
                 dedup::text_hash,
                 |h, report: &mut Report| keep_or_drop(seen.insert(h), report),
                 on_progress,
@@ -327,7 +356,7 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
             run_step(
                 opts,
                 &mut report,
-                false,
+                &[],
                 |t| hasher.band_keys(t),
                 |keys, _: &mut Report| {
                     lsh.add(&keys);
@@ -343,7 +372,7 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
             run_step(
                 opts,
                 &mut report2,
-                true,
+                std::slice::from_ref(&opts.output),
                 |_| (),
                 |(), report: &mut Report| {
                     // A document the first pass did not see (the input changed) is kept; the
@@ -364,6 +393,171 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
         }
     }
     Ok(report)
+}
+
+/// Cleans every document (see [`clean`]) and writes the corpus without the removed ones.
+pub fn clean_files(opts: &CorpusOptions, clean_opts: &clean::CleanOptions, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    let mut report = Report::new("clean", opts);
+    run_step(
+        opts,
+        &mut report,
+        std::slice::from_ref(&opts.output),
+        |t| clean::clean(t, clean_opts),
+        |cleaned, report: &mut Report| {
+            let (verdict, changes) = match cleaned {
+                clean::Cleaned::Kept(text, changes) => (text.map_or(Verdict::Keep, Verdict::Replace), changes),
+                clean::Cleaned::Removed(rule, changes) => {
+                    report.add(&format!("removed: {rule}"), 1);
+                    (Verdict::Drop, changes)
+                }
+            };
+            for (name, changed) in changes.iter() {
+                report.add(&format!("changed: {name}"), u64::from(changed));
+            }
+            verdict
+        },
+        on_progress,
+    )?;
+    Ok(report)
+}
+
+/// Labels, filters and samples documents by language (see [`lang`]).
+pub fn lang_files(opts: &CorpusOptions, lang_opts: &lang::LangOptions, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    lang_opts.check()?;
+    let mut report = Report::new("lang", opts);
+    let rates = if lang_opts.proportions.is_empty() {
+        None
+    } else {
+        // A first pass counts the documents of each language that pass the filter.
+        let mut counts = BTreeMap::<String, u64>::new();
+        let mut first = Report::new("lang", opts);
+        run_step(
+            opts,
+            &mut first,
+            &[],
+            lang::detect,
+            |d, _: &mut Report| {
+                if lang_opts.passes(&d) {
+                    *counts.entry(d.lang.to_owned()).or_default() += 1;
+                }
+                Verdict::Keep
+            },
+            on_progress,
+        )?;
+        report.seconds = first.seconds;
+        Some(lang::keep_rates(&lang_opts.proportions, &counts))
+    };
+    run_step(
+        opts,
+        &mut report,
+        std::slice::from_ref(&opts.output),
+        |t| {
+            let d = lang::detect(t);
+            let sampled = rates.as_ref().is_none_or(|r| dedup::unit_hash(t, lang_opts.seed) < r.get(d.lang).copied().unwrap_or(0.0));
+            (d, sampled)
+        },
+        |(d, sampled), report: &mut Report| {
+            report.add(&format!("detected: {}", d.lang), 1);
+            if !lang_opts.passes(&d) {
+                report.add("removed: filter", 1);
+                return Verdict::Drop;
+            }
+            if !sampled {
+                report.add("removed: sampling", 1);
+                return Verdict::Drop;
+            }
+            report.add(&format!("kept: {}", d.lang), 1);
+            lang_opts.label_members(&d).map_or(Verdict::Keep, Verdict::Label)
+        },
+        on_progress,
+    )?;
+    Ok(report)
+}
+
+/// Writes each document to its split (see [`split`]): `DIR/NAME.jsonl` for each split name,
+/// `opts.output` being the directory (created if missing).
+pub fn split_files(opts: &CorpusOptions, splits: &split::Splits, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    std::fs::create_dir_all(&opts.output).map_err(|e| Error::invalid(format!("cannot create {}: {e}", opts.output.display())))?;
+    let names: Vec<&str> = splits.names().collect();
+    let outputs: Vec<PathBuf> = names.iter().map(|n| opts.output.join(format!("{n}.jsonl"))).collect();
+    let mut report = Report::new("split", opts);
+    run_step(
+        opts,
+        &mut report,
+        &outputs,
+        |t| splits.of(t),
+        |k, report: &mut Report| {
+            report.add(names[k], 1);
+            Verdict::To(k)
+        },
+        on_progress,
+    )?;
+    Ok(report)
+}
+
+/// Statistics of a corpus (nothing written): counts of documents, bytes, characters, words
+/// (as [`clean::words`] counts them) and lines; document lengths in characters at the 50th,
+/// 90th and 99th percentile and the largest (within 1%: a histogram of ratio 1.01); and with
+/// `langs` the documents per language.
+pub fn stats_files(opts: &CorpusOptions, langs: bool, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    let mut report = Report::new("stats", opts);
+    report.output = PathBuf::new();
+    let mut hist = BTreeMap::<u32, u64>::new();
+    let mut longest = 0u64;
+    run_step(
+        opts,
+        &mut report,
+        &[],
+        |t| {
+            let chars = t.chars().count() as u64;
+            (chars, clean::words(t).len() as u64, t.lines().count() as u64, langs.then(|| lang::detect(t).lang))
+        },
+        |(chars, words, lines, lang), report: &mut Report| {
+            report.add("characters", chars);
+            report.add("words", words);
+            report.add("lines", lines);
+            if let Some(lang) = lang {
+                report.add(&format!("language: {lang}"), 1);
+            }
+            *hist.entry(length_bucket(chars)).or_default() += 1;
+            longest = longest.max(chars);
+            Verdict::Keep
+        },
+        on_progress,
+    )?;
+    let n = report.documents_in;
+    for (name, q) in [("length p50", 0.5), ("length p90", 0.9), ("length p99", 0.99)] {
+        let rank = ((n as f64 * q).ceil() as u64).max(1);
+        let mut seen = 0;
+        if let Some((&b, _)) = hist.iter().find(|(_, &c)| {
+            seen += c;
+            seen >= rank
+        }) {
+            report.counts.insert(name.into(), bucket_length(b).min(longest));
+        }
+    }
+    if n > 0 {
+        report.counts.insert("length max".into(), longest);
+    }
+    Ok(report)
+}
+
+/// The histogram bucket of a length: lengths within a ratio of 1.01 share one.
+fn length_bucket(len: u64) -> u32 {
+    if len < 100 {
+        len as u32
+    } else {
+        100 + ((len as f64 / 100.0).ln() / 1.01f64.ln()) as u32
+    }
+}
+
+/// The largest length of a bucket.
+fn bucket_length(b: u32) -> u64 {
+    if b < 100 {
+        u64::from(b)
+    } else {
+        (100.0 * 1.01f64.powi(b as i32 - 100 + 1)).floor() as u64
+    }
 }
 
 #[cfg(test)]

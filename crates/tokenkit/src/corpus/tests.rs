@@ -415,3 +415,237 @@ fn output_is_the_same_for_any_thread_count_and_chunk_size() {
     assert!(outputs.windows(2).all(|w| w[0] == w[1]));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn clean_edge_cases() {
+    use clean::{clean, CleanOptions, Cleaned};
+    let html = CleanOptions { html: true, ..CleanOptions::default() };
+    let cases: &[(&CleanOptions, &str, Option<&str>)] = &[
+        // HTML: tags, comments, scripts and styles go, blocks leave a line break, references
+        // are decoded after the tags are gone (an escaped tag stays text).
+        (&html, "<p>Hello&nbsp;<b>world</b></p><p>again</p>", Some("Hello world\nagain")),
+        (&html, "a < b and c > d", None),
+        (&html, "x<!-- hidden <p> -->y<SCRIPT type=x>if (a<b) {}</script >z<style>p{}</style>", Some("xyz")),
+        (&html, "&lt;b&gt; is a tag &amp; &#233;&#x4e2d;", Some("<b> is a tag & é中")),
+        (&html, "unclosed <b", None),
+        (&CleanOptions::default(), "<p>not stripped</p>", None),
+        // Controls and invisible characters; joiners and variation selectors stay.
+        (&CleanOptions::default(), "a\u{0}b\u{7}c\u{200b}d\u{feff}e\u{ad}f\u{202e}g", Some("abcdefg")),
+        (&CleanOptions::default(), "क्\u{200d}ष \u{200c}x ❤\u{fe0f}\tend", None),
+        // NFC by default, NFKC when asked.
+        (&CleanOptions::default(), "e\u{301}ﬁ", Some("éﬁ")),
+        (&CleanOptions { form: clean::Form::Nfkc, ..CleanOptions::default() }, "e\u{301}ﬁ", Some("éfi")),
+        // Whitespace: line ends, exotic spaces, runs inside a line, indentation kept, blank
+        // lines at most one, the document trimmed.
+        (&CleanOptions::default(), "  a\u{a0}\u{3000}b  c \r\n\r\n\r\n\n    d\u{2028}e\t\t \n", Some("a b c\n\n    d\ne")),
+        (&CleanOptions::default(), "fine text\n\nas it is", None),
+        (&CleanOptions { whitespace: false, ..CleanOptions::default() }, "a  b", None),
+    ];
+    for (opts, text, want) in cases {
+        match clean(text, opts) {
+            Cleaned::Kept(got, _) => assert_eq!(got.as_deref(), *want, "{text:?}"),
+            other => panic!("{text:?} removed: {other:?}"),
+        }
+    }
+    assert!(matches!(clean(" \u{200b}\n ", &CleanOptions::default()), Cleaned::Removed("empty", _)));
+}
+
+/// An English paragraph that passes every Gopher rule.
+fn good_english(r: &mut Rng) -> String {
+    let words = [
+        "the", "river", "carried", "small", "boats", "toward", "harbour", "and", "people", "watched", "with", "quiet", "interest", "that",
+        "morning", "while", "children", "played", "near", "old", "stone", "bridge", "of", "town", "have", "seen",
+    ];
+    (0..120).map(|_| r.pick(&words)).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn gopher_rules_remove_what_each_rule_names() {
+    use clean::{failed_filter, Filters, Quality, Repetition};
+    let f = Filters { quality: Some(Quality::default()), repetition: Some(Repetition::default()), ..Filters::default() };
+    let mut r = Rng(7);
+    // Random word order: no repeated 5-grams to speak of, so the good ones pass.
+    let good: Vec<String> = (0..50).map(|_| good_english(&mut r)).collect();
+    let passed = good.iter().filter(|t| failed_filter(t, &f).is_none()).count();
+    assert_eq!(passed, 50, "{:?}", good.iter().map(|t| failed_filter(t, &f)).collect::<Vec<_>>());
+    let g = &good[0];
+    let lines_of = |n: usize, line: &str| vec![line; n].join("\n");
+    let cases: Vec<(String, &str)> = vec![
+        ("the cat and the dog".into(), "gopher_min_words"),
+        (format!("{g} {}", "a b c d e f g h i j ".repeat(200)), "gopher_min_mean_word_len"),
+        (format!("{g} {}", "incomprehensibilities ".repeat(400)), "gopher_max_mean_word_len"),
+        (format!("{g} {}", "#tag ".repeat(30)), "gopher_symbol_word_ratio"),
+        (format!("{g} {}", "and so on... ".repeat(30)), "gopher_symbol_word_ratio"),
+        (format!("{g}\n{}", lines_of(20, "- the item of that list")), "gopher_bullet_lines"),
+        (format!("{g}\n{}", lines_of(5, "the story goes on with that...")), "gopher_ellipsis_lines"),
+        (format!("{g} {}", "1234 5678 ++ 42 ".repeat(60)), "gopher_alpha_words"),
+        (
+            g.split(' ').filter(|w| !["the", "and", "that", "with", "have", "of"].contains(w)).collect::<Vec<_>>().join(" "),
+            "gopher_stop_words",
+        ),
+        (format!("{g}\n\n{g}\n\nthe end of it with that"), "gopher_dup_paragraphs"),
+    ];
+    for (text, rule) in &cases {
+        assert_eq!(failed_filter(text, &f), Some(*rule), "{}", &text[..text.len().min(200)]);
+    }
+    // Repetition rules on their own.
+    let rep = Filters { repetition: Some(Repetition::default()), ..Filters::default() };
+    let long_line = "this line comes back again and again in the text with that";
+    assert_eq!(
+        failed_filter(&format!("a first line\nthen another\nand more\n{long_line}\n{long_line}"), &rep),
+        Some("gopher_dup_line_chars")
+    );
+    let mut lines: Vec<String> = (0..10).map(|k| format!("line {k} of them")).collect();
+    lines.extend(std::iter::repeat_n("ok".to_string(), 6));
+    assert_eq!(failed_filter(&lines.join("\n"), &rep), Some("gopher_dup_lines"));
+    assert_eq!(failed_filter(&format!("{g} {}", "buy now ".repeat(60)), &rep), Some("gopher_top_2gram"));
+    let phrase = "one two three four five six seven eight nine ten eleven";
+    assert_eq!(failed_filter(&format!("{g} {phrase} {g} {phrase}"), &rep), Some("gopher_dup_5gram"));
+    // Chinese: each Han character is a word, so word counts mean something.
+    assert_eq!(clean::words("满江红 辛弃疾x。ok"), ["满", "江", "红", "辛", "弃", "疾", "x。ok"]);
+    // Real prose passes the repetition rules: botchan in 300-word documents.
+    let docs = real_docs(300);
+    let failed = docs.iter().filter(|t| failed_filter(t, &rep).is_some()).count();
+    assert!(docs.len() > 100 && failed * 50 < docs.len(), "{failed} of {} botchan documents fail", docs.len());
+}
+
+#[test]
+fn languages_of_the_shared_corpora() {
+    let corpora = crate::test_fixtures::corpora();
+    for (file, lang, min_chars, min_share) in [
+        ("en/pride_and_prejudice.txt", "eng", 40, 0.95),
+        ("ja/wagahai.txt", "jpn", 40, 0.95),
+        ("zh/lunyu.txt", "cmn", 20, 0.95),
+        ("zh/songci.txt", "cmn", 12, 0.95),
+    ] {
+        let text = std::fs::read_to_string(corpora.join(file)).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.chars().count() >= min_chars).take(2000).collect();
+        let hits = lines.iter().filter(|l| lang::detect(l).lang == lang).count();
+        assert!(lines.len() >= 100 && hits as f64 >= min_share * lines.len() as f64, "{file}: {hits}/{} {lang}", lines.len());
+    }
+    assert_eq!(lang::detect("1234 5678").lang, lang::UNDETERMINED);
+}
+
+/// A JSON lines file of `(k, text)` documents: English, Japanese and Chinese lines of the
+/// shared corpora.
+fn mixed_corpus(d: &std::path::Path) -> (PathBuf, Vec<String>) {
+    let corpora = crate::test_fixtures::corpora();
+    let mut docs = Vec::new();
+    for (file, n) in [("en/pride_and_prejudice.txt", 3000), ("ja/wagahai.txt", 1000), ("zh/lunyu.txt", 600)] {
+        let text = std::fs::read_to_string(corpora.join(file)).unwrap();
+        docs.extend(text.lines().filter(|l| l.chars().count() >= 40).take(n).map(str::to_owned));
+    }
+    let input = d.join("mixed.jsonl");
+    let body: String = docs.iter().enumerate().map(|(k, t)| format!("{}\n", serde_json::json!({"k": k, "text": t}))).collect();
+    std::fs::write(&input, body).unwrap();
+    (input, docs)
+}
+
+#[test]
+fn lang_filter_label_and_proportions() {
+    let d = temp_dir("lang");
+    let (input, docs) = mixed_corpus(&d);
+    let out = d.join("out.jsonl");
+    let opts = CorpusOptions::new(vec![input.display().to_string()], &out);
+    // Labels: every written line is the input line plus the two members.
+    let lo = lang::LangOptions { label: Some("lang".into()), ..Default::default() };
+    let report = lang_files(&opts, &lo, &mut |_| {}).unwrap();
+    assert_eq!(report.documents_out as usize, docs.len());
+    for (line, text) in std::fs::read_to_string(&out).unwrap().lines().zip(&docs) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["text"], serde_json::Value::from(text.as_str()));
+        assert_eq!(v["lang"], serde_json::Value::from(lang::detect(text).lang));
+        assert!(v["lang_score"].as_f64().unwrap() >= 0.0);
+    }
+    // Filter.
+    let lo = lang::LangOptions { keep: vec!["jpn".into()], min_confidence: 0.5, ..Default::default() };
+    let report = lang_files(&opts, &lo, &mut |_| {}).unwrap();
+    let kept = docs.iter().filter(|t| lo.passes(&lang::detect(t))).count();
+    assert_eq!(report.documents_out as usize, kept);
+    assert!(kept > 900, "{kept}");
+    // Proportions: eng 3000, jpn ~1000, cmn ~600 documents sampled to 1:1:1.
+    let lo = lang::LangOptions { proportions: vec![("eng".into(), 1.0), ("jpn".into(), 1.0), ("cmn".into(), 1.0)], ..Default::default() };
+    let mut outputs = Vec::new();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let report = pool.install(|| lang_files(&opts, &lo, &mut |_| {})).unwrap();
+        let kept = |l: &str| report.counts.get(&format!("kept: {l}")).copied().unwrap_or(0) as f64;
+        let cmn = report.counts[&format!("detected: cmn")] as f64;
+        for l in ["eng", "jpn", "cmn"] {
+            assert!((kept(l) / cmn - 1.0).abs() < 0.12, "{l}: {} kept for {cmn} cmn; {:?}", kept(l), report.counts);
+        }
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert!(lang_files(&opts, &lang::LangOptions { keep: vec!["english".into()], ..Default::default() }, &mut |_| {}).is_err());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn splits_are_by_text_and_stable_when_documents_are_added() {
+    let d = temp_dir("split");
+    let (input, docs) = mixed_corpus(&d);
+    let splits = split::Splits::parse("train=0.8,validation=0.1,test=0.1", 3).unwrap();
+    let read = |dir: &std::path::Path| -> Vec<Vec<String>> {
+        ["train", "validation", "test"]
+            .iter()
+            .map(|n| {
+                std::fs::read_to_string(dir.join(format!("{n}.jsonl")))
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["text"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .collect()
+    };
+    let all_dir = d.join("all");
+    let report = split_files(&CorpusOptions::new(vec![input.display().to_string()], &all_dir), &splits, &mut |_| {}).unwrap();
+    let all = read(&all_dir);
+    assert_eq!(all.iter().map(Vec::len).sum::<usize>(), docs.len());
+    assert_eq!(report.counts["train"] as usize, all[0].len());
+    for (k, want) in [(0, 0.8), (1, 0.1), (2, 0.1)] {
+        let share = all[k].len() as f64 / docs.len() as f64;
+        assert!((share - want).abs() < 0.02, "split {k}: {share}");
+    }
+    // The first half of the corpus alone: each of its documents goes where it went before.
+    let half = d.join("half.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&input).unwrap().lines().map(str::to_owned).collect();
+    std::fs::write(&half, lines[..lines.len() / 2].join("\n")).unwrap();
+    let half_dir = d.join("half");
+    split_files(&CorpusOptions::new(vec![half.display().to_string()], &half_dir), &splits, &mut |_| {}).unwrap();
+    for (k, texts) in read(&half_dir).iter().enumerate() {
+        assert!(texts.iter().all(|t| all[k].contains(t)), "split {k} moved documents");
+    }
+    assert!(split::Splits::parse("train=0.9,test=0.2", 0).is_err());
+    assert!(split::Splits::parse("a/b=1", 0).is_err());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn clean_output_is_the_same_for_any_thread_count_and_stats_count() {
+    let d = temp_dir("clean");
+    let (input, docs) = mixed_corpus(&d);
+    let mut outputs = Vec::new();
+    let opts_c =
+        clean::CleanOptions { html: true, filters: clean::Filters { min_chars: Some(60), ..Default::default() }, ..Default::default() };
+    for (threads, chunk) in [(1, 1 << 20), (2, 500)] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let out = d.join(format!("out{threads}.jsonl"));
+        let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
+        opts.chunk_bytes = chunk;
+        let report = pool.install(|| clean_files(&opts, &opts_c, &mut |_| {})).unwrap();
+        let short = docs.iter().filter(|t| t.trim().chars().count() < 60).count() as u64;
+        assert_eq!(report.counts.get("removed: min_chars").copied().unwrap_or(0), short);
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    let report = stats_files(&CorpusOptions::new(vec![input.display().to_string()], ""), true, &mut |_| {}).unwrap();
+    assert_eq!(report.documents_in as usize, docs.len());
+    assert_eq!(report.counts["characters"] as usize, docs.iter().map(|t| t.chars().count()).sum::<usize>());
+    let mut lens: Vec<usize> = docs.iter().map(|t| t.chars().count()).collect();
+    lens.sort();
+    let p50 = report.counts["length p50"] as f64;
+    assert!((p50 / lens[lens.len().div_ceil(2) - 1] as f64 - 1.0).abs() <= 0.011, "{p50}");
+    assert_eq!(report.counts["length max"] as usize, *lens.last().unwrap());
+    std::fs::remove_dir_all(&d).unwrap();
+}
