@@ -147,3 +147,97 @@ def test_near_dedup_against_exact_jaccard(tmp_path):
     # And the file function.
     report = tc.dedup_files(path, tmp_path / "out2.jsonl", near=True, threshold=0.8)
     assert (tmp_path / "out2.jsonl").read_bytes() == out.read_bytes() and report["removed"] == len(removed)
+
+
+def test_clean_cli_matches_python_and_references_on_real_text(tmp_path):
+    import html as py_html
+    import unicodedata
+
+    docs = documents(3000)
+    rng = random.Random(5)
+    # Real text with planted controls, HTML and spacing.
+    dirty = []
+    for k, d in enumerate(docs):
+        if k % 3 == 0:
+            d = f"<p>{py_html.escape(d)}</p><script>var a = 1 < 2;</script>"
+        if k % 4 == 0:
+            d = d.replace(" ", "\u200b ", 3) + "\x07\r\n\r\n\r\nend\u00a0\u00a0here  "
+        if k % 7 == 0:
+            d = unicodedata.normalize("NFD", d)
+        dirty.append(d)
+    cleaned, reasons = tc.clean(dirty, html=True, min_chars=30)
+    for d, c, r in zip(dirty, cleaned, reasons):
+        assert (c is None) == (r is not None)
+        if c is None:
+            continue
+        # What the rules promise, checked with Python's own functions.
+        assert unicodedata.is_normalized("NFC", c)
+        assert not any(unicodedata.category(ch) == "Cc" and ch not in "\t\n" for ch in c)
+        assert "\u200b" not in c and "<script>" not in c and "<p>" not in c and "\n\n\n" not in c and c == c.strip()
+        assert len(c) >= 30
+    assert set(reasons) - {None} <= {"min_chars", "empty"}
+    # Escaped text comes back: an HTML-wrapped document cleans to the plain one cleaned.
+    plain, _ = tc.clean(docs[:300:3])
+    wrapped, _ = tc.clean(dirty[:300:3], html=True)
+    same = sum(a == b for a, b, k in zip(plain, wrapped, range(0, 300, 3)) if k % 4 and k % 7)
+    assert same == sum(1 for k in range(0, 300, 3) if k % 4 and k % 7), same
+    # The CLI writes the same texts, counts each change and each removal.
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": d}) + "\n" for k, d in enumerate(dirty)), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    report = json.loads(cli("clean", "--html", "--min-chars", "30", "-o", out, path).stdout)
+    got = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+    want = [(k, c) for k, c in enumerate(cleaned) if c is not None]
+    assert [(g["id"], g["text"]) for g in got] == want, f"{len(got)} vs {len(want)}"
+    assert report["removed"] == sum(c is None for c in cleaned)
+    assert report["counts"]["changed: html"] >= len(docs) // 3
+    assert tc.clean_files(path, tmp_path / "out2.jsonl", html=True, min_chars=30)["documents_out"] == len(want)
+    assert (tmp_path / "out2.jsonl").read_bytes() == out.read_bytes()
+    with pytest.raises(ValueError, match="normalise"):
+        tc.clean(["x"], normalise="nfc")
+
+
+def test_lang_split_stats_and_a_pipeline_into_train(tmp_path):
+    docs = documents(3000)
+    langs = tc.detect_lang(docs)
+    assert len(langs) == len(docs) and all(0.0 <= c <= 1.0 for _, c in langs)
+    # Each corpus file's lines mostly get its language.
+    for lang, code in [("en", "eng"), ("ja", "jpn"), ("zh", "cmn")]:
+        lines = [l for l in corpus_file(lang).read_text(encoding="utf-8").splitlines() if len(l) >= 30][:500]
+        hits = sum(c == code for c, _ in tc.detect_lang(lines))
+        assert hits >= 0.9 * len(lines), f"{lang}: {hits}/{len(lines)}"
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"text": d, "k": k}) + "\n" for k, d in enumerate(docs)), encoding="utf-8")
+    # Lang filter and label, CLI vs Python.
+    out = tmp_path / "eng.jsonl"
+    cli("lang", "--keep", "eng", "--label", "lang", "-o", out, path)
+    got = [json.loads(l) for l in out.read_text(encoding="utf-8").splitlines()]
+    assert [g["k"] for g in got] == [k for k, (c, _) in enumerate(langs) if c == "eng"]
+    assert all(g["lang"] == "eng" and abs(g["lang_score"] - langs[g["k"]][1]) < 1e-4 for g in got)
+    # Split: the same as split_of, every document once.
+    report = tc.split_files(path, tmp_path / "splits", fractions="train=0.8,test=0.2")
+    names = tc.split_of(docs, "train=0.8,test=0.2")
+    for name in ("train", "test"):
+        ks = [json.loads(l)["k"] for l in (tmp_path / "splits" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert ks == [k for k, n in enumerate(names) if n == name]
+        assert report["counts"][name] == len(ks)
+    # Stats.
+    stats = tc.stats_files(path, lang=True)
+    assert stats["documents_in"] == len(docs)
+    assert stats["counts"]["characters"] == sum(len(d) for d in docs)
+    assert stats["counts"]["language: eng"] == sum(c == "eng" for c, _ in langs)
+    # A pipeline from the README's shape, then training on its train split.
+    pipeline = {"steps": [{"step": "clean", "min_chars": 20}, {"step": "pii"}, {"step": "dedup"},
+                          {"step": "split", "fractions": "train=0.9,validation=0.1"}]}
+    (tmp_path / "pipeline.json").write_text(json.dumps(pipeline))
+    reports = tc.run_pipeline(tmp_path / "pipeline.json", path, tmp_path / "prepared")
+    assert [r["step"] for r in reports] == ["clean", "pii", "dedup", "split"]
+    assert reports[-1]["documents_in"] == reports[2]["documents_out"] <= reports[0]["documents_out"]
+    p = subprocess.run([str(tokenkit_bin()), "corpus", "run", str(tmp_path / "pipeline.json"), "-q", "-o",
+                        str(tmp_path / "prepared2"), str(path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "prepared2" / "train.jsonl").read_bytes() == (tmp_path / "prepared" / "train.jsonl").read_bytes()
+    model = tmp_path / "tok.json"
+    p = subprocess.run([str(tokenkit_bin()), "train", "--model", "bpe", "--vocab-size", "500", "-q", "--jsonl-field", "text",
+                        "-o", str(model), str(tmp_path / "prepared" / "train.jsonl")], capture_output=True, text=True)
+    assert p.returncode == 0 and model.exists(), p.stderr

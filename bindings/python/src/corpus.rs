@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use tokenkit::corpus::dedup::{self, MinHashOptions};
-use tokenkit::corpus::{self, pii, CorpusOptions};
+use pyo3::types::PyList;
+use tokenkit::corpus::pipeline::{DedupConfig, Pipeline, StepConfig};
+use tokenkit::corpus::{clean, dedup, lang, pii, split, CorpusOptions};
 
 use crate::errors::value_err;
 use crate::pool::run_interruptible as run;
@@ -44,70 +44,83 @@ pub fn corpus_find_pii(text: &str) -> Vec<(String, usize, usize)> {
         .collect()
 }
 
-/// The cluster of each text (the index of its first text): exact duplicates, or near ones
-/// (MinHash + LSH) with `near`.
-#[pyfunction]
-#[pyo3(signature = (texts, *, near = false, threshold = None, num_perm = 128, bands = None, rows = None, shingle = "word", ngram = 5, seed = 1))]
-#[allow(clippy::too_many_arguments)]
-pub fn corpus_clusters(
-    py: Python<'_>,
-    texts: Vec<String>,
-    near: bool,
-    threshold: Option<f64>,
-    num_perm: usize,
-    bands: Option<usize>,
-    rows: Option<usize>,
-    shingle: &str,
-    ngram: usize,
-    seed: u64,
-) -> PyResult<Vec<u32>> {
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    if !near {
-        return Ok(dedup::exact_clusters(&refs));
-    }
-    let opts = MinHashOptions::from_params(threshold, num_perm, bands, rows, shingle, ngram, seed).map_err(crate::errors::tk_err)?;
-    run(py, || dedup::near_clusters(&refs, &opts))
+/// Parses a step's options (JSON) into `T`, naming the step in the error.
+fn options<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> PyResult<T> {
+    serde_json::from_str(json).map_err(|e| value_err(format!("{what} options: {e}")))
 }
 
-/// Runs a step (`pii` or `dedup`) over files into a JSON lines file (see `tokenkit corpus
-/// --help`); returns the report as a dict.
+/// The cluster of each text (the index of its first text): exact duplicates, or near ones
+/// (MinHash + LSH) with `near` in the options (a dedup step's JSON options).
 #[pyfunction]
-#[pyo3(signature = (step, inputs, output, *, field = "text", strict = false, near = false, threshold = None, num_perm = 128,
-    bands = None, rows = None, shingle = "word", ngram = 5, seed = 1, threads = None))]
-#[allow(clippy::too_many_arguments)]
+pub fn corpus_clusters(py: Python<'_>, texts: Vec<String>, config: &str) -> PyResult<Vec<u32>> {
+    let config: DedupConfig = options("dedup", config)?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    match config.minhash().map_err(crate::errors::tk_err)? {
+        None => Ok(dedup::exact_clusters(&refs)),
+        Some(opts) => run(py, || dedup::near_clusters(&refs, &opts)),
+    }
+}
+
+/// Each text cleaned (`None`: removed) and the rule that removed it (a clean step's JSON
+/// options).
+#[pyfunction]
+pub fn corpus_clean(py: Python<'_>, texts: Vec<String>, config: &str) -> PyResult<Vec<(Option<String>, Option<&'static str>)>> {
+    let opts: clean::CleanOptions = options("clean", config)?;
+    let results =
+        run(py, || tokenkit::utils::parallel::try_map(&texts, |t| t.len(), |t| Ok::<_, tokenkit::Error>(clean::clean(t, &opts))))?;
+    Ok(results
+        .into_iter()
+        .zip(&texts)
+        .map(|(r, original)| match r {
+            clean::Cleaned::Kept(text, _) => (Some(text.unwrap_or_else(|| original.clone())), None),
+            clean::Cleaned::Removed(rule, _) => (None, Some(rule)),
+        })
+        .collect())
+}
+
+/// The language of each text (ISO 639-3, or `und`) and whatlang's confidence.
+#[pyfunction]
+pub fn corpus_detect_lang(py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<(&'static str, f64)>> {
+    let results = run(py, || tokenkit::utils::parallel::try_map(&texts, |t| t.len(), |t| Ok::<_, tokenkit::Error>(lang::detect(t))))?;
+    Ok(results.into_iter().map(|d| (d.lang, d.confidence)).collect())
+}
+
+/// The split name of each text (`fractions` as `NAME=FRACTION,...`).
+#[pyfunction]
+#[pyo3(signature = (texts, fractions, seed = 0))]
+pub fn corpus_split_of(texts: Vec<String>, fractions: &str, seed: u64) -> PyResult<Vec<String>> {
+    let splits = split::Splits::parse(fractions, seed).map_err(crate::errors::tk_err)?;
+    let names: Vec<&str> = splits.names().collect();
+    Ok(texts.iter().map(|t| names[splits.of(t)].to_owned()).collect())
+}
+
+/// Runs a step (its JSON options, `{"step": "clean", ...}`) or a pipeline (`{"steps":
+/// [...]}`) over files (see `tokenkit corpus --help`); returns the reports as dicts.
+#[pyfunction]
+#[pyo3(signature = (config, inputs, output, *, field = "text", strict = false, threads = None))]
 pub fn corpus_files<'py>(
     py: Python<'py>,
-    step: &str,
+    config: &str,
     inputs: Vec<String>,
     output: PathBuf,
     field: &str,
     strict: bool,
-    near: bool,
-    threshold: Option<f64>,
-    num_perm: usize,
-    bands: Option<usize>,
-    rows: Option<usize>,
-    shingle: &str,
-    ngram: usize,
-    seed: u64,
     threads: Option<usize>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyList>> {
+    let value: serde_json::Value = options("step", config)?;
+    let pipeline = if value.get("steps").is_some() {
+        options::<Pipeline>("pipeline", config)?
+    } else {
+        Pipeline { steps: vec![options::<StepConfig>("step", config)?] }
+    };
+    for s in &pipeline.steps {
+        s.check().map_err(crate::errors::tk_err)?;
+    }
     let mut opts = CorpusOptions::new(inputs, output);
     opts.field = field.to_owned();
     opts.strict = strict;
-    let near = near
-        .then(|| MinHashOptions::from_params(threshold, num_perm, bands, rows, shingle, ngram, seed))
-        .transpose()
-        .map_err(crate::errors::tk_err)?;
-    let step = step.to_owned();
-    if step != "pii" && step != "dedup" {
-        return Err(value_err(format!("step must be \"pii\" or \"dedup\", not {step:?}")));
-    }
-    let report = run(py, move || {
-        let job = || match step.as_str() {
-            "pii" => corpus::pii_files(&opts, &mut |_| {}),
-            _ => corpus::dedup_files(&opts, near.as_ref(), &mut |_| {}),
-        };
+    let reports = run(py, move || {
+        let job = || pipeline.run(&opts, &mut |_| {});
         match threads {
             Some(n) => {
                 rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| tokenkit::Error::invalid(e.to_string()))?.install(job)
@@ -115,6 +128,6 @@ pub fn corpus_files<'py>(
             None => job(),
         }
     })?;
-    let json = serde_json::to_string(&report).map_err(|e| value_err(e.to_string()))?;
-    py.import("json")?.call_method1("loads", (json,))?.downcast_into::<PyDict>().map_err(Into::into)
+    let json = serde_json::to_string(&reports).map_err(|e| value_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (json,))?.downcast_into::<PyList>().map_err(Into::into)
 }

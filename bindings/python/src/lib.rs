@@ -68,6 +68,9 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(corpus::corpus_find_pii, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_files, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_clean, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_detect_lang, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_split_of, m)?)?;
     Ok(())
 }
 

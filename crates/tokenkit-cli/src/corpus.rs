@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use tokenkit::corpus::clean::{CleanOptions, Filters, Form, Quality, Repetition};
-use tokenkit::corpus::dedup::MinHashOptions;
 use tokenkit::corpus::lang::LangOptions;
-use tokenkit::corpus::split::Splits;
-use tokenkit::corpus::{self, CorpusOptions, Report};
+use tokenkit::corpus::pipeline::{DedupConfig, Pipeline, SplitConfig, StatsConfig, StepConfig};
+use tokenkit::corpus::{CorpusOptions, Report};
 use tokenkit::data;
 
 /// What every step reads and writes.
@@ -200,6 +199,20 @@ pub enum CorpusCommand {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Run the steps of a pipeline file one after the other, each on the previous one's output:
+    /// {"steps": [{"step": "clean", ...}, {"step": "pii"}, {"step": "dedup", "near": true},
+    /// {"step": "split", "fractions": "train=0.98,validation=0.01,test=0.01"}]}. Each step takes
+    /// its subcommand's options (as JSON members: "html", "quality", "keep", "threshold", ...).
+    /// Steps before the last write OUT.N-STEP.jsonl beside OUT; split must be last (OUT is then
+    /// a directory).
+    #[command(after_help = "Example:\n  tokenkit corpus run pipeline.json -o prepared raw.jsonl")]
+    Run {
+        /// The pipeline file (JSON).
+        #[arg(value_name = "PIPELINE.json")]
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Corpus statistics: documents, bytes, characters, words, lines, document lengths
     /// (percentiles), and with --lang the documents per language. Nothing is written.
     #[command(after_help = "Example:\n  tokenkit corpus stats --lang clean.jsonl")]
@@ -248,36 +261,33 @@ pub enum CorpusCommand {
     },
 }
 
-/// A step with its options.
-enum Step {
-    Pii,
-    Dedup(Option<MinHashOptions>),
-    Clean(CleanOptions),
-    Lang(LangOptions),
-    Split(Splits),
-    Stats { lang: bool },
-}
-
 pub fn run(command: CorpusCommand) -> Result<()> {
-    let (output, read, step) = match command {
-        CorpusCommand::Pii(common) => (Some(common.output), common.read, Step::Pii),
+    let (output, read, steps) = match command {
+        CorpusCommand::Pii(common) => (Some(common.output), common.read, vec![StepConfig::Pii {}]),
         CorpusCommand::Dedup { common, near, threshold, num_perm, bands, rows, shingle, ngram, seed } => {
             let shingle = match shingle {
                 ShingleArg::Word => "word",
                 ShingleArg::Char => "char",
             };
-            let near = near.then(|| MinHashOptions::from_params(threshold, num_perm, bands, rows, shingle, ngram, seed)).transpose()?;
-            (Some(common.output), common.read, Step::Dedup(near))
+            let d = DedupConfig { near, threshold, num_perm, bands, rows, shingle: shingle.into(), ngram, seed };
+            (Some(common.output), common.read, vec![StepConfig::Dedup(d)])
         }
-        CorpusCommand::Clean { common, clean } => (Some(common.output), common.read, Step::Clean(clean.options())),
+        CorpusCommand::Clean { common, clean } => (Some(common.output), common.read, vec![StepConfig::Clean(clean.options())]),
         CorpusCommand::Lang { common, keep, min_confidence, label, proportions, seed } => {
-            let proportions = proportions.as_deref().map(parse_pairs).transpose()?.unwrap_or_default();
+            let proportions = proportions.as_deref().map(parse_pairs).transpose()?.unwrap_or_default().into_iter().collect();
             let opts = LangOptions { keep, min_confidence, proportions, seed, label };
-            (Some(common.output), common.read, Step::Lang(opts))
+            (Some(common.output), common.read, vec![StepConfig::Lang(opts)])
         }
-        CorpusCommand::Split { output, read, fractions, seed } => (Some(output), read, Step::Split(Splits::parse(&fractions, seed)?)),
-        CorpusCommand::Stats { read, lang } => (None, read, Step::Stats { lang }),
+        CorpusCommand::Split { output, read, fractions, seed } => {
+            (Some(output), read, vec![StepConfig::Split(SplitConfig { fractions, seed })])
+        }
+        CorpusCommand::Stats { read, lang } => (None, read, vec![StepConfig::Stats(StatsConfig { lang })]),
+        CorpusCommand::Run { pipeline, common } => (Some(common.output), common.read, Pipeline::from_file(&pipeline)?.steps),
     };
+    let pipeline = Pipeline { steps };
+    for s in &pipeline.steps {
+        s.check()?;
+    }
     let mut opts = CorpusOptions::new(read.inputs, output.unwrap_or_default());
     opts.field = read.field;
     opts.strict = read.strict;
@@ -292,33 +302,33 @@ pub fn run(command: CorpusCommand) -> Result<()> {
             b.update(p)
         }
     };
-    let report = pool.install(|| match &step {
-        Step::Pii => corpus::pii_files(&opts, &mut progress),
-        Step::Dedup(near) => corpus::dedup_files(&opts, near.as_ref(), &mut progress),
-        Step::Clean(c) => corpus::clean_files(&opts, c, &mut progress),
-        Step::Lang(l) => corpus::lang_files(&opts, l, &mut progress),
-        Step::Split(s) => corpus::split_files(&opts, s, &mut progress),
-        Step::Stats { lang } => corpus::stats_files(&opts, *lang, &mut progress),
-    });
+    let reports = pool.install(|| pipeline.run(&opts, &mut progress));
     if let Some(b) = &bar {
         b.finish();
     }
-    let report = report?;
-    print_report(&report, read.json)?;
+    let reports = reports?;
+    if read.json {
+        let json = if reports.len() == 1 { serde_json::to_string_pretty(&reports[0])? } else { serde_json::to_string_pretty(&reports)? };
+        println!("{json}");
+    }
+    for r in &reports {
+        print_report(r)?;
+    }
     Ok(())
 }
 
-fn print_report(r: &Report, json: bool) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(r)?);
-    }
+fn print_report(r: &Report) -> Result<()> {
     if !r.output.as_os_str().is_empty() {
         eprintln!("tokenkit: wrote {} ({} bytes)", r.output.display(), r.output_bytes);
     }
-    eprintln!(
-        "tokenkit: {}: {} documents in ({} bytes), {} out ({} bytes), {} changed, {} removed",
-        r.step, r.documents_in, r.bytes_in, r.documents_out, r.bytes_out, r.changed, r.removed
-    );
+    if r.step == "stats" {
+        eprintln!("tokenkit: stats: {} documents ({} bytes of text)", r.documents_in, r.bytes_in);
+    } else {
+        eprintln!(
+            "tokenkit: {}: {} documents in ({} bytes), {} out ({} bytes), {} changed, {} removed",
+            r.step, r.documents_in, r.bytes_in, r.documents_out, r.bytes_out, r.changed, r.removed
+        );
+    }
     if !r.counts.is_empty() {
         let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("tokenkit: {}: {}", r.step, counts.join(", "));

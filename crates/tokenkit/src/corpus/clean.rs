@@ -28,12 +28,15 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use serde::Deserialize;
+
 use unicode_normalization_alignments::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 use crate::utils::nfc;
 
 /// The Unicode normalisation form of the cleaned text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Form {
     None,
     #[default]
@@ -41,13 +44,19 @@ pub enum Form {
     Nfkc,
 }
 
-/// What cleaning does (see the module docs).
-#[derive(Debug, Clone)]
+/// What cleaning does (see the module docs). In a pipeline file or from Python:
+/// `{"html": false, "controls": true, "normalize": "nfc"|"nfkc"|"none", "whitespace": true,
+/// "min_chars": N, "max_chars": N, "quality": true|{...}, "repetition": true|{...}}`, where the
+/// quality and repetition objects override [`Quality`]'s and [`Repetition`]'s fields.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CleanOptions {
     pub html: bool,
     pub controls: bool,
+    #[serde(rename = "normalize")]
     pub form: Form,
     pub whitespace: bool,
+    #[serde(flatten)]
     pub filters: Filters,
 }
 
@@ -58,19 +67,38 @@ impl Default for CleanOptions {
 }
 
 /// Which documents are removed after cleaning. All off by default.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct Filters {
     /// Fewer characters than this (after cleaning).
     pub min_chars: Option<usize>,
     /// More characters than this.
     pub max_chars: Option<usize>,
+    #[serde(deserialize_with = "on_or_rules")]
     pub quality: Option<Quality>,
+    #[serde(deserialize_with = "on_or_rules")]
     pub repetition: Option<Repetition>,
+}
+
+/// `true` (the defaults), `false`/`null` (off), or an object of fields overriding the defaults.
+fn on_or_rules<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) -> Result<Option<T>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OnOr<T> {
+        On(bool),
+        Rules(T),
+    }
+    Ok(match Option::<OnOr<T>>::deserialize(d)? {
+        None | Some(OnOr::On(false)) => None,
+        Some(OnOr::On(true)) => Some(T::default()),
+        Some(OnOr::Rules(t)) => Some(t),
+    })
 }
 
 /// The Gopher quality rules (Rae et al. 2021, appendix A; the defaults are the paper's): a
 /// document is removed when any holds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Quality {
     /// Fewer words than this, or more than `max_words` (words that are not all punctuation).
     pub min_words: usize,
@@ -111,7 +139,8 @@ impl Default for Quality {
 /// out of the document's), when its most frequent word n-gram covers more than the given
 /// fraction of its characters (n = 2, 3, 4), or when its repeated word n-grams cover more than
 /// the given fraction (n = 5..=10).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Repetition {
     pub dup_lines: f64,
     pub dup_paragraphs: f64,

@@ -38,8 +38,11 @@ pub fn is_known(code: &str) -> bool {
     code == UNDETERMINED || whatlang::Lang::from_code(code).is_some()
 }
 
-/// Which documents the language step keeps.
-#[derive(Debug, Clone, Default)]
+/// Which documents the language step keeps. In a pipeline file or from Python: `{"keep":
+/// ["eng"], "min_confidence": 0.5, "proportions": {"eng": 0.5, "cmn": 0.5}, "seed": 0, "label":
+/// "lang"}`, each optional.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LangOptions {
     /// Only these languages (empty: all).
     pub keep: Vec<String>,
@@ -47,7 +50,7 @@ pub struct LangOptions {
     pub min_confidence: f64,
     /// Target proportions per language (they need not sum to 1: they are scaled); languages
     /// not named are removed. Empty: no sampling.
-    pub proportions: Vec<(String, f64)>,
+    pub proportions: BTreeMap<String, f64>,
     /// The seed of the sampling hash.
     pub seed: u64,
     /// The JSON member the label is written to (and `LABEL_score` for the confidence); `None`:
@@ -58,7 +61,7 @@ pub struct LangOptions {
 impl LangOptions {
     /// Checks the codes and numbers.
     pub fn check(&self) -> Result<()> {
-        for code in self.keep.iter().chain(self.proportions.iter().map(|(c, _)| c)) {
+        for code in self.keep.iter().chain(self.proportions.keys()) {
             if !is_known(code) {
                 return Err(Error::invalid(format!(
                     "unknown language code {code:?}: use whatlang's ISO 639-3 codes (eng, cmn, jpn, deu, ...) or \"und\""
@@ -68,7 +71,7 @@ impl LangOptions {
         if !(0.0..=1.0).contains(&self.min_confidence) {
             return Err(Error::invalid(format!("the minimum confidence must be in [0, 1], not {}", self.min_confidence)));
         }
-        if self.proportions.iter().any(|(_, p)| !p.is_finite() || *p <= 0.0) {
+        if self.proportions.values().any(|p| !p.is_finite() || *p <= 0.0) {
             return Err(Error::invalid("every proportion must be a positive number"));
         }
         Ok(())
@@ -78,7 +81,7 @@ impl LangOptions {
     pub fn passes(&self, d: &Detected) -> bool {
         d.confidence >= self.min_confidence
             && (self.keep.is_empty() || self.keep.iter().any(|k| k == d.lang))
-            && (self.proportions.is_empty() || self.proportions.iter().any(|(k, _)| k == d.lang))
+            && (self.proportions.is_empty() || self.proportions.contains_key(d.lang))
     }
 
     /// The JSON members of a document's label.
@@ -91,16 +94,20 @@ impl LangOptions {
 }
 
 /// The keep rate per language that matches `proportions` given the documents per language
-/// (`counts`, after the filter), keeping as many documents as possible.
-pub fn keep_rates(proportions: &[(String, f64)], counts: &BTreeMap<String, u64>) -> BTreeMap<String, f64> {
-    let total: f64 = proportions.iter().map(|(_, p)| p).sum();
+/// (`counts`, after the filter), keeping as many documents as possible. A language with no
+/// documents is left out and the others keep their shares relative to each other.
+pub fn keep_rates(proportions: &BTreeMap<String, f64>, counts: &BTreeMap<String, u64>) -> BTreeMap<String, f64> {
+    let present = |l: &String| counts.get(l).is_some_and(|&n| n > 0);
+    let proportions: BTreeMap<String, f64> = proportions.iter().filter(|(l, _)| present(l)).map(|(l, p)| (l.clone(), *p)).collect();
+    let proportions = &proportions;
+    let total: f64 = proportions.values().sum();
     // The output size each language allows: its count over its share.
     let size = proportions.iter().map(|(l, p)| counts.get(l).copied().unwrap_or(0) as f64 / (p / total)).fold(f64::INFINITY, f64::min);
     proportions
         .iter()
         .map(|(l, p)| {
             let n = counts.get(l).copied().unwrap_or(0) as f64;
-            (l.clone(), if n == 0.0 { 0.0 } else { (size * p / total / n).min(1.0) })
+            (l.clone(), (size * p / total / n).min(1.0))
         })
         .collect()
 }

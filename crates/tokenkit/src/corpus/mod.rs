@@ -25,6 +25,7 @@ pub mod clean;
 pub mod dedup;
 pub mod lang;
 pub mod pii;
+pub mod pipeline;
 pub mod split;
 
 use std::collections::BTreeMap;
@@ -445,6 +446,10 @@ pub fn lang_files(opts: &CorpusOptions, lang_opts: &lang::LangOptions, on_progre
             on_progress,
         )?;
         report.seconds = first.seconds;
+        for l in lang_opts.proportions.keys().filter(|l| !counts.contains_key(*l)) {
+            // Its share cannot be met: the others keep theirs relative to each other.
+            report.add(&format!("absent: {l}"), 1);
+        }
         Some(lang::keep_rates(&lang_opts.proportions, &counts))
     };
     run_step(

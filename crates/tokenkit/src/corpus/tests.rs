@@ -564,13 +564,14 @@ fn lang_filter_label_and_proportions() {
     assert_eq!(report.documents_out as usize, kept);
     assert!(kept > 900, "{kept}");
     // Proportions: eng 3000, jpn ~1000, cmn ~600 documents sampled to 1:1:1.
-    let lo = lang::LangOptions { proportions: vec![("eng".into(), 1.0), ("jpn".into(), 1.0), ("cmn".into(), 1.0)], ..Default::default() };
+    let lo =
+        lang::LangOptions { proportions: [("eng".into(), 1.0), ("jpn".into(), 1.0), ("cmn".into(), 1.0)].into(), ..Default::default() };
     let mut outputs = Vec::new();
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let report = pool.install(|| lang_files(&opts, &lo, &mut |_| {})).unwrap();
         let kept = |l: &str| report.counts.get(&format!("kept: {l}")).copied().unwrap_or(0) as f64;
-        let cmn = report.counts[&format!("detected: cmn")] as f64;
+        let cmn = report.counts["detected: cmn"] as f64;
         for l in ["eng", "jpn", "cmn"] {
             assert!((kept(l) / cmn - 1.0).abs() < 0.12, "{l}: {} kept for {cmn} cmn; {:?}", kept(l), report.counts);
         }
@@ -648,4 +649,19 @@ fn clean_output_is_the_same_for_any_thread_count_and_stats_count() {
     assert!((p50 / lens[lens.len().div_ceil(2) - 1] as f64 - 1.0).abs() <= 0.011, "{p50}");
     assert_eq!(report.counts["length max"] as usize, *lens.last().unwrap());
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn step_options_from_json() {
+    let c: clean::CleanOptions = serde_json::from_str(
+        r#"{"html": true, "normalize": "nfkc", "min_chars": 5, "quality": {"min_stop_words": 0}, "repetition": true}"#,
+    )
+    .unwrap();
+    assert!(c.html && c.form == clean::Form::Nfkc && c.controls && c.filters.min_chars == Some(5));
+    assert_eq!(c.filters.quality.as_ref().map(|q| (q.min_stop_words, q.min_words)), Some((0, 50)));
+    assert!(c.filters.repetition.is_some());
+    assert!(serde_json::from_str::<clean::CleanOptions>(r#"{"normalise": "nfc"}"#).is_err());
+    assert!(serde_json::from_str::<clean::CleanOptions>(r#"{"quality": {"min_word": 3}}"#).is_err());
+    let l: lang::LangOptions = serde_json::from_str(r#"{"keep": ["eng"], "proportions": {"eng": 1}}"#).unwrap();
+    assert_eq!(l.keep, ["eng"]);
 }
