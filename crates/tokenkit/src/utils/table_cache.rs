@@ -26,7 +26,6 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::utils::hash_bytes;
 use crate::{Error, Result};
 
 /// The environment variable naming the cache directory.
@@ -40,7 +39,7 @@ pub const MAX_MB_ENV: &str = "TOKENKIT_CACHE_MAX_MB";
 /// a 200k vocabulary.
 pub const DEFAULT_MAX_MB: u64 = 1000;
 
-const MAGIC: &[u8; 8] = b"TKTABLE1";
+const MAGIC: &[u8; 8] = b"TKTABLE2";
 const SUFFIX: &str = ".bin";
 /// Temporary files of a writer that died are removed once they are this old.
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -87,25 +86,10 @@ fn path_in(dir: &Path, key: &Key) -> PathBuf {
 }
 
 /// A checksum of the payload (not a security boundary: whoever can write the cache directory
-/// can replace the library too).
-///
-/// Four independent lanes of 8 bytes (a multiply each), so that the checksum of a
-/// several-megabyte entry, read on every load, runs at the speed of memory rather than of one
-/// chain of multiplies; the lanes and the tail are combined by [`hash_bytes`].
+/// can replace the library too): XXH3, which runs at the speed of memory (SIMD, chosen at run
+/// time), as a several-megabyte entry is checked on every load.
 fn checksum(payload: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [1u64, 2, 3, 4];
-    let mut blocks = payload.chunks_exact(32);
-    for block in &mut blocks {
-        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            *lane = (*lane ^ w).wrapping_mul(K).rotate_left(29);
-        }
-    }
-    let mut tail = Vec::with_capacity(32 + 32);
-    lanes.iter().for_each(|l| tail.extend_from_slice(&l.to_le_bytes()));
-    tail.extend_from_slice(blocks.remainder());
-    hash_bytes(&tail, 0x7461_626c_6573 ^ payload.len() as u64)
+    twox_hash::XxHash3_64::oneshot(payload)
 }
 
 /// Stores what `write` gives under `key` unless an entry is there already (it is not read:
@@ -126,7 +110,9 @@ fn load_from(dir: &Path, key: &Key) -> Option<Payload> {
     // Entries are only ever replaced whole (by rename) or removed (unlinked): the mapped file
     // is never written to while it is mapped, and outlives its name.
     // SAFETY: the map is read-only and the file is not modified in place (see above).
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    // Populated in one call: the checksum reads every page, where faulting them in one at a
+    // time costs more than the read.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?;
     let data: &[u8] = &map;
     let header = HEADER;
     if data.len() < header || &data[..8] != MAGIC || data[8..40] != key.0 {
@@ -258,7 +244,19 @@ pub fn cached_status<T>(
     build: impl FnOnce() -> Result<T>,
     write: impl FnOnce(&T) -> Option<Vec<u8>>,
 ) -> Result<(T, Status)> {
+    cached_status_keyed(|| key.clone(), read, build, write)
+}
+
+/// [`cached_status`] with the key made by `key` only when the cache is on (a key hashes every
+/// input: the whole file).
+pub fn cached_status_keyed<T>(
+    key: impl FnOnce() -> Key,
+    read: impl FnOnce(&Payload) -> Result<T>,
+    build: impl FnOnce() -> Result<T>,
+    write: impl FnOnce(&T) -> Option<Vec<u8>>,
+) -> Result<(T, Status)> {
     let Some(dir) = dir() else { return Ok((build()?, Status::Off)) };
+    let key = &key();
     if let Some(value) = load_from(&dir, key).and_then(|p| read(&p).ok()) {
         return Ok((value, Status::Hit(path_in(&dir, key))));
     }

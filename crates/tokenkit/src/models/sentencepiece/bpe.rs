@@ -101,63 +101,85 @@ impl BpeTables {
     /// Builds the tables from the vocabulary (piece `i` has id `i`) and the scores, given which
     /// pieces are mergeable (normal, user-defined, unused) and whether any piece is unused.
     pub(crate) fn new(vocab: &Vocab, scores: &[f32], mergeable: impl Fn(u32) -> bool, any_unused: bool) -> Self {
-        let mut t = Self { bmp: vec![NONE; 0x10000].into(), ..Default::default() };
+        use rayon::prelude::*;
         let n = vocab.len();
         let mergeable_ids: Vec<u32> = (0..n as u32).filter(|&id| mergeable(id)).collect();
-        t.ranks = score_ranks(scores, &mergeable_ids).into();
-        // Chars first (without flags), for the orphan test below.
-        for (p, id) in vocab.iter() {
-            let mut cs = p.chars();
-            if let (Some(c), None) = (cs.next(), cs.next()) {
-                // Pieces are unique, so this is the id `PieceToId` gives.
-                t.set_entry(c, id);
+        // The char entries, built in place before they become a table.
+        let mut bmp = vec![NONE; 0x10000];
+        let mut astral = IdMap::default();
+        let set_entry = |bmp: &mut [u32], astral: &mut IdMap<u32>, c: char, entry: u32| match bmp.get_mut(c as usize) {
+            Some(e) => *e = entry,
+            None => {
+                astral.insert(c as u32, entry);
             }
+        };
+        // Chars first (without flags), for the orphan test below.
+        let single_chars: Vec<(char, u32)> = vocab
+            .iter()
+            .filter_map(|(p, id)| {
+                let mut cs = p.chars();
+                // Pieces are unique, so this is the id `PieceToId` gives.
+                matches!((cs.next(), cs.next()), (Some(_), None)).then(|| (p.chars().next().unwrap_or_default(), id))
+            })
+            .collect();
+        for &(c, id) in &single_chars {
+            set_entry(&mut bmp, &mut astral, c, id);
         }
+        // Every split of a mergeable piece into two pieces: `(left, right, piece)`. The lookups
+        // (two per split; a piece has a split per char but its first) are most of an uncached
+        // load, so they run in parallel, in chunks of pieces.
+        let find_splits = || -> Vec<Vec<[u32; 3]>> {
+            mergeable_ids
+                .par_chunks(4096)
+                .map(|ids| {
+                    let mut found = Vec::with_capacity(ids.len() * 2);
+                    for &id in ids {
+                        let p = vocab.token(id).unwrap_or_default();
+                        for (k, _) in p.char_indices().skip(1) {
+                            // The right part is looked up only when the left one is a piece.
+                            if let Some(l) = vocab.id(&p[..k]) {
+                                if let Some(r) = vocab.id(&p[k..]) {
+                                    found.push([l, r, id]);
+                                }
+                            }
+                        }
+                    }
+                    found
+                })
+                .collect()
+        };
+        // The ranks are sorted meanwhile.
+        let (splits, ranks) = rayon::join(find_splits, || score_ranks(scores, &mergeable_ids));
+        let mut t = Self { merges: MergeMap::with_capacity(splits.iter().map(Vec::len).sum()), ..Default::default() };
+        let entry = |bmp: &[u32], astral: &IdMap<u32>, c: char| match bmp.get(c as usize) {
+            Some(&e) => e,
+            None => astral.get(&(c as u32)).copied().unwrap_or(NONE),
+        };
+        t.orphan_chars =
+            mergeable_ids.iter().any(|&id| vocab.token(id).unwrap_or_default().chars().any(|c| entry(&bmp, &astral, c) == NONE));
         // Per piece id: whether it is the result of a merge, whether it takes part in one.
         let mut is_result = vec![false; n];
         let mut in_merge = vec![false; n];
-        for &id in &mergeable_ids {
-            let p = vocab.token(id).unwrap_or_default();
-            t.orphan_chars |= p.chars().any(|c| t.entry(c) == NONE);
-            for (k, _) in p.char_indices().skip(1) {
-                if let (Some(l), Some(r)) = (vocab.id(&p[..k]), vocab.id(&p[k..])) {
-                    t.merges.insert((l, r), (t.ranks[id as usize], id));
-                    is_result[id as usize] = true;
-                    in_merge[l as usize] = true;
-                    in_merge[r as usize] = true;
-                }
-            }
+        for &[l, r, id] in splits.iter().flatten() {
+            t.merges.insert((l, r), (ranks[id as usize], id));
+            is_result[id as usize] = true;
+            in_merge[l as usize] = true;
+            in_merge[r as usize] = true;
         }
-        for (p, id) in vocab.iter() {
-            let mut cs = p.chars();
-            if let (Some(c), None) = (cs.next(), cs.next()) {
-                t.set_entry(c, if in_merge[id as usize] { id } else { id | FREE });
-            }
+        for &(c, id) in &single_chars {
+            set_entry(&mut bmp, &mut astral, c, if in_merge[id as usize] { id } else { id | FREE });
         }
-        let mut result_ranks: Vec<u32> = (0..n).filter(|&id| is_result[id]).map(|id| t.ranks[id]).collect();
+        let mut result_ranks: Vec<u32> = (0..n).filter(|&id| is_result[id]).map(|id| ranks[id]).collect();
         let n_results = result_ranks.len();
         result_ranks.sort_unstable();
         result_ranks.dedup();
         t.scan_exact = result_ranks.len() == n_results;
         // Ids must leave the `FREE` bit clear.
         t.cut = !t.orphan_chars && !any_unused && n < FREE as usize;
+        t.ranks = ranks.into();
+        t.bmp = bmp.into();
+        t.astral = astral;
         t
-    }
-
-    fn set_entry(&mut self, c: char, entry: u32) {
-        match self.bmp.make_mut().get_mut(c as usize) {
-            Some(e) => *e = entry,
-            None => {
-                self.astral.insert(c as u32, entry);
-            }
-        }
-    }
-
-    fn entry(&self, c: char) -> u32 {
-        match self.bmp.get(c as usize) {
-            Some(&e) => e,
-            None => self.astral.get(&(c as u32)).copied().unwrap_or(NONE),
-        }
     }
 
     /// The piece `l` and `r` merge into, by their ids: `(rank, id)`.
@@ -203,22 +225,24 @@ impl BpeTables {
         w.bool(self.scan_exact);
     }
 
-    /// Reads what [`Self::write_table`] wrote, checking that every id is one of the
-    /// `n_pieces` pieces (the encoder indexes with them).
+    /// Reads what [`Self::write_table`] wrote, checking that the per-piece tables have
+    /// `n_pieces` entries and that every char entry is one of the pieces (the encoder indexes
+    /// with them). The merges are not walked (a tenth of a millisecond per load, most of what
+    /// is left of one): the ids they give are only ever values, looked up with a check (an
+    /// id that is no piece has no text, rank or type), never indices, and the entry's bytes are
+    /// those written ([`table_cache`] checks its length and checksum).
     pub(crate) fn read_table(r: &mut table_cache::Reader<'_>, n_pieces: usize) -> crate::Result<Self> {
         let merges = MergeMap::read_table(r)?;
         let (ranks, bmp): (Table<u32>, Table<u32>) = (r.table()?, r.table()?);
         let astral: IdMap<u32> = r.records::<2>()?.into_iter().map(|[c, e]| (c, e)).collect();
         let (orphan_chars, cut, scan_exact) = (r.bool()?, r.bool()?, r.bool()?);
-        let piece = |id: u32| (id as usize) < n_pieces;
         // Without branches, so that the check of the 65536 BMP entries is vectorized.
         let entries_ok =
             |es: &mut dyn Iterator<Item = u32>| es.fold(true, |ok, e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)));
         let ok = ranks.len() == n_pieces
             && bmp.len() == 0x10000
             && bmp.iter().fold(true, |ok, &e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)))
-            && entries_ok(&mut astral.values().copied())
-            && merges.iter().all(|((l, r), (_, id))| piece(l) && piece(r) && piece(id));
+            && entries_ok(&mut astral.values().copied());
         if !ok {
             return Err(crate::Error::invalid("table cache: malformed SentencePiece BPE tables"));
         }

@@ -63,8 +63,9 @@ impl std::fmt::Debug for SentencePiece {
 }
 
 struct Inner {
-    /// The file as read, kept for serialization and conversion.
-    raw: Vec<u8>,
+    /// The file as read, kept for serialization and conversion (a view of the cache entry,
+    /// which holds a copy, when the tables came from there).
+    raw: Table<u8>,
     /// The file decoded, on demand ([`SentencePiece::proto`]: summaries, conversion).
     proto: OnceLock<ModelProto>,
     /// The trainer spec (small: the special pieces, the model type).
@@ -109,7 +110,14 @@ thread_local! {
 /// What a `.model` load builds from the pieces, kept whole in the table cache under the file's
 /// bytes: the vocabulary with its lookup table, the scores and types, and the segmentation
 /// tables. A load that finds it decodes no piece (only the specs) and builds nothing per piece.
+///
+/// The entry is named by a 128-bit XXH3 of the file (a SHA-256 of a 500 KB model costs a
+/// third of a warm load) and holds the file's bytes, which a load compares with the file it
+/// read: an entry is only ever used for the exact bytes it was built from, whatever the hash
+/// (two files with the same hash would take turns rebuilding the entry, never share it).
 struct Tables {
+    /// The file's bytes, as stored in the entry (`None` when built).
+    raw: Option<Table<u8>>,
     vocab: Vocab,
     scores: Table<f32>,
     kinds: Table<u8>,
@@ -206,11 +214,13 @@ impl Tables {
             }
             ModelType::Char | ModelType::Word => AlgorithmTables::None,
         };
-        Ok(Self { vocab, scores: scores.into(), kinds: kinds.into(), unk_id, byte_ids, words_independent, algorithm })
+        Ok(Self { raw: None, vocab, scores: scores.into(), kinds: kinds.into(), unk_id, byte_ids, words_independent, algorithm })
     }
 
-    fn write_table(&self) -> Option<Vec<u8>> {
+    /// The entry of the tables built from the file `raw`.
+    fn write_table(&self, raw: &[u8]) -> Option<Vec<u8>> {
         let mut w = table_cache::Writer::default();
+        w.table(raw);
         if !self.vocab.write_table(&mut w) {
             return None;
         }
@@ -233,11 +243,14 @@ impl Tables {
         Some(w.buf)
     }
 
-    /// Reads what [`Self::write_table`] wrote, checking that it fits a model of type
-    /// `model_type`: every id one of the pieces, every type a known one.
-    fn read_table(p: &table_cache::Payload, model_type: ModelType) -> Result<Self> {
+    /// Reads what [`Self::write_table`] wrote, checking that it was built from the file `raw`
+    /// and fits a model of type `model_type`: every id one of the pieces, every type a known one.
+    fn read_table(mut r: table_cache::Reader<'_>, raw: &[u8], model_type: ModelType) -> Result<Self> {
         let bad = || Error::invalid("table cache: malformed SentencePiece model");
-        let mut r = p.reader();
+        let stored: Table<u8> = r.table()?;
+        if *stored != *raw {
+            return Err(Error::invalid("table cache: the entry was built from another file"));
+        }
         let vocab = Vocab::read_table(&mut r)?;
         let n = vocab.len();
         let (scores, kinds): (Table<f32>, Table<u8>) = (r.table()?, r.table()?);
@@ -259,7 +272,7 @@ impl Tables {
         if !ok {
             return Err(bad());
         }
-        Ok(Self { vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm })
+        Ok(Self { raw: Some(stored), vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm })
     }
 }
 
@@ -303,7 +316,7 @@ impl SentencePiece {
             Some(bytes) => Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?),
             None => None,
         };
-        let key = table_cache::Key::new("sentencepiece::Model", &[&raw]);
+        let key = || table_cache::Key::new("sentencepiece::Model", &[&twox_hash::XxHash3_128::oneshot(&raw).to_le_bytes()]);
         let build = || {
             let decoded = ModelProto::decode(raw.as_slice()).map_err(not_a_model)?;
             if decoded.pieces.is_empty() {
@@ -315,8 +328,9 @@ impl SentencePiece {
             }
             Tables::build(&decoded, &norm_spec, err)
         };
-        let (tables, cache_status) = table_cache::cached_status(&key, |p| Tables::read_table(p, model_type), build, Tables::write_table)?;
-        let Tables { vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm } = tables;
+        let (tables, cache_status) =
+            table_cache::cached_status_keyed(key, |p| Tables::read_table(p.reader(), &raw, model_type), build, |t| t.write_table(&raw))?;
+        let Tables { raw: stored, vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm } = tables;
         let byte_fallback = trainer.byte_fallback.unwrap_or(false);
         let user_defined: Vec<(&str, u32)> = (0..vocab.len() as u32)
             .filter(|&id| kinds[id as usize] == PieceType::UserDefined as u8)
@@ -358,7 +372,8 @@ impl SentencePiece {
         let bpe_words = (model_type == ModelType::Bpe && words_independent).then(|| Cache::new(DEFAULT_CACHE_CAPACITY));
         Ok(Self {
             inner: Arc::new(Inner {
-                raw,
+                // The file's copy in the entry, when there is one: the bytes read are freed.
+                raw: stored.unwrap_or_else(|| raw.into()),
                 // Not kept from a build: a string per piece, which the vocabulary holds flat.
                 proto: OnceLock::new(),
                 trainer,
@@ -384,7 +399,7 @@ impl SentencePiece {
     pub fn proto(&self) -> &ModelProto {
         use prost::Message as _;
         // The bytes decoded when the model was read (or when its tables were stored).
-        self.inner.proto.get_or_init(|| ModelProto::decode(self.inner.raw.as_slice()).unwrap_or_default())
+        self.inner.proto.get_or_init(|| ModelProto::decode(&*self.inner.raw).unwrap_or_default())
     }
     /// The trainer spec.
     pub fn trainer_spec(&self) -> &TrainerSpec {
@@ -865,7 +880,33 @@ impl Serialize for SentencePiece {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let mut m = serializer.serialize_struct("SentencePiece", 2)?;
         m.serialize_field("type", "SentencePiece")?;
-        m.serialize_field("model_proto", &base64::engine::general_purpose::STANDARD.encode(&self.inner.raw))?;
+        m.serialize_field("model_proto", &base64::engine::general_purpose::STANDARD.encode(&*self.inner.raw))?;
         m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry is used only for the file it was built from: the tables of one model, read
+    /// back for its own bytes, write the same entry; for another model's bytes (as a hash
+    /// collision would give) they are rejected.
+    #[test]
+    fn cached_model_tables_are_only_used_for_their_own_file() {
+        use prost::Message as _;
+        let (Some(a), Some(b)) = (crate::test_fixtures::get("hub/llama2.model"), crate::test_fixtures::get("hub/mistral03.model")) else {
+            return;
+        };
+        let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        let proto = ModelProto::decode(a.as_slice()).unwrap();
+        let norm_spec = proto.normalizer_spec.clone().unwrap_or_default();
+        let tables = Tables::build(&proto, &norm_spec, Error::invalid).unwrap();
+        let entry = tables.write_table(&a).unwrap();
+        let back = Tables::read_table(table_cache::Reader::new(&entry), &a, ModelType::Bpe).unwrap();
+        assert_eq!(back.write_table(&a).unwrap(), entry);
+        assert_eq!(back.raw.as_deref(), Some(a.as_slice()));
+        assert!(Tables::read_table(table_cache::Reader::new(&entry), &b, ModelType::Bpe).is_err());
+        assert!(Tables::read_table(table_cache::Reader::new(&entry), &a[..a.len() - 1], ModelType::Bpe).is_err());
     }
 }

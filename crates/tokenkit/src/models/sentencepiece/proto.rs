@@ -41,6 +41,12 @@ fn non_piece_fields(raw: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut rest = raw;
     while !rest.is_empty() {
+        // A piece (field 1, length-delimited) shorter than 128 bytes, as nearly all are: its key
+        // and length are a byte each, skipped without the general walk below.
+        if let [0x0A, len @ 0..=0x7F, ..] = *rest {
+            rest = rest.get(2 + usize::from(len)..)?;
+            continue;
+        }
         let field = rest;
         let key = decode_varint(&mut rest).ok()?;
         let len = match key & 7 {
