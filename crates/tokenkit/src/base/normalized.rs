@@ -112,7 +112,7 @@ impl<'a> Transformer<'a> {
     /// The next char of the new string: `0` replaces the next old char, `1` inserts a char
     /// (aligned like the previous one), `-n` replaces the next old char and removes the `n`
     /// after it.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, c: char, change: isize) {
         let align = if change > 0 {
             if self.offset == 0 {

@@ -65,32 +65,37 @@ fn is_stable(p: Props) -> bool {
     p == YES
 }
 
-/// What is known of a segment read so far: whether it holds a char that is No, one that is
-/// Maybe, a starter, marks out of canonical order, and its last combining class.
+/// What is known of a segment read so far, in one word of flags: whether it holds a char that
+/// is No ([`NO`]), one that is Maybe ([`MAYBE`]), a starter ([`STARTER`]), marks out of
+/// canonical order ([`OUT_OF_ORDER`]); and its last combining class.
 #[derive(Default)]
 struct Segment {
-    no: bool,
-    maybe: bool,
-    starter: bool,
-    out_of_order: bool,
+    flags: u16,
     last_cc: u16,
 }
 
+const STARTER: u16 = 4;
+const OUT_OF_ORDER: u16 = 8;
+
 impl Segment {
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, p: Props) {
         let cc = p >> 8;
-        self.no |= p & 3 == NO;
-        self.maybe |= p & 3 == MAYBE;
-        self.starter |= cc == 0;
-        self.out_of_order |= cc != 0 && self.last_cc > cc;
+        self.flags |= (p & 3)
+            | if cc == 0 {
+                STARTER
+            } else if self.last_cc > cc {
+                OUT_OF_ORDER
+            } else {
+                0
+            };
         self.last_cc = cc;
     }
 
     /// Whether NFC leaves the segment as it is.
-    #[inline]
+    #[inline(always)]
     fn same(&self) -> bool {
-        !self.no && !self.out_of_order && (!self.maybe || !self.starter)
+        self.flags & (NO | OUT_OF_ORDER) == 0 && self.flags & (MAYBE | STARTER) != MAYBE | STARTER
     }
 }
 
@@ -296,8 +301,8 @@ impl Memo {
     #[inline]
     fn get(&mut self, seg: &str) -> (usize, usize, bool) {
         let key = key(seg.as_bytes());
-        let h = key.0 ^ key.1.rotate_left(31) ^ seg.len() as u64;
-        let i = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % SLOTS;
+        let h = (key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1 ^ seg.len() as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let i = (h >> 56) as usize % SLOTS;
         let slot = self.slots[i];
         if usize::from(slot.len) == seg.len() && slot.key == key {
             return (slot.from as usize, slot.to as usize, slot.same);
