@@ -7,6 +7,7 @@ use std::sync::Arc;
 use unicode_normalization_alignments::UnicodeNormalization;
 
 use crate::base::pattern::Pattern;
+use crate::utils::nfc::Part;
 use crate::{Offsets, Result};
 
 /// Which string a range or offset refers to.
@@ -111,7 +112,7 @@ impl<'a> Transformer<'a> {
     /// The next char of the new string: `0` replaces the next old char, `1` inserts a char
     /// (aligned like the previous one), `-n` replaces the next old char and removes the `n`
     /// after it.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, c: char, change: isize) {
         let align = if change > 0 {
             if self.offset == 0 {
@@ -377,16 +378,14 @@ impl NormalizedString {
         }
         let s = std::mem::take(&mut self.normalized);
         let mut t = Transformer::new(&self.alignments, &s, 0, 0);
-        let mut chars = crate::utils::nfc::nfc(&s);
-        loop {
-            if let Some(n) = chars.take_same() {
-                t.keep(n);
+        crate::utils::nfc::for_each_part(&s, |part| match part {
+            Part::Same(n) => t.keep(n),
+            Part::Changed(items) => {
+                for &(c, change) in items {
+                    t.push(c, change);
+                }
             }
-            match chars.next() {
-                Some((c, change)) => t.push(c, change),
-                None => break,
-            }
-        }
+        });
         let Transformer { new_alignments, new_text, .. } = t;
         self.alignments = new_alignments;
         self.normalized = new_text;

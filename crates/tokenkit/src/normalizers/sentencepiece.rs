@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::normalized::is_continuation;
 use crate::normalizers::Precompiled;
 use crate::utils::trie::Trie;
 use crate::Result;
@@ -62,7 +63,7 @@ impl Normalized {
             return Some(c.orig as usize);
         }
         let bytes = self.text.as_bytes();
-        while k > c.norm as usize && bytes.get(k).is_some_and(|&b| b & 0xC0 == 0x80) {
+        while k > c.norm as usize && bytes.get(k).is_some_and(|&b| is_continuation(b)) {
             k -= 1;
         }
         Some(c.orig as usize + (k - c.norm as usize))

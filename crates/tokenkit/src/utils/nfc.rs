@@ -16,10 +16,11 @@
 //! quick check come from a table filled block by block as the texts need it, and runs of
 //! ASCII are skipped byte by byte.
 
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 use unicode_normalization_alignments::char::canonical_combining_class;
-use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, Recompositions, UnicodeNormalization};
+use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// A char's quick-check answer in the low two bits ([`YES`], [`MAYBE`], [`NO`]) and its
 /// canonical combining class in the high eight.
@@ -48,8 +49,8 @@ static BLOCKS: [OnceLock<Box<[Props; 256]>>; ALL_YES >> 8] = [const { OnceLock::
 const ALL_YES: usize = 0x3_0000;
 
 #[inline]
-fn props(c: char) -> Props {
-    let cp = c as usize;
+fn props(cp: u32) -> Props {
+    let cp = cp as usize;
     if cp >= ALL_YES {
         return YES;
     }
@@ -64,65 +65,92 @@ fn is_stable(p: Props) -> bool {
     p == YES
 }
 
-/// What is known of a segment read so far: whether it holds a char that is No, one that is
-/// Maybe, a starter, marks out of canonical order, and its last combining class.
+/// What is known of a segment read so far, in one word of flags: whether it holds a char that
+/// is No ([`NO`]), one that is Maybe ([`MAYBE`]), a starter ([`STARTER`]), marks out of
+/// canonical order ([`OUT_OF_ORDER`]); and its last combining class.
 #[derive(Default)]
 struct Segment {
-    no: bool,
-    maybe: bool,
-    starter: bool,
-    out_of_order: bool,
+    flags: u16,
     last_cc: u16,
 }
 
+const STARTER: u16 = 4;
+const OUT_OF_ORDER: u16 = 8;
+
 impl Segment {
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, p: Props) {
         let cc = p >> 8;
-        self.no |= p & 3 == NO;
-        self.maybe |= p & 3 == MAYBE;
-        self.starter |= cc == 0;
-        self.out_of_order |= cc != 0 && self.last_cc > cc;
+        self.flags |= (p & 3)
+            | if cc == 0 {
+                STARTER
+            } else if self.last_cc > cc {
+                OUT_OF_ORDER
+            } else {
+                0
+            };
         self.last_cc = cc;
     }
 
     /// Whether NFC leaves the segment as it is.
-    #[inline]
+    #[inline(always)]
     fn same(&self) -> bool {
-        !self.no && !self.out_of_order && (!self.maybe || !self.starter)
+        self.flags & (NO | OUT_OF_ORDER) == 0 && self.flags & (MAYBE | STARTER) != MAYBE | STARTER
     }
 }
 
-/// The first segment at or after `at` (a segment's start) that NFC may change: its start and
-/// end. Each ASCII char is a segment of its own that NFC leaves as it is, unless a non-ASCII
-/// char follows it (then its segment goes on), so runs of ASCII are skipped by bytes; the
-/// other chars are read once each, a segment ending where the next stable char starts the
-/// next one.
+/// Calls `changed(start, end)` for each segment at or after `at` (a segment's start) that NFC
+/// may change, in order, in one pass that stops when `changed` breaks. Each ASCII char is a
+/// segment of its own that NFC leaves as it is, unless a non-ASCII char follows it (then its
+/// segment goes on), so runs of ASCII are skipped by bytes; the other chars are read once
+/// each, a segment ending where the next stable char starts the next one.
 #[inline]
-fn next_changed(s: &str, mut at: usize) -> Option<(usize, usize)> {
+fn for_each_changed(s: &str, at: usize, mut changed: impl FnMut(usize, usize) -> ControlFlow<()>) -> ControlFlow<()> {
     let b = s.as_bytes();
-    'ascii: loop {
-        let j = at + ascii_run(&b[at..]);
-        if j == b.len() {
-            return None;
-        }
-        let start = if j > at { j - 1 } else { at };
-        let (mut seg_start, mut seg) = (start, Segment::default());
-        for (i, c) in s[start..].char_indices() {
-            let p = if c.is_ascii() { YES } else { props(c) };
-            if i > 0 && is_stable(p) {
-                if !seg.same() {
-                    return Some((seg_start, start + i));
-                }
-                if c.is_ascii() {
-                    at = start + i;
-                    continue 'ascii;
-                }
-                (seg_start, seg) = (start + i, Segment::default());
+    let (mut seg_start, mut seg) = (at, Segment::default());
+    let mut i = at;
+    while i < b.len() {
+        if b[i].is_ascii() {
+            // A stable char: the segment before it ends; of a run of them, only the last
+            // one's segment may go on.
+            if i > seg_start && !seg.same() {
+                changed(seg_start, i)?;
             }
-            seg.add(p);
+            let last = if b.get(i + 1).is_some_and(u8::is_ascii) { i + ascii_run(&b[i + 1..]) } else { i };
+            (seg_start, seg) = (last, Segment::default());
+            seg.add(YES);
+            i = last + 1;
+            continue;
         }
-        return (!seg.same()).then_some((seg_start, s.len()));
+        let (cp, len) = decode(b, i);
+        let p = props(cp);
+        if i > seg_start && is_stable(p) {
+            if !seg.same() {
+                changed(seg_start, i)?;
+            }
+            (seg_start, seg) = (i, Segment::default());
+        }
+        seg.add(p);
+        i += len;
+    }
+    if !seg.same() {
+        changed(seg_start, b.len())?;
+    }
+    ControlFlow::Continue(())
+}
+
+/// The code point of the non-ASCII char that starts at `b[i]` (UTF-8 of a `str`) and its
+/// length in bytes.
+#[inline(always)]
+fn decode(b: &[u8], i: usize) -> (u32, usize) {
+    let x = u32::from(b[i]);
+    let next = |k: usize| u32::from(b[i + k]) & 0x3F;
+    if x < 0xE0 {
+        (((x & 0x1F) << 6) | next(1), 2)
+    } else if x < 0xF0 {
+        (((x & 0x0F) << 12) | (next(1) << 6) | next(2), 3)
+    } else {
+        (((x & 0x07) << 18) | (next(1) << 12) | (next(2) << 6) | next(3), 4)
     }
 }
 
@@ -149,13 +177,13 @@ pub fn is_nfc(s: &str) -> bool {
                 at += i;
                 continue 'ascii;
             }
-            let p = props(c);
+            let p = props(c as u32);
             let cc = p >> 8;
             if p & 3 == NO || (cc != 0 && last_cc > cc) {
                 return false;
             }
             if p & 3 == MAYBE {
-                return next_changed(s, segment_start).is_none();
+                return for_each_changed(s, segment_start, |_, _| ControlFlow::Break(())).is_continue();
             }
             if is_stable(p) {
                 segment_start = at + i;
@@ -182,31 +210,48 @@ fn ascii_run(b: &[u8]) -> usize {
     i + b[i..].iter().position(|&x| x >= 0x80).unwrap_or(b.len() - i)
 }
 
+/// One piece of the NFC of a text, in order (see [`for_each_part`]).
+pub enum Part<'a> {
+    /// The next this many bytes, which NFC leaves as they are (each char with change 0).
+    Same(usize),
+    /// The next segment's chars with their alignment changes, as the library gives them.
+    Changed(&'a [(char, isize)]),
+}
+
 /// The NFC of `s` as `s.nfc()` gives it (each char with its alignment change, see
-/// `NormalizedString::transform`), segment by segment.
-pub fn nfc(s: &str) -> Nfc<'_> {
-    Nfc { s, at: 0, next: None, part: Part::Done, memo: None }
-}
-
-/// See [`nfc`].
-pub struct Nfc<'a> {
-    s: &'a str,
-    /// Where the segments not yet started begin.
-    at: usize,
-    /// The next segment NFC may change, when found (at or after `at`).
-    next: Option<(usize, usize)>,
-    part: Part<'a>,
-    /// The library's result for the short segments met so far (made at the first).
-    memo: Option<Box<Memo>>,
-}
-
-/// The segments being given: a stretch NFC leaves as it is, one through the library, or a
-/// short one's result from the memo (`memo.items[from..to]`).
-enum Part<'a> {
-    Same(std::str::Chars<'a>),
-    Library(Box<Recompositions<std::str::Chars<'a>>>),
-    Memo(usize, usize),
-    Done,
+/// `NormalizedString::transform`), given to `part` piece by piece in one pass: the stretches
+/// NFC leaves as they are in bulk, each segment it changes as the library's chars. A segment
+/// the quick check cannot pass (a Maybe after a starter) but that the library leaves as it is
+/// (marks that compose with nothing) stays in the stretch around it.
+pub fn for_each_part(s: &str, mut part: impl FnMut(Part<'_>)) {
+    let mut memo: Option<Box<Memo>> = None;
+    let mut long = Vec::new();
+    // The end of what was given.
+    let mut given = 0;
+    let _ = for_each_changed(s, 0, |start, end| {
+        let segment = &s[start..end];
+        let items = if segment.len() <= SHORT {
+            let memo = memo.get_or_insert_with(|| Box::new(Memo { slots: [Slot::default(); SLOTS], items: Vec::new() }));
+            let (from, to, same) = memo.get(segment);
+            if same {
+                return ControlFlow::Continue(());
+            }
+            &memo.items[from..to]
+        } else {
+            long.clear();
+            long.extend(segment.nfc());
+            &long[..]
+        };
+        if start > given {
+            part(Part::Same(start - given));
+        }
+        part(Part::Changed(items));
+        given = end;
+        ControlFlow::Continue(())
+    });
+    if s.len() > given {
+        part(Part::Same(s.len() - given));
+    }
 }
 
 /// Segments of at most this many bytes go through the memo.
@@ -226,25 +271,48 @@ struct Memo {
 #[derive(Clone, Copy, Default)]
 struct Slot {
     len: u8,
-    bytes: [u8; SHORT],
+    /// Whether the library leaves the segment as it is (each char with change 0).
+    same: bool,
+    key: (u64, u64),
     from: u32,
     to: u32,
 }
 
+/// The bytes of a segment of 1 to [`SHORT`] bytes in two words, read from its start and from
+/// its end (overlapping when it is short): with the length, they are the bytes.
+#[inline(always)]
+fn key(seg: &[u8]) -> (u64, u64) {
+    let n = seg.len();
+    let w8 = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let w4 = |b: &[u8]| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let w2 = |b: &[u8]| u64::from(u16::from_le_bytes(b.try_into().expect("2 bytes")));
+    match n {
+        8.. => (w8(&seg[..8]), w8(&seg[n - 8..])),
+        4.. => (w4(&seg[..4]), w4(&seg[n - 4..])),
+        2.. => (w2(&seg[..2]), w2(&seg[n - 2..])),
+        _ => (seg.first().map_or(0, |&x| u64::from(x)), 0),
+    }
+}
+
 impl Memo {
     /// The slot of `seg` (at most [`SHORT`] bytes), its items filled from the library when
-    /// it held another segment; returns the range of its items.
-    fn get(&mut self, seg: &str) -> (usize, usize) {
-        let mut key = [0u8; SHORT];
-        key[..seg.len()].copy_from_slice(seg.as_bytes());
-        let h = u64::from_le_bytes(key[..8].try_into().expect("8 bytes"))
-            ^ u64::from_le_bytes(key[8..].try_into().expect("8 bytes")).rotate_left(31)
-            ^ seg.len() as u64;
-        let i = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % SLOTS;
+    /// it held another segment; returns the range of its items and whether they leave the
+    /// segment as it is.
+    #[inline]
+    fn get(&mut self, seg: &str) -> (usize, usize, bool) {
+        let key = key(seg.as_bytes());
+        let h = (key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1 ^ seg.len() as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let i = (h >> 56) as usize % SLOTS;
         let slot = self.slots[i];
-        if usize::from(slot.len) == seg.len() && slot.bytes == key {
-            return (slot.from as usize, slot.to as usize);
+        if usize::from(slot.len) == seg.len() && slot.key == key {
+            return (slot.from as usize, slot.to as usize, slot.same);
         }
+        self.fill(i, seg, key)
+    }
+
+    /// [`Self::get`] for a segment slot `i` does not hold.
+    #[inline(never)]
+    fn fill(&mut self, i: usize, seg: &str, key: (u64, u64)) -> (usize, usize, bool) {
         // The items of segments no slot holds any more are dropped when there are many.
         if self.items.len() > 64 * SLOTS {
             self.items.clear();
@@ -252,78 +320,10 @@ impl Memo {
         }
         let from = self.items.len();
         self.items.extend(seg.nfc());
-        self.slots[i] = Slot { len: seg.len() as u8, bytes: key, from: from as u32, to: self.items.len() as u32 };
-        (from, self.items.len())
-    }
-}
-
-impl Nfc<'_> {
-    /// When the chars being given are from a stretch NFC leaves as it is, the rest of that
-    /// stretch, taken at once: its length in bytes (its chars, each with change 0, are not
-    /// given one by one); `None` otherwise.
-    #[inline]
-    pub fn take_same(&mut self) -> Option<usize> {
-        match &mut self.part {
-            Part::Same(chars) if !chars.as_str().is_empty() => {
-                let n = chars.as_str().len();
-                *chars = "".chars();
-                Some(n)
-            }
-            _ => None,
-        }
-    }
-}
-
-impl Iterator for Nfc<'_> {
-    type Item = (char, isize);
-
-    #[inline]
-    fn next(&mut self) -> Option<(char, isize)> {
-        loop {
-            match &mut self.part {
-                Part::Same(chars) => {
-                    if let Some(c) = chars.next() {
-                        return Some((c, 0));
-                    }
-                }
-                Part::Library(r) => {
-                    if let Some(x) = r.next() {
-                        return Some(x);
-                    }
-                }
-                Part::Memo(from, to) => {
-                    if from < to {
-                        let x = self.memo.as_ref().map(|m| m.items[*from]);
-                        *from += 1;
-                        return x;
-                    }
-                }
-                Part::Done => {}
-            }
-            if self.at >= self.s.len() {
-                self.part = Part::Done;
-                return None;
-            }
-            // What NFC leaves as it is up to the next segment it may change, then that segment.
-            let (start, end) = match self.next.take().or_else(|| next_changed(self.s, self.at)) {
-                None => (self.s.len(), self.s.len()),
-                Some(next) => next,
-            };
-            if start > self.at {
-                self.part = Part::Same(self.s[self.at..start].chars());
-                self.at = start;
-                self.next = (start < end).then_some((start, end));
-                continue;
-            }
-            if end - start <= SHORT {
-                let memo = self.memo.get_or_insert_with(|| Box::new(Memo { slots: [Slot::default(); SLOTS], items: Vec::new() }));
-                let (from, to) = memo.get(&self.s[start..end]);
-                self.part = Part::Memo(from, to);
-            } else {
-                self.part = Part::Library(Box::new(self.s[start..end].nfc()));
-            }
-            self.at = end;
-        }
+        let items = &self.items[from..];
+        let same = items.len() == seg.chars().count() && items.iter().zip(seg.chars()).all(|(&(c, change), o)| c == o && change == 0);
+        self.slots[i] = Slot { len: seg.len() as u8, same, key, from: from as u32, to: self.items.len() as u32 };
+        (from, self.items.len(), same)
     }
 }
 
@@ -331,9 +331,32 @@ impl Iterator for Nfc<'_> {
 mod tests {
     use super::*;
 
+    /// What [`for_each_part`] gives, each char of a stretch NFC leaves with change 0.
+    fn nfc(s: &str) -> Vec<(char, isize)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for_each_part(s, |part| match part {
+            Part::Same(n) => {
+                out.extend(s[at..at + n].chars().map(|c| (c, 0)));
+                at += n;
+            }
+            Part::Changed(items) => {
+                out.extend_from_slice(items);
+                // The chars an item replaces: itself and the `-change` after it.
+                at += s[at..]
+                    .chars()
+                    .take(items.iter().map(|&(_, d)| if d > 0 { 0 } else { (1 - d) as usize }).sum())
+                    .map(char::len_utf8)
+                    .sum::<usize>();
+            }
+        });
+        assert_eq!(at, s.len(), "{s:?}");
+        out
+    }
+
     fn check(s: &str) {
         let want: Vec<(char, isize)> = s.nfc().collect();
-        let got: Vec<(char, isize)> = nfc(s).collect();
+        let got = nfc(s);
         assert_eq!(got, want, "{s:?} ({:x?})", s.chars().map(|c| c as u32).collect::<Vec<_>>());
         let unchanged = want.len() == s.chars().count() && want.iter().zip(s.chars()).all(|(&(c, d), o)| c == o && d == 0);
         // `is_nfc` may say no to a text NFC leaves as it is, never yes to one it changes.
@@ -432,7 +455,7 @@ mod tests {
             }
         }
         let twice = text.repeat(2);
-        assert!(nfc(&twice).count() > 64 * SLOTS);
+        assert!(nfc(&twice).len() > 64 * SLOTS);
         check(&twice);
     }
 
