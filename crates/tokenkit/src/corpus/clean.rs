@@ -335,7 +335,7 @@ pub fn normalize(s: &str, form: Form) -> Option<String> {
     let out: String = match form {
         Form::None => return None,
         Form::Nfc if nfc::is_nfc(s) => return None,
-        Form::Nfc => nfc::nfc(s).map(|(c, _)| c).collect(),
+        Form::Nfc => s.nfc().map(|(c, _)| c).collect(),
         Form::Nfkc if s.is_ascii() || is_nfkc_quick(s.chars()) == IsNormalized::Yes => return None,
         Form::Nfkc => s.nfkc().map(|(c, _)| c).collect(),
     };
