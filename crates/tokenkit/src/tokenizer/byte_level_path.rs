@@ -211,17 +211,15 @@ fn encode_pieces(
     pieces.clear();
     reserve_for_long_text(pieces, text);
     plan.cutter.for_each_piece(text, |s, e| pieces.push((s, e)))?;
-    plan.raw.with_cache(|cache| {
-        for &(ms, me) in pieces.iter() {
-            let mut pos = ms;
-            plan.raw.for_each_token_with(&bytes[ms..me], cache, |id, len| {
-                let end = pos + len as usize;
-                token(id, (pos, end), *word);
-                pos = end;
-            });
-            *word += 1;
-        }
-    });
+    for &(ms, me) in pieces.iter() {
+        let mut pos = ms;
+        plan.raw.for_each_token(&bytes[ms..me], |id, len| {
+            let end = pos + len as usize;
+            token(id, (pos, end), *word);
+            pos = end;
+        });
+        *word += 1;
+    }
     Ok(())
 }
 
@@ -258,14 +256,12 @@ pub(crate) fn ids_plan(tok: &Tokenizer) -> Option<(&BPE, &ByteLevelBpe, &SysRege
 #[inline]
 pub(crate) fn for_each_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &str, mut sink: impl FnMut(u32, bool)) -> Result<()> {
     let bytes = text.as_bytes();
-    raw.with_cache(|cache| {
-        regex.try_for_each_match(text, |s, e| {
-            let mut first = true;
-            raw.for_each_token_with(&bytes[s..e], cache, |id, _| {
-                sink(id, first);
-                first = false;
-            });
-        })
+    regex.try_for_each_match(text, |s, e| {
+        let mut first = true;
+        raw.for_each_token(&bytes[s..e], |id, _| {
+            sink(id, first);
+            first = false;
+        });
     })
 }
 
@@ -274,5 +270,5 @@ pub(crate) fn for_each_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &st
 #[inline]
 pub(crate) fn extend_piece_ids(raw: &ByteLevelBpe, regex: &SysRegex, text: &str, out: &mut Vec<u32>) -> Result<()> {
     let bytes = text.as_bytes();
-    raw.with_cache(|cache| regex.try_for_each_match(text, |s, e| raw.extend_tokens_with(&bytes[s..e], cache, out)))
+    regex.try_for_each_match(text, |s, e| raw.extend_tokens(&bytes[s..e], out))
 }

@@ -25,7 +25,7 @@ use crate::utils::byte_level::BYTES_CHAR;
 /// Scratch buffers larger than this are released after use.
 const SCRATCH_KEEP: usize = 1 << 16;
 
-/// Entries of the per-thread cache of short pieces' tokens ([`ShortPieces`]); a power of two.
+/// Entries of the per-thread cache of short pieces' tokens ([`ShortCache`]); a power of two.
 const SHORT_CACHE: usize = 1 << 12;
 
 /// A short piece (its bytes and length packed in `key`), the encoder it was encoded by, and
@@ -43,27 +43,38 @@ struct ShortPiece {
 /// lookup for each new pair), a hit about 20, and text repeats its short pieces (a letter after
 /// a combining mark, a consonant and its vowel sign in Indic scripts, symbols). Entries are
 /// tagged with the encoder's [`Backtracker::serial`], so a cache filled by another encoder is
-/// never read (and never needs clearing). Borrowed once per text ([`ByteLevelBpe::with_cache`]):
-/// reached per piece, the thread-local's access cost more than the misses of random text saved.
-type ShortPieces = Vec<ShortPiece>;
+/// never read (and never needs clearing). Reached only for the pieces it holds (after the
+/// whole-piece lookup fails): taken once per text and passed down instead, it made the token
+/// loop of long pieces reload its captures on every token (2-5% on runs of one char class).
+#[derive(Debug, Default)]
+struct ShortCache(Vec<ShortPiece>);
 
-/// [`ShortPieces`] borrowed for the pieces of one text (`None` when an outer call on the
-/// thread holds it: then pieces are encoded without it).
-pub struct ShortCache<'c>(Option<&'c mut [ShortPiece]>);
+impl ShortCache {
+    /// The tokens of `piece` by `bpe` from this thread's cache, or computed by `merge` and kept
+    /// (out of line: the callers' loops stay as they were for the pieces that are one token).
+    #[inline(never)]
+    fn get(bpe: &ByteLevelBpe, piece: &[u8], merge: impl FnOnce() -> ([u32; SHORT], usize)) -> ([u32; SHORT], usize) {
+        // Taken while in use: a call up the stack holding it (not expected) gets a new one.
+        let mut cache = SHORT_PIECES.take();
+        if cache.0.is_empty() {
+            cache.0 = vec![ShortPiece { key: u64::MAX, owner: 0, ids: [NONE; SHORT], n: 0 }; SHORT_CACHE];
+        }
+        let tokens = cache.tokens(bpe, piece, merge);
+        SHORT_PIECES.set(cache);
+        tokens
+    }
 
-impl ShortCache<'_> {
     /// The tokens of `piece` (three to [`SHORT`] bytes) by `bpe`, from the cache or computed
     /// by `merge` and kept.
     #[inline(always)]
     fn tokens(&mut self, bpe: &ByteLevelBpe, piece: &[u8], merge: impl FnOnce() -> ([u32; SHORT], usize)) -> ([u32; SHORT], usize) {
-        let Some(entries) = self.0.as_deref_mut() else { return merge() };
         // The first three and the last three bytes (all of them, at most six) and the length:
         // distinct pieces have distinct keys. Read without a copy call.
         let three = |p: &[u8]| u64::from(p[0]) | u64::from(p[1]) << 8 | u64::from(p[2]) << 16;
         let key = three(piece) | three(&piece[piece.len() - 3..]) << 24 | (piece.len() as u64) << 48;
         let owner = bpe.backtracker.serial();
         let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SHORT_CACHE.trailing_zeros())) as usize;
-        let Some(entry) = entries.get_mut(slot) else { return merge() };
+        let Some(entry) = self.0.get_mut(slot) else { return merge() };
         if entry.key == key && entry.owner == owner {
             return (entry.ids, entry.n as usize);
         }
@@ -74,8 +85,8 @@ impl ShortCache<'_> {
 }
 
 thread_local! {
-    /// See [`ShortPieces`]; empty until the first short piece on the thread.
-    static SHORT_PIECES: RefCell<ShortPieces> = const { RefCell::new(Vec::new()) };
+    /// See [`ShortCache`]; empty until the thread's first piece that needs it, and while it is taken.
+    static SHORT_PIECES: Cell<ShortCache> = const { Cell::new(ShortCache(Vec::new())) };
     /// The ids of one long piece, reused by every piece on a thread.
     static IDS: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
     /// The backtracker's scratch, reused by every piece on a thread.
@@ -194,7 +205,7 @@ impl ByteLevelBpe {
     /// that the caller can copy it whole (the pieces of random punctuation and symbols vary
     /// in length and token count: loops over them mispredicted their exits).
     #[inline]
-    pub fn short_tokens(&self, piece: &[u8], cache: &mut ShortCache<'_>) -> ([u32; SHORT], usize) {
+    pub fn short_tokens(&self, piece: &[u8]) -> ([u32; SHORT], usize) {
         let mut ids = [NONE; SHORT];
         if piece.len() <= 2 {
             let (two, n) = self.tiny_tokens(piece);
@@ -205,21 +216,7 @@ impl ByteLevelBpe {
             ids[0] = id;
             return (ids, 1);
         }
-        cache.tokens(self, piece, || self.merge_piece(piece))
-    }
-
-    /// Calls `f` with this thread's [`ShortCache`], for the pieces of one text.
-    #[inline]
-    pub fn with_cache<R>(&self, f: impl FnOnce(&mut ShortCache<'_>) -> R) -> R {
-        SHORT_PIECES.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut entries) => {
-                if entries.is_empty() {
-                    *entries = vec![ShortPiece { key: u64::MAX, owner: 0, ids: [NONE; SHORT], n: 0 }; SHORT_CACHE];
-                }
-                f(&mut ShortCache(Some(&mut entries)))
-            }
-            Err(_) => f(&mut ShortCache(None)),
-        })
+        ShortCache::get(self, piece, || self.merge_piece(piece))
     }
 
     /// The merge loop on a piece of three to [`SHORT`] bytes ([`Self::short_tokens`] when it
@@ -244,13 +241,8 @@ impl ByteLevelBpe {
 
     /// Appends the tokens of `piece` (raw bytes) to `out`, in order: [`Self::for_each_token`]
     /// for id-only encoding, a short piece's tokens copied as one array.
-    pub fn extend_tokens(&self, piece: &[u8], out: &mut Vec<u32>) {
-        self.with_cache(|cache| self.extend_tokens_with(piece, cache, out));
-    }
-
-    /// [`Self::extend_tokens`] with the cache of the text's pieces.
     #[inline]
-    pub fn extend_tokens_with(&self, piece: &[u8], cache: &mut ShortCache<'_>, out: &mut Vec<u32>) {
+    pub fn extend_tokens(&self, piece: &[u8], out: &mut Vec<u32>) {
         if piece.len() <= SHORT {
             if piece.len() <= 2 {
                 // The pieces of runs of one-byte pieces (a space before each digit, symbols
@@ -260,7 +252,7 @@ impl ByteLevelBpe {
                 out.truncate(out.len() - (2 - n));
                 return;
             }
-            let (ids, n) = self.short_tokens(piece, cache);
+            let (ids, n) = self.short_tokens(piece);
             // The whole array, then the unused tail dropped (a length update for u32).
             out.extend_from_slice(&ids);
             out.truncate(out.len() - (SHORT - n));
@@ -271,13 +263,8 @@ impl ByteLevelBpe {
 
     /// Calls `emit(id, length in raw bytes)` for each token of `piece` (raw bytes), in order:
     /// the tokens the model gives for the piece mapped to byte chars.
-    pub fn for_each_token(&self, piece: &[u8], emit: impl FnMut(u32, u32)) {
-        self.with_cache(|cache| self.for_each_token_with(piece, cache, emit));
-    }
-
-    /// [`Self::for_each_token`] with the cache of the text's pieces.
     #[inline]
-    pub fn for_each_token_with(&self, piece: &[u8], cache: &mut ShortCache<'_>, mut emit: impl FnMut(u32, u32)) {
+    pub fn for_each_token(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
         if piece.len() <= SHORT {
             if piece.len() <= 2 {
                 // One token for the whole piece, or one per byte (none for an empty piece).
@@ -291,7 +278,7 @@ impl ByteLevelBpe {
                 }
                 return;
             }
-            let (ids, n) = self.short_tokens(piece, cache);
+            let (ids, n) = self.short_tokens(piece);
             if n == 1 {
                 // The whole piece, which may be a token the merges do not reach (with
                 // `ignore_merges`; the backtracker has no length for those).
