@@ -22,7 +22,8 @@
 //! whose name contains it), `TOKENKIT_LINEAR_SIZES` (`100000,1000000`: the two sizes),
 //! `TOKENKIT_LINEAR_CALLGRIND=1` (instruction counts: each model runs in a child process
 //! under `valgrind --tool=callgrind`, one dump per text and size; wall-clock on a shared
-//! machine is noisy, instruction counts are not).
+//! machine is noisy, instruction counts are not), with `TOKENKIT_LINEAR_PEER=1` the peer's
+//! instruction counts too, at both sizes (filter the cases: the peer is superlinear on some).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -122,10 +123,11 @@ fn fastest(runs: usize, mut encode: impl FnMut() -> usize) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// The measured call of callgrind mode (`--toggle-collect=*linear_measured*`).
+/// The measured call of callgrind mode (`--toggle-collect=*linear_measured*`): `encode` is
+/// tokenkit's or the peer's encoding of `text`.
 #[inline(never)]
-fn linear_measured(ours: &Ours, text: &str) -> usize {
-    ours.encode(text).len()
+fn linear_measured(encode: &dyn Fn(&str) -> usize, text: &str) -> usize {
+    encode(text)
 }
 
 fn prose(bytes: usize) -> String {
@@ -169,14 +171,17 @@ fn main() {
         return callgrind_child(&args[i + 1], small, large, &cases);
     }
     let callgrind = std::env::var("TOKENKIT_LINEAR_CALLGRIND").is_ok_and(|v| v == "1");
+    let peer_callgrind = callgrind && std::env::var("TOKENKIT_LINEAR_PEER").is_ok_and(|v| v == "1");
     let (t_small, t_large, t_probe) = (texts(small, &cases), texts(large, &cases), texts(PROBE_BYTES, &cases));
     let unit = if callgrind { "instr/B" } else { "ns/B" };
     println!("sizes {small} and {large} bytes; {unit}; ratios per byte (large/small, and large vs prose at the large size)\n");
-    println!("| model | text | tokenkit {unit} @{small} | @{large} | large/small | vs prose | peer | peer {unit} @{small} | tokenkit/peer | ids @{PROBE_BYTES} |");
+    let peer_at = if peer_callgrind { format!("@{small} / @{large}") } else { format!("@{small}") };
+    println!("| model | text | tokenkit {unit} @{small} | @{large} | large/small | vs prose | peer | peer {unit} {peer_at} | tokenkit/peer | ids @{PROBE_BYTES} |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut worst: Vec<(f64, f64, String)> = Vec::new();
     for (name, ours, peer, peer_name) in models(&filter) {
         let counts = callgrind.then(|| callgrind_counts(&name, small, large, &cases));
+        let peer_counts = peer_callgrind.then(|| callgrind_counts(&format!("{PEER}{name}"), small, large, &cases));
         let mut same = 0;
         let mut prose_large = f64::NAN;
         for (i, ((label, s), (_, l))) in t_small.iter().zip(&t_large).enumerate() {
@@ -198,8 +203,15 @@ fn main() {
             let peer_small =
                 (!callgrind && probe_secs * (small as f64 / PROBE_BYTES as f64) < 20.0 * PEER_BUDGET_SECS && probe_secs < PEER_BUDGET_SECS)
                     .then(|| fastest(3, || peer.encode(s).len()) * 1e9 / s.len() as f64);
-            let peer_col = peer_small.map_or(if callgrind { "-".into() } else { "superlinear, not timed".into() }, |p| format!("{p:.1}"));
-            let vs_peer = peer_small.map_or("-".into(), |p| format!("{:.2}x", a / p));
+            let (peer_col, vs_peer) = match (&peer_counts, peer_small) {
+                // Both sizes, and the ratio at the large one.
+                (Some(c), _) => {
+                    let (pa, pb) = (c[2 * i] / s.len() as f64, c[2 * i + 1] / l.len() as f64);
+                    (format!("{pa:.1} / {pb:.1}"), format!("{:.2}x", b / pb))
+                }
+                (None, Some(p)) => (format!("{p:.1}"), format!("{:.2}x", a / p)),
+                (None, None) => (if callgrind { "-".into() } else { "superlinear, not timed".into() }, "-".into()),
+            };
             println!(
                 "| {name} | {label} | {a:.1} | {b:.1} | {:.2} | {:.2} | {peer_name} | {peer_col} | {vs_peer} | {} |",
                 b / a,
@@ -225,16 +237,22 @@ fn main() {
 
 /// Callgrind mode, child side: encodes each text once at each size inside
 /// [`linear_measured`] (a warm-up outside it first), in the order the parent reads them.
+/// `model` is a model's name, or [`PEER`] and the name for its peer.
 fn callgrind_child(model: &str, small: usize, large: usize, cases: &str) {
-    let Some((_, ours, _, _)) = models(model).into_iter().find(|m| m.0 == model) else { return };
+    let (name, peer) = model.strip_prefix(PEER).map_or((model, false), |m| (m, true));
+    let Some((_, ours, theirs, _)) = models(name).into_iter().find(|m| m.0 == name) else { return };
+    let encode = |t: &str| if peer { theirs.encode(t).len() } else { ours.encode(t).len() };
     for ((_, s), (_, l)) in texts(small, cases).iter().zip(&texts(large, cases)) {
         for t in [s, l] {
             // A warm-up on the text's start builds what encoders build on first use.
-            std::hint::black_box(ours.encode(&t[..t.char_indices().nth(500).map_or(t.len(), |(i, _)| i)]));
-            std::hint::black_box(linear_measured(&ours, t));
+            std::hint::black_box(encode(&t[..t.char_indices().nth(500).map_or(t.len(), |(i, _)| i)]));
+            std::hint::black_box(linear_measured(&encode, t));
         }
     }
 }
+
+/// Prefix of a child's model name for a run of the model's peer.
+const PEER: &str = "peer:";
 
 /// Callgrind mode, parent side: the instructions of each [`linear_measured`] call of a child
 /// run of `model` (one dump per call), in order.
@@ -296,12 +314,12 @@ fn one_byte_short_child(small: usize, large: usize) {
     let Some((_, prose_enc, _, _)) = models("r50k_base").into_iter().next() else { return };
     let text = prose(large);
     std::hint::black_box(prose_enc.encode(&text[..text.char_indices().nth(500).map_or(text.len(), |(i, _)| i)]));
-    std::hint::black_box(linear_measured(&prose_enc, &text));
+    std::hint::black_box(linear_measured(&|t| prose_enc.encode(t).len(), &text));
     for n in [small, large] {
         let (enc, text) = one_byte_short_case(n);
         let ours = Ours::Tiktoken(Box::new(enc));
         std::hint::black_box(ours.encode(&text[..500.min(text.len())]));
-        std::hint::black_box(linear_measured(&ours, &text));
+        std::hint::black_box(linear_measured(&|t| ours.encode(t).len(), &text));
     }
 }
 

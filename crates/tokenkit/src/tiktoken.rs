@@ -11,6 +11,7 @@ use std::path::Path;
 
 use aho_corasick::AhoCorasick;
 
+use crate::base::normalized::is_continuation;
 use crate::formats::tiktoken::{self as format, EncodingSpec};
 use crate::models::bpe::byte_level::ByteLevelBpe;
 use crate::tokenizer::byte_level_path::{extend_piece_ids, for_each_piece_ids, ids_plan, is_nfc};
@@ -755,12 +756,11 @@ impl Encoding {
     pub fn decode_with_offsets(&self, ids: &[u32]) -> Result<(String, Vec<usize>)> {
         let mut offsets = Vec::with_capacity(ids.len());
         let mut text_len = 0usize;
-        let is_cont = |b: u8| (0x80..0xC0).contains(&b);
         for &id in ids {
             let t = self.decode_single_token_bytes(id)?;
-            let starts_inside = t.first().is_some_and(|&b| is_cont(b));
+            let starts_inside = t.first().is_some_and(|&b| is_continuation(b));
             offsets.push(text_len.saturating_sub(usize::from(starts_inside)));
-            text_len += t.iter().filter(|&&b| !is_cont(b)).count();
+            text_len += t.iter().filter(|&&b| !is_continuation(b)).count();
         }
         Ok((self.decode_strict(ids)?, offsets))
     }

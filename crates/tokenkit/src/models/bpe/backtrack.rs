@@ -564,6 +564,12 @@ impl Backtracker {
         }
     }
 
+    /// A number no other encoder of this process has, for caches of its results.
+    #[inline]
+    pub(crate) fn serial(&self) -> u64 {
+        self.serial
+    }
+
     /// Byte length of token `t` in the model's strings (0 when `t` is not reachable).
     #[inline]
     pub fn token_len(&self, t: u32) -> u32 {
