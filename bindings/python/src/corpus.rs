@@ -108,14 +108,12 @@ pub fn corpus_files<'py>(
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyList>> {
     let value: serde_json::Value = options("step", config)?;
-    let pipeline = if value.get("steps").is_some() {
-        options::<Pipeline>("pipeline", config)?
+    let steps = if value.get("steps").is_some() {
+        options::<Pipeline>("pipeline", config)?.steps
     } else {
-        Pipeline { steps: vec![options::<StepConfig>("step", config)?] }
+        vec![options::<StepConfig>("step", config)?]
     };
-    for s in &pipeline.steps {
-        s.check().map_err(crate::errors::tk_err)?;
-    }
+    let pipeline = Pipeline::new(steps).map_err(crate::errors::tk_err)?;
     let mut opts = CorpusOptions::new(inputs, output);
     opts.field = field.to_owned();
     opts.strict = strict;

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use tokenkit::corpus::clean::{CleanOptions, Filters, Form, Quality, Repetition};
 use tokenkit::corpus::lang::LangOptions;
 use tokenkit::corpus::pipeline::{DedupConfig, Pipeline, SplitConfig, StatsConfig, StepConfig};
+use tokenkit::corpus::split::parse_pairs;
 use tokenkit::corpus::{CorpusOptions, Report};
 use tokenkit::data;
 
@@ -118,16 +119,6 @@ impl CleanArgs {
             },
         }
     }
-}
-
-/// `NAME=NUMBER,...` pairs.
-fn parse_pairs(spec: &str) -> Result<Vec<(String, f64)>> {
-    spec.split(',')
-        .map(|p| {
-            let (k, v) = p.split_once('=').ok_or_else(|| anyhow!("{p:?} is not NAME=NUMBER"))?;
-            Ok((k.trim().to_owned(), v.trim().parse::<f64>().map_err(|_| anyhow!("{v:?} is not a number"))?))
-        })
-        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -284,10 +275,7 @@ pub fn run(command: CorpusCommand) -> Result<()> {
         CorpusCommand::Stats { read, lang } => (None, read, vec![StepConfig::Stats(StatsConfig { lang })]),
         CorpusCommand::Run { pipeline, common } => (Some(common.output), common.read, Pipeline::from_file(&pipeline)?.steps),
     };
-    let pipeline = Pipeline { steps };
-    for s in &pipeline.steps {
-        s.check()?;
-    }
+    let pipeline = Pipeline::new(steps)?;
     let mut opts = CorpusOptions::new(read.inputs, output.unwrap_or_default());
     opts.field = read.field;
     opts.strict = read.strict;

@@ -143,24 +143,25 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// The steps, checked: at least one, `split` only last, each step's options.
+    pub fn new(steps: Vec<StepConfig>) -> Result<Self> {
+        if steps.is_empty() {
+            return Err(Error::invalid("no steps"));
+        }
+        if let Some(k) = steps[..steps.len() - 1].iter().position(|s| matches!(s, StepConfig::Split(_))) {
+            return Err(Error::invalid(format!("split writes a directory, so it must be the last step (it is step {})", k + 1)));
+        }
+        for s in &steps {
+            s.check()?;
+        }
+        Ok(Pipeline { steps })
+    }
+
     /// Reads and checks a pipeline file.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::invalid(format!("cannot read {}: {e}", path.display())))?;
         let p: Pipeline = serde_json::from_str(&text).map_err(|e| Error::invalid(format!("{}: {e}", path.display())))?;
-        if p.steps.is_empty() {
-            return Err(Error::invalid(format!("{}: no steps", path.display())));
-        }
-        if let Some(k) = p.steps[..p.steps.len() - 1].iter().position(|s| matches!(s, StepConfig::Split(_))) {
-            return Err(Error::invalid(format!(
-                "{}: split writes a directory, so it must be the last step (it is step {})",
-                path.display(),
-                k + 1
-            )));
-        }
-        for s in &p.steps {
-            s.check()?;
-        }
-        Ok(p)
+        Pipeline::new(p.steps).map_err(|e| Error::invalid(format!("{}: {e}", path.display())))
     }
 
     /// Runs the steps over the corpus of `opts`, each on the previous one's output (see the

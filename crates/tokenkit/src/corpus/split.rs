@@ -7,6 +7,17 @@
 
 use crate::{Error, Result};
 
+/// `NAME=NUMBER,...` pairs, in order (split fractions, language proportions).
+pub fn parse_pairs(spec: &str) -> Result<Vec<(String, f64)>> {
+    spec.split(',')
+        .map(|p| {
+            let (name, v) = p.split_once('=').ok_or_else(|| Error::invalid(format!("{p:?} is not NAME=NUMBER")))?;
+            let v = v.trim().parse::<f64>().map_err(|_| Error::invalid(format!("{v:?} is not a number")))?;
+            Ok((name.trim().to_owned(), v))
+        })
+        .collect()
+}
+
 /// Named splits and their fractions, in order.
 #[derive(Debug, Clone)]
 pub struct Splits {
@@ -51,15 +62,7 @@ impl Splits {
 
     /// Parses `train=0.98,validation=0.01,test=0.01`.
     pub fn parse(spec: &str, seed: u64) -> Result<Self> {
-        let parts = spec
-            .split(',')
-            .map(|p| {
-                let (name, f) = p.split_once('=').ok_or_else(|| Error::invalid(format!("{p:?} is not NAME=FRACTION")))?;
-                let f = f.trim().parse::<f64>().map_err(|_| Error::invalid(format!("{f:?} is not a number")))?;
-                Ok((name.trim().to_owned(), f))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Splits::new(parts, seed)
+        Splits::new(parse_pairs(spec)?, seed)
     }
 
     /// The split names, in order.
