@@ -1,12 +1,14 @@
 """`tokenkit corpus dedup --near` against datatrove's MinHash pipeline, exact dedup against a
 Python set, and `tokenkit corpus pii` against a Python `re` pass (the seed-style approach):
-documents/s and peak RSS of each, in one run, on the same JSONL built from the shared corpora
-(paragraphs of en/zh/code text, plus planted exact and near duplicates). Also the clusters found by
-both MinHash implementations.
+documents/s, documents per CPU second and peak RSS of each, in one run, on the same JSONL built
+from the shared corpora (documents of random sentences of the en/zh/code texts, plus planted exact
+and near duplicates), and the documents removed by both MinHash implementations.
 
-    .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2]
+    .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2] [--dt-mb MB] [--tmp DIR]
 
 Each tool runs in its own process; peak RSS is GNU time's %M (the largest process of the tree).
+datatrove is a benchmark dependency, not a test one: pip install 'datatrove[processing]' orjson spacy, in a venv of
+its own given with --dt-python.
 """
 from __future__ import annotations
 
@@ -28,50 +30,82 @@ SOURCES = ["en/bible-kjv.txt", "en/python-3.11-docs.rst.txt", "en/pride_and_prej
 
 
 def build_corpus(path: Path, mb: float, seed: int = 0) -> tuple[int, int, int]:
-    """Paragraphs of the corpora, 10% exact copies and 10% copies with 1-5% of words replaced,
-    shuffled; about `mb` MB of JSONL. Returns (documents, exact copies, near copies)."""
+    """About `mb` MB of JSONL: documents of 40-400 words made of sentences drawn at random from
+    the paragraphs of the corpora (so a corpus of any size has distinct documents, not copies of
+    the 43 MB of shared text), with 10% exact copies and 10% copies with 1-5% of words replaced
+    planted among them (each a copy of one of the last 20,000 documents). Written as it is made.
+    Returns (documents, exact copies, near copies)."""
     rng = random.Random(seed)
-    paras = []
+    sentences = []
     for rel in SOURCES:
         p = CORPORA / rel
         if p.is_file():
             text = p.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
-            paras += [x.strip() for x in text.split("\n\n") if len(x.split()) >= 20]
-    if not paras:
+            for para in text.split("\n\n"):
+                para = " ".join(para.split())
+                # Sentences of prose; lines of code and of Chinese text (no spaces to cut at).
+                sentences += [x for x in para.replace("。", "。\n").replace(". ", ".\n").split("\n") if len(x) >= 20]
+    if not sentences:
         sys.exit(f"no corpora in {CORPORA}: run scripts/setup.sh")
-    rng.shuffle(paras)
-    budget = int(mb * 1e6 / 1.25)
-    docs, size = [], 0
-    for p in paras:
-        docs.append(p)
-        size += len(p.encode())
-        if size >= budget:
-            break
-    n_exact = n_near = len(docs) // 10
-    extra = [rng.choice(docs) for _ in range(n_exact)]
-    for _ in range(n_near):
-        w = rng.choice(docs).split(" ")
-        rate = rng.choice([0.01, 0.02, 0.05])
-        extra.append(" ".join(f"w{rng.randrange(10**6)}" if rng.random() < rate else x for x in w))
-    docs += extra
-    rng.shuffle(docs)
+    budget = int(mb * 1e6)
+    recent: list[str] = []
+    n = n_exact = n_near = size = 0
     with path.open("w", encoding="utf-8") as f:
-        for k, d in enumerate(docs):
-            f.write(json.dumps({"id": str(k), "text": d}, ensure_ascii=False) + "\n")
-    return len(docs), n_exact, n_near
+        while size < budget:
+            roll = rng.random()
+            if roll < 0.1 and recent:
+                doc = rng.choice(recent)
+                n_exact += 1
+            elif roll < 0.2 and recent:
+                w = rng.choice(recent).split(" ")
+                rate = rng.choice([0.01, 0.02, 0.05])
+                doc = " ".join(f"w{rng.randrange(10**6)}" if rng.random() < rate else x for x in w)
+                n_near += 1
+            else:
+                parts, words = [], 0
+                target = rng.randint(40, 400)
+                while words < target:
+                    s = rng.choice(sentences)
+                    parts.append(s)
+                    words += s.count(" ") + 1 + len(s) // 40 * (not s.isascii())
+                doc = " ".join(parts)
+                if len(recent) < 20_000:
+                    recent.append(doc)
+                else:
+                    recent[rng.randrange(20_000)] = doc
+            line = json.dumps({"id": str(n), "text": doc}, ensure_ascii=False) + "\n"
+            f.write(line)
+            size += len(line.encode())
+            n += 1
+    return n, n_exact, n_near
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, str]:
-    """Seconds, peak RSS (MiB) and stdout of a command, the RSS from GNU time's %M (the peak of
-    the process and its waited-for children; a child's own wait4 counts the parent's memory
-    image from before its exec)."""
-    with tempfile.NamedTemporaryFile(suffix=".rss") as rss:
+def run_measured(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system of the process and its waited-for children) and
+    peak RSS (MiB) of a command, from GNU time (%M: the peak of the process and its waited-for
+    children; a child's own wait4 counts the parent's memory image from before its exec). CPU
+    seconds are what to compare on a shared machine, where wall clock depends on the load."""
+    with tempfile.NamedTemporaryFile(suffix=".time") as tf:
         t = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *cmd], capture_output=True, text=True)
+        p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", tf.name, *cmd], capture_output=True, text=True)
         secs = time.perf_counter() - t
         if p.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-3000:]}")
-        return secs, int(Path(rss.name).read_text().split()[-1]) / 1024, p.stdout
+        user, system, rss = Path(tf.name).read_text().split()[-3:]
+        return secs, float(user) + float(system), int(rss) / 1024
+
+
+def head(src: Path, dst: Path, mb: float) -> int:
+    """The first `mb` MB of the JSONL `src` (whole lines) into `dst`; returns the lines."""
+    n, size, budget = 0, 0, int(mb * 1e6)
+    with src.open("rb") as f, dst.open("wb") as out:
+        for line in f:
+            if size >= budget:
+                break
+            out.write(line)
+            size += len(line)
+            n += 1
+    return n
 
 
 DATATROVE = r'''
@@ -143,18 +177,33 @@ def main() -> None:
     # datatrove's bucket stage with workers=2 (a multiprocessing pool) hung here with no CPU time
     # after its signature stage (datatrove 0.10.1, spaCy tokenizer); 1 runs its tasks in turn.
     ap.add_argument("--dt-workers", type=int, default=1)
+    ap.add_argument("--dt-mb", type=float, help="run datatrove (and a second tokenkit near dedup, for the clusters) on "
+                    "the first DT_MB MB of the corpus only (datatrove runs about 400 documents/s here)")
+    ap.add_argument("--tmp", help="directory for the corpus and outputs (default: the system's temporary directory)")
+    ap.add_argument("--dt-python", default=sys.executable,
+                    help="the Python that has datatrove (a venv of its own keeps its dependencies out of the test venv)")
     args = ap.parse_args()
     if not BIN.is_file():
         sys.exit(f"{BIN} missing: cargo build --release -p tokenkit-cli")
-    with tempfile.TemporaryDirectory() as d:
+    have_dt = subprocess.run([args.dt_python, "-c", "import datatrove"], capture_output=True).returncode == 0
+    if not have_dt:
+        print(f"datatrove is not installed for {args.dt_python}: its cell is skipped (pip install 'datatrove[processing]' orjson spacy)")
+    with tempfile.TemporaryDirectory(dir=args.tmp) as d:
         d = Path(d)
         data = d / "data"
         data.mkdir()
         corpus = data / "corpus.jsonl"
+        t = time.perf_counter()
         n, n_exact, n_near = build_corpus(corpus, args.mb)
         size = corpus.stat().st_size
-        print(f"corpus: {corpus.name}, {size / 1e6:.1f} MB, {n} documents ({n_exact} exact and {n_near} near copies planted); "
-              f"threads {args.threads}; {os.cpu_count()} cores (shared)")
+        print(f"corpus: {size / 1e6:.1f} MB, {n:,} documents ({n_exact:,} exact and {n_near:,} near copies planted; built in "
+              f"{time.perf_counter() - t:.0f} s); threads {args.threads}; {os.cpu_count()} cores (shared)", flush=True)
+        dt_data, dt_n = data, n
+        if args.dt_mb is not None and args.dt_mb * 1e6 < size:
+            dt_data = d / "dt_data"
+            dt_data.mkdir()
+            dt_n = head(corpus, dt_data / "corpus.jsonl", args.dt_mb)
+            print(f"datatrove's slice: the first {dt_n:,} documents ({(dt_data / 'corpus.jsonl').stat().st_size / 1e6:.1f} MB)")
         py = sys.executable
         (d / "dt.py").write_text(DATATROVE)
         (d / "pii_re.py").write_text(PYTHON_RE)
@@ -162,27 +211,44 @@ def main() -> None:
         rows = []
         tk = [str(BIN), "corpus"]
         common = ["-q", "--threads", str(args.threads)]
+        near = ["dedup", "--near", *common]
         runs = [
-            ("exact dedup", "tokenkit corpus dedup", tk + ["dedup", *common, "-o", str(d / "tk_exact.jsonl"), str(corpus)]),
-            ("exact dedup", "Python set (blake2b)", [py, str(d / "exact.py"), str(corpus), str(d / "py_exact.jsonl")]),
-            ("near dedup", "tokenkit corpus dedup --near (14x8, 5-grams)",
-             tk + ["dedup", "--near", *common, "-o", str(d / "tk_near.jsonl"), str(corpus)]),
-            ("near dedup", "datatrove MinHash (14x8, 5-grams, 4 stages)", [py, str(d / "dt.py"), str(data), str(d / "dt"), str(args.dt_workers)]),
-            ("pii", "tokenkit corpus pii", tk + ["pii", *common, "-o", str(d / "tk_pii.jsonl"), str(corpus)]),
-            ("pii", "Python re pass (7 patterns, no verification)", [py, str(d / "pii_re.py"), str(corpus), str(d / "py_pii.jsonl")]),
+            ("exact dedup", "tokenkit corpus dedup", n, tk + ["dedup", *common, "-o", str(d / "tk_exact.jsonl"), str(corpus)]),
+            ("exact dedup", "Python set (blake2b)", n, [py, str(d / "exact.py"), str(corpus), str(d / "py_exact.jsonl")]),
+            ("near dedup", "tokenkit corpus dedup --near (14x8, 5-grams)", n, tk + [*near, "-o", str(d / "tk_near.jsonl"), str(corpus)]),
         ]
-        for task, name, cmd in runs:
-            secs, rss, _ = run_measured(cmd)
-            rows.append((task, name, secs, n / secs, rss))
-            print(f"{task:<12} {name:<48} {secs:8.2f} s {n / secs:>12,.0f} docs/s {rss:9.1f} MiB peak RSS", flush=True)
+        if dt_data != data:
+            runs.append(("near dedup", "  the same on datatrove's slice", dt_n,
+                         tk + [*near, "-o", str(d / "tk_near_slice.jsonl"), str(dt_data / "corpus.jsonl")]))
+        if have_dt:
+            runs.append(("near dedup", "datatrove MinHash (14x8, 5-grams, 4 stages)", dt_n,
+                         [args.dt_python, str(d / "dt.py"), str(dt_data), str(d / "dt"), str(args.dt_workers)]))
+        runs += [
+            ("pii", "tokenkit corpus pii", n, tk + ["pii", *common, "-o", str(d / "tk_pii.jsonl"), str(corpus)]),
+            ("pii", "Python re pass (7 patterns, no verification)", n, [py, str(d / "pii_re.py"), str(corpus), str(d / "py_pii.jsonl")]),
+        ]
+        print(f"{'task':<12} {'tool':<48} {'docs':>10} {'wall s':>8} {'CPU s':>8} {'docs/s':>10} {'docs/CPU s':>10} {'peak RSS':>10}")
+        for task, name, docs, cmd in runs:
+            secs, cpu, rss = run_measured(cmd)
+            rows.append((task, name, docs / secs, docs / cpu, rss))
+            print(f"{task:<12} {name:<48} {docs:>10,} {secs:8.2f} {cpu:8.2f} {docs / secs:>10,.0f} {docs / cpu:>10,.0f} {rss:7.1f} MiB",
+                  flush=True)
         for task in ("exact dedup", "near dedup", "pii"):
-            a, b = [r for r in rows if r[0] == task]
-            print(f"{task}: tokenkit {b[2] / a[2]:.1f}x the documents/s, {a[4] / b[4]:.2f}x the peak RSS of {b[1]}")
-        tk_kept, dt_kept, all_ids = ids(d / "tk_near.jsonl"), ids(d / "dt" / "out" / "kept.jsonl"), ids(corpus)
-        tk_removed, dt_removed = all_ids - tk_kept, all_ids - dt_kept
-        print(f"near dedup removed: tokenkit {len(tk_removed)}, datatrove {len(dt_removed)}, both {len(tk_removed & dt_removed)}, "
-              f"tokenkit only {len(tk_removed - dt_removed)}, datatrove only {len(dt_removed - tk_removed)}")
-        print(f"exact dedup kept: tokenkit {len(ids(d / 'tk_exact.jsonl'))}, Python {len(ids(d / 'py_exact.jsonl'))} "
+            mine = [r for r in rows if r[0] == task and r[1].startswith("tokenkit")]
+            peers = [r for r in rows if r[0] == task and not r[1].startswith(("tokenkit", " "))]
+            for a in mine:
+                for b in peers:
+                    print(f"{task}: tokenkit {a[2] / b[2]:.1f}x the documents/s ({a[3] / b[3]:.1f}x per CPU second), "
+                          f"{b[4] / a[4]:.2f}x less peak RSS than {b[1]}")
+        if have_dt:
+            tk_near = d / ("tk_near_slice.jsonl" if dt_data != data else "tk_near.jsonl")
+            tk_kept, dt_kept, all_ids = ids(tk_near), ids(d / "dt" / "out" / "kept.jsonl"), ids(dt_data / "corpus.jsonl")
+            tk_removed, dt_removed = all_ids - tk_kept, all_ids - dt_kept
+            both = len(tk_removed & dt_removed)
+            print(f"near dedup removed: tokenkit {len(tk_removed):,}, datatrove {len(dt_removed):,}, both {both:,}, "
+                  f"tokenkit only {len(tk_removed - dt_removed):,}, datatrove only {len(dt_removed - tk_removed):,} "
+                  f"(agreement {both / max(1, len(tk_removed | dt_removed)):.2%} of the documents either removed)")
+        print(f"exact dedup kept: tokenkit {len(ids(d / 'tk_exact.jsonl')):,}, Python {len(ids(d / 'py_exact.jsonl')):,} "
               f"(identical files: {(d / 'tk_exact.jsonl').read_bytes() == (d / 'py_exact.jsonl').read_bytes()})")
 
 

@@ -127,3 +127,15 @@ def read_megatron(prefix: Path) -> tuple[np.dtype, list[np.ndarray], np.ndarray]
     data = np.memmap(f"{prefix}.bin", dtype=dtype, mode="r")
     seqs = [np.asarray(data[p // dtype.itemsize: p // dtype.itemsize + n]) for p, n in zip(pointers, lengths)]
     return dtype, seqs, doc_idx
+
+
+def spark_session(monkeypatch, name: str):
+    """A PySpark local[2] session whose Python workers are this interpreter (Spark starts them
+    with `python3` from PATH unless told, and they need the one with pyarrow and tokenkit)."""
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
+    return (SparkSession.builder.master("local[2]").appName(name)
+            .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
+            .getOrCreate())

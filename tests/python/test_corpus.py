@@ -241,3 +241,102 @@ def test_lang_split_stats_and_a_pipeline_into_train(tmp_path):
     p = subprocess.run([str(tokenkit_bin()), "train", "--model", "bpe", "--vocab-size", "500", "-q", "--jsonl-field", "text",
                         "-o", str(model), str(tmp_path / "prepared" / "train.jsonl")], capture_output=True, text=True)
     assert p.returncode == 0 and model.exists(), p.stderr
+
+
+def test_user_dictionaries_and_patterns_against_a_python_reference(tmp_path):
+    """Names and places from dictionaries and a staff-id pattern planted in real text: the CLI and
+    Python replace exactly what a plain-Python reference does (whole words, longest first)."""
+    names = ["Zhang Wei", "Li Na", "Alice Smith", "张伟", "王芳"]
+    places = ["Springfield", "Hangzhou", "北京"]
+    (tmp_path / "names.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+    (tmp_path / "places.txt").write_text("\n".join(places) + "\n\n", encoding="utf-8")
+    rng = random.Random(11)
+    docs, want = [], []
+    for k, d in enumerate(documents(600)):
+        name, place, staff = rng.choice(names), rng.choice(places), f"E{rng.randrange(10**6):06d}"
+        t = f"{d} {name} of {place}, badge {staff}." if k % 3 else d
+        docs.append(t)
+        if k % 3:
+            # The planted values are the only matches when the document itself has none.
+            w = t.replace(f" {name} of {place}, badge {staff}.", " [NAME] of [PLACE], badge [STAFF].")
+            # (and no built-in type, which the first test checks on its own).
+            if (not any(re.search(rf"(?<!\w){re.escape(x)}(?!\w)", d) for x in names + places)
+                    and not re.search("E[0-9]{6}", d) and not tc.find_pii(d)):
+                want.append((k, w))
+    assert len(want) > 300
+    options = {"dictionaries": {"NAME": tmp_path / "names.txt", "PLACE": tmp_path / "places.txt"}, "patterns": {"STAFF": "E[0-9]{6}"}}
+    out, counts = tc.pii(docs, **options)
+    assert sum(out[k] == w for k, w in want) == len(want), [(out[k], w) for k, w in want if out[k] != w][:3]
+    assert counts["[NAME]"] >= len(want) and counts["[PLACE]"] >= len(want) and counts["[STAFF]"] >= len(want)
+    spans = tc.find_pii("call 张伟 at 13800138000", **options)
+    assert spans == [("[NAME]", 5, 7), ("[PHONE]", 11, 22)]
+    # The CLI, the files function and a pipeline give the same texts.
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": t}, ensure_ascii=False) + "\n" for k, t in enumerate(docs)), encoding="utf-8")
+    cli("pii", "--dict", f"NAME={tmp_path / 'names.txt'}", "--dict", f"PLACE={tmp_path / 'places.txt'}",
+        "--pattern", "STAFF=E[0-9]{6}", "-o", tmp_path / "cli.jsonl", path)
+    tc.pii_files(path, tmp_path / "py.jsonl", **options)
+    for name in ("cli.jsonl", "py.jsonl"):
+        got = [json.loads(l)["text"] for l in (tmp_path / name).read_text(encoding="utf-8").splitlines()]
+        assert got == out, name
+    # Bad options are errors naming the entry.
+    with pytest.raises(Exception, match="PII pattern STAFF"):
+        tc.pii(["x"], patterns={"STAFF": "("})
+    p = cli("pii", "--dict", f"NAME={tmp_path / 'missing.txt'}", "-o", tmp_path / "x.jsonl", path, check=False)
+    assert p.returncode != 0 and "missing.txt" in p.stderr and not (tmp_path / "x.jsonl").exists()
+
+
+def test_line_and_paragraph_dedup_against_a_python_reference(tmp_path):
+    """Documents of real paragraphs with repeats planted across them: `dedup --unit line|paragraph`
+    removes exactly the lines / paragraphs a plain-Python pass over the corpus has seen before."""
+    # Paragraphs without blank lines inside (a line of spaces also ends a paragraph).
+    paras = ["\n".join(l for l in p.splitlines() if l.strip()) for p in corpus_file("en").read_text(encoding="utf-8").split("\n\n")]
+    paras = [p for p in paras if len(p) >= 20]
+    rng = random.Random(5)
+    docs = ["\n\n".join(rng.choice(paras[:400]) for _ in range(rng.randint(1, 6))) for _ in range(500)]
+
+    def reference(unit):
+        seen, out = set(), []
+        for d in docs:
+            pieces = re.split(r"(?<=\n)", d) if unit == "line" else re.split(r"(?<=\n\n)(?=[^\n])", d)
+            kept = []
+            for piece in pieces:
+                key = piece.strip()
+                if len(key) < 20:
+                    kept.append(piece)
+                elif key not in seen:
+                    seen.add(key)
+                    kept.append(piece)
+            text = "".join(kept)
+            out.append(text if text.strip() else None)
+        return out
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"k": k, "text": d}) + "\n" for k, d in enumerate(docs)), encoding="utf-8")
+    for unit in ("line", "paragraph"):
+        want = reference(unit)
+        out = tmp_path / f"{unit}.jsonl"
+        report = json.loads(cli("dedup", "--unit", unit, "-o", out, path).stdout)
+        got = {json.loads(l)["k"]: json.loads(l)["text"] for l in out.read_text(encoding="utf-8").splitlines()}
+        same = sum(got.get(k) == w for k, w in enumerate(want))
+        assert same == len(docs), f"{unit}: {same}/{len(docs)} identical"
+        assert report["removed"] == want.count(None) and report["counts"][f"duplicate {unit}s"] > 0
+        assert report["changed"] == sum(w is not None and w != d for w, d in zip(want, docs)) > 0
+        assert tc.dedup_files(path, tmp_path / f"py-{unit}.jsonl", unit=unit)["counts"] == report["counts"]
+    with pytest.raises(ValueError, match="unit"):
+        tc.clusters(docs, unit="line")
+
+
+def test_parquet_output_holds_the_same_records(tmp_path):
+    pa = pytest.importorskip("pyarrow.parquet")
+    docs = documents(300)
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": d + (" a.b@example.com" if k % 4 == 0 else ""), "n": [k]}) + "\n"
+                            for k, d in enumerate(docs)), encoding="utf-8")
+    cli("pii", "-o", tmp_path / "out.jsonl", path)
+    report = json.loads(cli("pii", "-o", tmp_path / "out.parquet", path).stdout)
+    want = [json.loads(l) for l in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    got = pa.read_table(tmp_path / "out.parquet").to_pylist()
+    assert got == want and len(got) == len(docs)
+    assert report["output_bytes"] == (tmp_path / "out.parquet").stat().st_size
+    assert not (tmp_path / "out.parquet.jsonl").exists()

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import pickle
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from data_corpus import documents, fixture, tokenkit_bin
+from data_corpus import documents, fixture, spark_session, tokenkit_bin
 
 import tokenkit.data
 
@@ -78,18 +77,11 @@ def test_ray_data_map_batches(parquet_input):
 
 
 def test_spark_map_in_arrow_with_broadcast(parquet_input, monkeypatch):
-    from pyspark.sql import SparkSession
 
     d, path, docs = parquet_input
     tok_path = str(fixture("registry/mistral01/tokenizer.json"))
     want = cli_documents(d, path, "-t", tok_path)
-    # Spark starts its Python workers with `python3` from PATH unless told: they must be this
-    # interpreter (the one with pyarrow and tokenkit), set before the session starts.
-    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
-    monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master("local[2]").appName("tokenkit-test")
-             .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
-             .getOrCreate())
+    spark = spark_session(monkeypatch, "tokenkit-test")
     try:
         encoder = spark.sparkContext.broadcast(tokenkit.data.DocumentEncoder(tok_path))
 

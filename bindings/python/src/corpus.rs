@@ -15,33 +15,46 @@ use crate::pool::run_interruptible as run;
 type Redacted = (Vec<String>, Vec<(String, u64)>);
 
 /// The texts with their personal data replaced by placeholders, and the counts per
-/// placeholder.
+/// placeholder (`config`: a pii step's JSON options, user dictionaries and patterns).
 #[pyfunction]
-pub fn corpus_pii(py: Python<'_>, texts: Vec<String>) -> PyResult<Redacted> {
-    let results = run(py, || tokenkit::utils::parallel::try_map(&texts, |t| t.len(), |t| Ok::<_, tokenkit::Error>(pii::redact(t))))?;
-    let mut counts = [0u64; pii::PiiKind::ALL.len()];
+#[pyo3(signature = (texts, config = "{}"))]
+pub fn corpus_pii(py: Python<'_>, texts: Vec<String>, config: &str) -> PyResult<Redacted> {
+    let redactor = redactor(config)?;
+    let results = run(py, || tokenkit::utils::parallel::try_map(&texts, |t| t.len(), |t| Ok::<_, tokenkit::Error>(redactor.redact(t))))?;
+    let mut counts: Vec<(String, u64)> = pii::PiiKind::ALL.iter().map(|k| (redactor.placeholder(*k).to_owned(), 0)).collect();
     let mut out = Vec::with_capacity(texts.len());
     for ((text, c), original) in results.into_iter().zip(&texts) {
-        for (k, kind) in pii::PiiKind::ALL.iter().enumerate() {
-            counts[k] += c.get(*kind);
+        for (kind, n) in c.iter() {
+            let name = redactor.placeholder(kind);
+            match counts.iter_mut().find(|(k, _)| k == name) {
+                Some((_, total)) => *total += n,
+                None => counts.push((name.to_owned(), n)),
+            }
         }
         out.push(text.unwrap_or_else(|| original.clone()));
     }
-    let counts = pii::PiiKind::ALL.iter().zip(counts).map(|(k, n)| (k.placeholder().to_owned(), n)).collect();
     Ok((out, counts))
 }
 
 /// The personal data of one text: `(placeholder, start, end)` in characters.
 #[pyfunction]
-pub fn corpus_find_pii(text: &str) -> Vec<(String, usize, usize)> {
-    pii::find(text)
+#[pyo3(signature = (text, config = "{}"))]
+pub fn corpus_find_pii(text: &str, config: &str) -> PyResult<Vec<(String, usize, usize)>> {
+    let redactor = redactor(config)?;
+    Ok(redactor
+        .find(text)
         .into_iter()
         .map(|f| {
             let start = text[..f.span.start].chars().count();
             let end = start + text[f.span.clone()].chars().count();
-            (f.kind.placeholder().to_owned(), start, end)
+            (redactor.placeholder(f.kind).to_owned(), start, end)
         })
-        .collect()
+        .collect())
+}
+
+/// The redactor of a pii step's JSON options.
+fn redactor(config: &str) -> PyResult<pii::Redactor> {
+    pii::Redactor::new(&options("pii", config)?).map_err(crate::errors::tk_err)
 }
 
 /// Parses a step's options (JSON) into `T`, naming the step in the error.
@@ -54,11 +67,33 @@ fn options<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> PyResult<T
 #[pyfunction]
 pub fn corpus_clusters(py: Python<'_>, texts: Vec<String>, config: &str) -> PyResult<Vec<u32>> {
     let config: DedupConfig = options("dedup", config)?;
+    if config.unit != dedup::Unit::Document {
+        return Err(value_err("clusters are of whole texts: `unit` is for dedup_files"));
+    }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     match config.minhash().map_err(crate::errors::tk_err)? {
         None => Ok(dedup::exact_clusters(&refs)),
         Some(opts) => run(py, || dedup::near_clusters(&refs, &opts)),
     }
+}
+
+/// Each text's LSH bucket key in every band (a dedup step's JSON options with `near`), as
+/// signed 64-bit integers (the same bits; Arrow int64 and Spark's LongType have no unsigned form).
+#[pyfunction]
+pub fn corpus_band_keys(py: Python<'_>, texts: Vec<String>, config: &str) -> PyResult<Vec<Vec<i64>>> {
+    let config: DedupConfig = options("dedup", config)?;
+    let Some(opts) = config.minhash().map_err(crate::errors::tk_err)? else {
+        return Err(value_err("band keys are for near deduplication: MinHash options only"));
+    };
+    opts.check().map_err(crate::errors::tk_err)?;
+    let hasher = dedup::MinHasher::new(&opts);
+    run(py, || {
+        tokenkit::utils::parallel::try_map(
+            &texts,
+            |t| t.len(),
+            |t| Ok::<_, tokenkit::Error>(hasher.band_keys(t).into_iter().map(|k| k as i64).collect()),
+        )
+    })
 }
 
 /// Each text cleaned (`None`: removed) and the rule that removed it (a clean step's JSON

@@ -66,6 +66,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::PyDocumentEncoder>()?;
     m.add_function(wrap_pyfunction!(corpus::corpus_pii, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_find_pii, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus::corpus_band_keys, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_files, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_clean, m)?)?;

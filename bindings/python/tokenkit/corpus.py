@@ -3,9 +3,12 @@
 - :func:`clean` cleans texts (control and invisible characters, Unicode normalisation,
   whitespace, optionally HTML) and filters them (length, the Gopher quality and repetition rules).
 - :func:`pii` replaces personal data by typed placeholders (``[EMAIL]``, ``[PHONE]``, ``[ID]``,
-  ``[CARD]``, ``[IP]``, ``[IBAN]``, ``[URL]``) and counts them; :func:`find_pii` lists them.
+  ``[CARD]``, ``[IP]``, ``[IBAN]``, ``[URL]``, and ``[LABEL]`` for the user's dictionaries and
+  patterns) and counts them; :func:`find_pii` lists them.
 - :func:`clusters` gives each text's duplicate cluster (exact, or near with MinHash + LSH) and
-  :func:`dedup` the texts without duplicates (the first of each cluster, in order).
+  :func:`dedup` the texts without duplicates (the first of each cluster, in order);
+  :func:`band_keys` and :func:`components` are the two halves of the same near dedup for Ray Data
+  or Spark (keys in map tasks, a group-by on ``(band, key)``, components of the linked ids).
 - :func:`detect_lang` gives each text's language (whatlang, ISO 639-3 codes) and confidence.
 - :func:`split_of` gives each text's split (by a hash of the text: stable as the corpus grows).
 - :func:`clean_files`, :func:`pii_files`, :func:`dedup_files`, :func:`lang_files`,
@@ -20,8 +23,9 @@ hash).
 """
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from ._tokenkit import corpus_band_keys as _band_keys
 from ._tokenkit import corpus_clean as _clean
 from ._tokenkit import corpus_clusters as _clusters
 from ._tokenkit import corpus_detect_lang as _detect_lang
@@ -30,21 +34,33 @@ from ._tokenkit import corpus_find_pii as _find_pii
 from ._tokenkit import corpus_pii as _pii
 from ._tokenkit import corpus_split_of as _split_of
 
-__all__ = ["clean", "pii", "find_pii", "clusters", "dedup", "detect_lang", "split_of", "clean_files", "pii_files",
+__all__ = ["clean", "pii", "find_pii", "clusters", "band_keys", "components", "dedup", "detect_lang", "split_of", "clean_files", "pii_files",
            "dedup_files", "lang_files", "split_files", "stats_files", "run_pipeline"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def pii(texts: Sequence[str]) -> Tuple[List[str], Dict[str, int]]:
-    """The texts with their personal data replaced, and the count per placeholder."""
-    out, counts = _pii(list(texts))
+def _pii_options(dictionaries: Optional[Dict[str, PathLike]], patterns: Optional[Dict[str, str]], ignore_case: bool) -> str:
+    return json.dumps({"dictionaries": {k: os.fspath(v) for k, v in (dictionaries or {}).items()},
+                       "patterns": dict(patterns or {}), "ignore_case": ignore_case})
+
+
+def pii(texts: Sequence[str], *, dictionaries: Optional[Dict[str, PathLike]] = None,
+        patterns: Optional[Dict[str, str]] = None, ignore_case: bool = False) -> Tuple[List[str], Dict[str, int]]:
+    """The texts with their personal data replaced, and the count per placeholder.
+
+    ``dictionaries`` maps a label to a file of terms (one per line: names, places), ``patterns`` a
+    label to a regular expression (Rust ``regex`` syntax); their matches become ``[LABEL]``.
+    ``ignore_case`` matches dictionary terms whatever their ASCII case."""
+    out, counts = _pii(list(texts), _pii_options(dictionaries, patterns, ignore_case))
     return out, {k: n for k, n in counts if n}
 
 
-def find_pii(text: str) -> List[Tuple[str, int, int]]:
-    """The personal data of ``text`` as ``(placeholder, start, end)``, in characters."""
-    return _find_pii(text)
+def find_pii(text: str, *, dictionaries: Optional[Dict[str, PathLike]] = None,
+             patterns: Optional[Dict[str, str]] = None, ignore_case: bool = False) -> List[Tuple[str, int, int]]:
+    """The personal data of ``text`` as ``(placeholder, start, end)``, in characters (options as
+    :func:`pii`)."""
+    return _find_pii(text, _pii_options(dictionaries, patterns, ignore_case))
 
 
 def clean(texts: Sequence[str], **options: Any) -> Tuple[List[Optional[str]], List[Optional[str]]]:
@@ -61,6 +77,36 @@ def clusters(texts: Sequence[str], *, near: bool = False, **minhash: Any) -> Lis
     options: ``threshold``, ``num_perm``, ``bands``, ``rows``, ``shingle`` (``"word"``, ``"char"``),
     ``ngram``, ``seed``."""
     return _clusters(list(texts), json.dumps({"near": near, **minhash}))
+
+
+def band_keys(texts: Sequence[str], **minhash: Any) -> List[List[int]]:
+    """Each text's LSH bucket key in every band (MinHash options as :func:`clusters`), as signed
+    64-bit integers: ``keys[i][b]``. Texts that share the key of some band are near duplicates
+    (one cluster, transitively), exactly as :func:`clusters` with ``near=True`` finds them. For a
+    corpus spread over machines: compute the keys in map tasks, group the ``(band, key, id)`` rows
+    by ``(band, key)``, link each group's ids to its smallest and take :func:`components`."""
+    return _band_keys(list(texts), json.dumps({"near": True, **minhash}))
+
+
+def components(pairs: Iterable[Tuple[int, int]]) -> Dict[int, int]:
+    """The connected components of the linked ``(a, b)`` id pairs: each id that appears in a pair,
+    mapped to the smallest id of its component. With ids in input order, a document is kept by
+    near dedup when it maps to itself or appears in no pair."""
+    parent: Dict[int, int] = {}
+
+    def find(x: int) -> int:
+        root = x
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {x: find(x) for x in list(parent)}
 
 
 def detect_lang(texts: Sequence[str]) -> List[Tuple[str, float]]:
@@ -99,14 +145,17 @@ def clean_files(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *
 
 
 def pii_files(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, field: str = "text",
-              strict: bool = False, threads: Optional[int] = None) -> Dict[str, Any]:
-    """``tokenkit corpus pii``: the report as a dict."""
-    return _step("pii", inputs, output, field, strict, threads, {})
+              strict: bool = False, threads: Optional[int] = None, dictionaries: Optional[Dict[str, PathLike]] = None,
+              patterns: Optional[Dict[str, str]] = None, ignore_case: bool = False) -> Dict[str, Any]:
+    """``tokenkit corpus pii`` (options as :func:`pii`): the report as a dict."""
+    return _step("pii", inputs, output, field, strict, threads, json.loads(_pii_options(dictionaries, patterns, ignore_case)))
 
 
 def dedup_files(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *, field: str = "text",
                 strict: bool = False, near: bool = False, threads: Optional[int] = None, **minhash: Any) -> Dict[str, Any]:
-    """``tokenkit corpus dedup`` (``near=True`` and :func:`clusters`' options for near duplicates)."""
+    """``tokenkit corpus dedup`` (``near=True`` and :func:`clusters`' options for near duplicates;
+    ``unit="line"`` or ``"paragraph"`` to remove lines or paragraphs seen earlier in the corpus, with
+    ``unit_min_chars``)."""
     return _step("dedup", inputs, output, field, strict, threads, {"near": near, **minhash})
 
 

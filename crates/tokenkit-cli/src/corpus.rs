@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use tokenkit::corpus::clean::{CleanOptions, Filters, Form, Quality, Repetition};
+use tokenkit::corpus::dedup::Unit;
 use tokenkit::corpus::lang::LangOptions;
+use tokenkit::corpus::pii::PiiOptions;
 use tokenkit::corpus::pipeline::{DedupConfig, Pipeline, SplitConfig, StatsConfig, StepConfig};
 use tokenkit::corpus::split::parse_pairs;
 use tokenkit::corpus::{CorpusOptions, Report};
@@ -15,7 +17,8 @@ use tokenkit::data;
 #[derive(Args)]
 pub struct CommonArgs {
     /// The JSON lines file written: the input's lines (other fields untouched, in input order),
-    /// or {"FIELD": text} for text lines and Parquet rows.
+    /// or {"FIELD": text} for text lines and Parquet rows; a Parquet file of the same records
+    /// (columns inferred) when the name ends in .parquet.
     #[arg(short, long, value_name = "OUT.jsonl")]
     output: PathBuf,
     #[command(flatten)]
@@ -127,15 +130,39 @@ pub enum ShingleArg {
     Char,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    Document,
+    Line,
+    Paragraph,
+}
+
 #[derive(Subcommand)]
 pub enum CorpusCommand {
     /// Replace personal data by typed placeholders: [EMAIL], [PHONE] (E.164, mainland-China
     /// mobile and landline, North American, national with a trunk 0), [ID] (mainland-China
     /// resident ID, check digit and date verified), [CARD] (network prefix and Luhn verified),
     /// [IP] (IPv4, IPv6), [IBAN] (country length and mod-97 verified), [URL] (URLs with
-    /// credentials).
-    #[command(after_help = "Example:\n  tokenkit corpus pii --field text -o clean.jsonl raw.jsonl")]
-    Pii(CommonArgs),
+    /// credentials); then user-supplied dictionaries and regular expressions, each replaced by
+    /// its [LABEL].
+    #[command(
+        after_help = "Examples:\n  tokenkit corpus pii --field text -o clean.jsonl raw.jsonl\n  tokenkit corpus pii --dict NAME=names.txt --dict PLACE=places.txt --pattern STAFF_ID='E[0-9]{6}' -o clean.jsonl raw.jsonl"
+    )]
+    Pii {
+        #[command(flatten)]
+        common: CommonArgs,
+        /// A dictionary: a UTF-8 file of terms (names, places, ...), one per line, each replaced
+        /// by [LABEL] where it stands as a whole word (longest first). Repeatable.
+        #[arg(long = "dict", value_name = "LABEL=FILE", value_parser = label_value)]
+        dictionaries: Vec<(String, String)>,
+        /// A regular expression (Rust `regex` syntax) whose matches are replaced by [LABEL].
+        /// Repeatable.
+        #[arg(long = "pattern", value_name = "LABEL=REGEX", value_parser = label_value)]
+        patterns: Vec<(String, String)>,
+        /// Dictionary terms match whatever their ASCII case.
+        #[arg(long)]
+        ignore_case: bool,
+    },
     /// Clean documents: control and invisible characters removed, Unicode normalised (NFC),
     /// whitespace normalised; optionally HTML stripped; optionally filtered by length and by
     /// the Gopher quality and repetition rules. Removed documents are counted per rule.
@@ -218,7 +245,7 @@ pub enum CorpusCommand {
     /// unchanged: exact (the same text), or near with --near (MinHash over shingles, LSH bands;
     /// documents sharing a band are one cluster).
     #[command(
-        after_help = "Examples:\n  tokenkit corpus dedup -o unique.jsonl raw.jsonl\n  tokenkit corpus dedup --near --threshold 0.8 -o unique.jsonl raw.jsonl"
+        after_help = "Examples:\n  tokenkit corpus dedup -o unique.jsonl raw.jsonl\n  tokenkit corpus dedup --near --threshold 0.8 -o unique.jsonl raw.jsonl\n  tokenkit corpus dedup --unit paragraph -o unique.jsonl raw.jsonl"
     )]
     Dedup {
         #[command(flatten)]
@@ -249,18 +276,55 @@ pub enum CorpusCommand {
         /// The seed of the permutations.
         #[arg(long, default_value_t = 1, requires = "near")]
         seed: u64,
+        /// Exact deduplication of whole documents, or of lines or paragraphs (runs of non-blank
+        /// lines): a line or paragraph seen earlier in the corpus is removed from the document
+        /// (with its line ending, or the blank lines after it), and a document left blank is
+        /// removed.
+        #[arg(long, value_enum, default_value_t = UnitArg::Document, conflicts_with = "near")]
+        unit: UnitArg,
+        /// With --unit line or paragraph: lines or paragraphs shorter than this many characters
+        /// (spaces around them trimmed) are always kept.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        unit_min_chars: usize,
     },
+}
+
+/// `LABEL=VALUE` (the value may hold `=`).
+fn label_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((label, value)) if !label.is_empty() && !value.is_empty() => Ok((label.to_owned(), value.to_owned())),
+        _ => Err(format!("expected LABEL=VALUE, got {s:?}")),
+    }
 }
 
 pub fn run(command: CorpusCommand) -> Result<()> {
     let (output, read, steps) = match command {
-        CorpusCommand::Pii(common) => (Some(common.output), common.read, vec![StepConfig::Pii {}]),
-        CorpusCommand::Dedup { common, near, threshold, num_perm, bands, rows, shingle, ngram, seed } => {
+        CorpusCommand::Pii { common, dictionaries, patterns, ignore_case } => {
+            for (what, pairs, join) in
+                [("--dict", &dictionaries, "put the terms in one file"), ("--pattern", &patterns, "join the expressions with |")]
+            {
+                if let Some((label, _)) = pairs.iter().enumerate().find_map(|(k, p)| pairs[..k].iter().find(|q| q.0 == p.0)) {
+                    bail!("{what} {label} is given twice: {join}");
+                }
+            }
+            let opts = PiiOptions {
+                dictionaries: dictionaries.into_iter().map(|(l, f)| (l, PathBuf::from(f))).collect(),
+                patterns: patterns.into_iter().collect(),
+                ignore_case,
+            };
+            (Some(common.output), common.read, vec![StepConfig::Pii(opts)])
+        }
+        CorpusCommand::Dedup { common, near, threshold, num_perm, bands, rows, shingle, ngram, seed, unit, unit_min_chars } => {
             let shingle = match shingle {
                 ShingleArg::Word => "word",
                 ShingleArg::Char => "char",
             };
-            let d = DedupConfig { near, threshold, num_perm, bands, rows, shingle: shingle.into(), ngram, seed };
+            let unit = match unit {
+                UnitArg::Document => Unit::Document,
+                UnitArg::Line => Unit::Line,
+                UnitArg::Paragraph => Unit::Paragraph,
+            };
+            let d = DedupConfig { near, threshold, num_perm, bands, rows, shingle: shingle.into(), ngram, seed, unit, unit_min_chars };
             (Some(common.output), common.read, vec![StepConfig::Dedup(d)])
         }
         CorpusCommand::Clean { common, clean } => (Some(common.output), common.read, vec![StepConfig::Clean(clean.options())]),

@@ -393,7 +393,7 @@ pub fn normalize_whitespace(s: &str) -> Option<String> {
 }
 
 /// Whether each char of `c`'s script is a word of its own (scripts written without spaces).
-fn is_unspaced_script(c: char) -> bool {
+pub(crate) fn is_unspaced_script(c: char) -> bool {
     matches!(c as u32,
         0x0E00..=0x0EFF          // Thai, Lao
         | 0x1000..=0x109F        // Myanmar

@@ -40,6 +40,66 @@ impl ExactDedup {
     }
 }
 
+/// What exact deduplication compares: whole documents, or their lines or paragraphs across
+/// the corpus.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    #[default]
+    Document,
+    /// A line (without its line ending, spaces around it trimmed): a line seen before anywhere
+    /// in the corpus is removed with its line ending.
+    Line,
+    /// A paragraph: a run of lines that are not blank (spaces around it trimmed); one seen
+    /// before is removed with the blank lines after it.
+    Paragraph,
+}
+
+/// A piece of a document for line or paragraph deduplication: its bytes (line endings and
+/// the blank lines after a paragraph included) and the hash of the unit it holds (`None`: a
+/// blank line, or a unit shorter than the minimum, which is always kept).
+pub type Segment = (std::ops::Range<usize>, Option<u128>);
+
+/// The segments of `text` (see [`Unit`]; they cover it, in order); units of fewer than
+/// `min_chars` characters get no hash.
+pub fn segments(text: &str, unit: Unit, min_chars: usize) -> Vec<Segment> {
+    let hash = |s: &str| {
+        let s = s.trim();
+        // A char is 1 to 4 bytes: count them only when the byte length cannot tell.
+        let long_enough = s.len() >= min_chars && (s.len() >= min_chars.saturating_mul(4) || s.chars().count() >= min_chars);
+        (!s.is_empty() && long_enough).then(|| text_hash(s))
+    };
+    let mut out: Vec<Segment> = Vec::new();
+    let mut at = 0;
+    match unit {
+        Unit::Document => out.push((0..text.len(), hash(text))),
+        Unit::Line => {
+            for line in text.split_inclusive('\n') {
+                out.push((at..at + line.len(), hash(line)));
+                at += line.len();
+            }
+        }
+        Unit::Paragraph => {
+            // A paragraph's lines, then the blank lines after it.
+            let mut start = 0;
+            let mut in_blank = false;
+            for line in text.split_inclusive('\n') {
+                let blank = line.trim().is_empty();
+                if !blank && in_blank && at > start {
+                    out.push((start..at, hash(&text[start..at])));
+                    start = at;
+                }
+                in_blank = blank;
+                at += line.len();
+            }
+            if at > start {
+                out.push((start..at, hash(&text[start..at])));
+            }
+        }
+    }
+    out
+}
+
 /// What a shingle is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -19,7 +19,9 @@
 //!   quoted (a step cannot mask what it cannot read, so passing it through could leak it);
 //!   with `strict` it is an error and no output is written.
 //!
-//! The output file carries its final name only once complete.
+//! The output file carries its final name only once complete. An output named `*.parquet` is
+//! written as JSON lines beside it (`OUT.parquet.jsonl`), then converted to Parquet (the columns
+//! and their types inferred from all lines, zstd-compressed) and the JSON lines removed.
 
 pub mod clean;
 pub mod dedup;
@@ -29,7 +31,7 @@ pub mod pipeline;
 pub mod split;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
@@ -152,7 +154,7 @@ pub fn run_step<T: Send>(
     let start = Instant::now();
     let files = input::expand_inputs(&opts.inputs)?;
     let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
-    let mut outs = outputs.iter().map(AtomicWriter::create).collect::<Result<Vec<_>>>()?;
+    let mut outs = outputs.iter().map(|p| AtomicWriter::create(jsonl_sink(p))).collect::<Result<Vec<_>>>()?;
     let mut records = Records::new(files, opts.read_options());
     let read_bytes = records.bytes_read.clone();
     let documents = AtomicU64::new(0);
@@ -298,25 +300,82 @@ pub fn run_step<T: Send>(
         let wrote = writer.join().unwrap_or_else(|_| Err(Error::invalid("the writer thread panicked")));
         failed.and(wrote)
     })?;
-    for out in outs {
-        report.output_bytes += out.written;
+    for (out, path) in outs.into_iter().zip(outputs) {
+        let written = out.written;
         out.finish()?;
+        report.output_bytes += if is_parquet(path) { jsonl_to_parquet(&jsonl_sink(path), path, &opts.field)? } else { written };
     }
     report.seconds += start.elapsed().as_secs_f64();
     Ok(())
 }
 
-/// Replaces the PII of every document (see [`pii`]) and writes the corpus.
-pub fn pii_files(opts: &CorpusOptions, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+/// Whether `path` names a Parquet output.
+fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+/// The JSON lines file a step writes for the output `path`: `path` itself, or `path.jsonl`
+/// beside a Parquet output.
+fn jsonl_sink(path: &Path) -> PathBuf {
+    if is_parquet(path) {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".jsonl");
+        PathBuf::from(name)
+    } else {
+        path.to_owned()
+    }
+}
+
+/// Converts the JSON lines file `jsonl` to the Parquet file `out` (the columns inferred from
+/// all lines; only `field` when there are none), which carries its name once complete, and
+/// removes `jsonl`. Returns the bytes written.
+fn jsonl_to_parquet(jsonl: &Path, out: &Path, field: &str) -> Result<u64> {
+    use arrow_schema::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use std::io::BufReader;
+    use std::sync::Arc;
+
+    let open = || std::fs::File::open(jsonl).map(BufReader::new).map_err(|source| Error::Io { path: jsonl.to_owned(), source });
+    let bad = |e: &dyn std::fmt::Display| Error::invalid(format!("{} (converting to Parquet): {e}", out.display()));
+    let (mut schema, _) = arrow_json::reader::infer_json_schema_from_seekable(open()?, None).map_err(|e| bad(&e))?;
+    if schema.fields().is_empty() {
+        schema = Schema::new(vec![Field::new(field, DataType::Utf8, true)]);
+    }
+    let schema = Arc::new(schema);
+    let reader = arrow_json::ReaderBuilder::new(schema.clone())
+        .with_coerce_primitive(true)
+        .with_batch_size(8192)
+        .build(open()?)
+        .map_err(|e| bad(&e))?;
+    let mut w =
+        ArrowWriter::try_new(AtomicWriter::create(out)?, schema, Some(crate::data::output::parquet_props())).map_err(|e| bad(&e))?;
+    for batch in reader {
+        w.write(&batch.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+        // Row groups of about 64 MiB: memory stays bounded whatever the row count.
+        if w.in_progress_size() > 64 << 20 {
+            w.flush().map_err(|e| bad(&e))?;
+        }
+    }
+    let sink = w.into_inner().map_err(|e| bad(&e))?;
+    let written = sink.written;
+    sink.finish()?;
+    std::fs::remove_file(jsonl).map_err(|source| Error::Io { path: jsonl.to_owned(), source })?;
+    Ok(written)
+}
+
+/// Replaces the PII of every document (see [`pii`]; the built-in types and the user-supplied
+/// entries of `pii_opts`) and writes the corpus.
+pub fn pii_files(opts: &CorpusOptions, pii_opts: &pii::PiiOptions, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+    let redactor = pii::Redactor::new(pii_opts)?;
     let mut report = Report::new("pii", opts);
     run_step(
         opts,
         &mut report,
         std::slice::from_ref(&opts.output),
-        pii::redact,
+        |text| redactor.redact(text),
         |(text, counts): (Option<String>, pii::Counts), report: &mut Report| {
             for (kind, n) in counts.iter() {
-                report.add(kind.placeholder(), n);
+                report.add(redactor.placeholder(kind), n);
             }
             text.map_or(Verdict::Keep, Verdict::Replace)
         },
@@ -393,6 +452,57 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
             report = report2;
         }
     }
+    Ok(report)
+}
+
+/// Writes the corpus with every line or paragraph (`unit`; see [`dedup::Unit`]) that appeared
+/// earlier in the corpus removed; a document left with nothing but blank lines is removed.
+/// Units shorter than `min_chars` characters are always kept.
+pub fn dedup_units_files(
+    opts: &CorpusOptions,
+    unit: dedup::Unit,
+    min_chars: usize,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<Report> {
+    let mut report = Report::new("dedup", opts);
+    let name = match unit {
+        dedup::Unit::Document => return dedup_files(opts, None, on_progress),
+        dedup::Unit::Line => "duplicate lines",
+        dedup::Unit::Paragraph => "duplicate paragraphs",
+    };
+    let mut seen = dedup::ExactDedup::default();
+    run_step(
+        opts,
+        &mut report,
+        std::slice::from_ref(&opts.output),
+        |text| {
+            let segments = dedup::segments(text, unit, min_chars);
+            // The text only where a unit may be removed.
+            let text = segments.iter().any(|s| s.1.is_some()).then(|| text.to_owned());
+            (text, segments)
+        },
+        |(text, segments): (Option<String>, Vec<dedup::Segment>), report: &mut Report| {
+            let Some(text) = text else { return Verdict::Keep };
+            let mut out = String::new();
+            let mut removed = 0;
+            for (range, hash) in segments {
+                match hash {
+                    Some(h) if !seen.insert(h) => removed += 1,
+                    _ => out.push_str(&text[range]),
+                }
+            }
+            report.add(name, removed);
+            if removed == 0 {
+                Verdict::Keep
+            } else if out.trim().is_empty() {
+                report.add("documents emptied", 1);
+                Verdict::Drop
+            } else {
+                Verdict::Replace(out)
+            }
+        },
+        on_progress,
+    )?;
     Ok(report)
 }
 

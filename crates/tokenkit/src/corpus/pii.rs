@@ -26,15 +26,25 @@
 //! a network prefix passes the Luhn check one time in ten. Numbers inside an IBAN-shaped string
 //! whose check fails are no phone or card numbers either.
 //!
+//! User-supplied entries come after these (see [`PiiOptions`]): terms of dictionaries (names,
+//! places; matched as whole words, optionally whatever their ASCII case, not inside a
+//! longer word of a spaced script) and regular expressions, each replaced by its `[LABEL]`.
+//!
 //! A number must not touch other ASCII letters or digits (or a `.`/`-` followed by a digit),
 //! so that parts of longer numbers, versions (`v1.2.3.4`), ISBNs and order numbers are not
 //! taken. Where candidates overlap, the first type of the list above wins, then the longer.
 
+use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::Regex;
+use serde::Deserialize;
+
+use crate::{Error, Result};
 
 /// The types of personal data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -46,15 +56,18 @@ pub enum PiiKind {
     Card,
     Phone,
     Ip,
+    /// A user-supplied entry: the index of its label in [`Redactor::labels`].
+    Custom(u16),
 }
 
 impl PiiKind {
     /// Every type, in order of precedence.
     pub const ALL: [PiiKind; 7] = [PiiKind::Url, PiiKind::Email, PiiKind::Iban, PiiKind::Id, PiiKind::Card, PiiKind::Phone, PiiKind::Ip];
 
-    /// The placeholder that replaces it.
-    pub fn placeholder(self) -> &'static str {
-        match self {
+    /// The placeholder of a built-in type (`None` for a user-supplied one: see
+    /// [`Redactor::placeholder`]).
+    pub fn builtin_placeholder(self) -> Option<&'static str> {
+        Some(match self {
             PiiKind::Url => "[URL]",
             PiiKind::Email => "[EMAIL]",
             PiiKind::Iban => "[IBAN]",
@@ -62,24 +75,201 @@ impl PiiKind {
             PiiKind::Card => "[CARD]",
             PiiKind::Phone => "[PHONE]",
             PiiKind::Ip => "[IP]",
+            PiiKind::Custom(_) => return None,
+        })
+    }
+
+    /// Its index in [`Counts`]: the built-in types, then the user-supplied labels.
+    fn index(self) -> usize {
+        match self {
+            PiiKind::Custom(k) => Self::ALL.len() + usize::from(k),
+            _ => Self::ALL.iter().position(|&b| b == self).unwrap_or(0),
         }
     }
 }
 
 /// Counts of replacements per type.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts([u64; 7]);
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts(Vec<u64>);
 
 impl Counts {
-    /// `(type, count)` of the types found.
+    /// `(type, count)` of the types found, built-in types first.
     pub fn iter(&self) -> impl Iterator<Item = (PiiKind, u64)> + '_ {
-        PiiKind::ALL.iter().zip(self.0).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n))
+        self.0.iter().enumerate().filter(|(_, n)| **n > 0).map(|(k, &n)| {
+            let kind = PiiKind::ALL.get(k).copied().unwrap_or_else(|| PiiKind::Custom((k - PiiKind::ALL.len()) as u16));
+            (kind, n)
+        })
     }
 
     /// The count of `kind`.
     pub fn get(&self, kind: PiiKind) -> u64 {
-        self.0[kind as usize]
+        self.0.get(kind.index()).copied().unwrap_or(0)
     }
+
+    fn add(&mut self, kind: PiiKind) {
+        let k = kind.index();
+        if self.0.len() <= k {
+            self.0.resize(k + 1, 0);
+        }
+        self.0[k] += 1;
+    }
+}
+
+/// User-supplied personal data, each kind replaced by `[LABEL]`: the options of the `pii` step.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PiiOptions {
+    /// `LABEL` → a UTF-8 file of terms (names, places, ...), one per line; blank lines are
+    /// skipped and spaces around a term trimmed.
+    pub dictionaries: BTreeMap<String, PathBuf>,
+    /// `LABEL` → a regular expression (the `regex` crate's syntax: linear time, no look-around
+    /// or back-references).
+    pub patterns: BTreeMap<String, String>,
+    /// Dictionary terms match whatever their ASCII case.
+    pub ignore_case: bool,
+}
+
+/// Most user labels (a [`PiiKind::Custom`] index is 16 bits).
+const MAX_LABELS: usize = 1 << 12;
+/// Most bytes of one user pattern's compiled program.
+const PATTERN_SIZE_LIMIT: usize = 32 << 20;
+
+/// Finds and replaces personal data: the built-in types and the user-supplied entries of a
+/// [`PiiOptions`].
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// `[LABEL]` of each user label, in the order of [`PiiKind::Custom`] indexes.
+    labels: Vec<String>,
+    /// The dictionary terms, and the label of each.
+    terms: Option<(AhoCorasick, Vec<u16>)>,
+    /// The user patterns and their labels.
+    patterns: Vec<(Regex, u16)>,
+}
+
+impl Redactor {
+    /// The built-in types and the entries of `opts`; an unreadable or empty dictionary, a bad
+    /// label or an invalid pattern is an error.
+    pub fn new(opts: &PiiOptions) -> Result<Self> {
+        let mut labels: Vec<String> = Vec::new();
+        let mut label_of = |label: &str| -> Result<u16> {
+            if label.is_empty() || !label.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+                return Err(Error::invalid(format!(
+                    "PII label {label:?}: use letters, digits, `_` and `-` (it becomes the placeholder [{label}])"
+                )));
+            }
+            let placeholder = format!("[{label}]");
+            let k = labels.iter().position(|l| *l == placeholder).unwrap_or_else(|| {
+                labels.push(placeholder);
+                labels.len() - 1
+            });
+            if labels.len() > MAX_LABELS {
+                return Err(Error::invalid(format!("more than {MAX_LABELS} PII labels")));
+            }
+            Ok(k as u16)
+        };
+        let mut patterns = Vec::new();
+        for (label, pattern) in &opts.patterns {
+            let k = label_of(label)?;
+            let re = regex::RegexBuilder::new(pattern)
+                .size_limit(PATTERN_SIZE_LIMIT)
+                .build()
+                .map_err(|e| Error::invalid(format!("PII pattern {label}: {e}")))?;
+            if re.is_match("") {
+                return Err(Error::invalid(format!("PII pattern {label} matches the empty string")));
+            }
+            patterns.push((re, k));
+        }
+        let mut words: Vec<String> = Vec::new();
+        let mut word_labels: Vec<u16> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (label, path) in &opts.dictionaries {
+            let k = label_of(label)?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::invalid(format!("PII dictionary {label}: cannot read {}: {e}", path.display())))?;
+            let before = words.len();
+            for term in text.lines().map(str::trim).filter(|t| !t.is_empty()) {
+                let key = if opts.ignore_case { term.to_ascii_lowercase() } else { term.to_owned() };
+                // The first label of a term wins.
+                if seen.insert(key) {
+                    words.push(term.to_owned());
+                    word_labels.push(k);
+                }
+            }
+            if words.len() == before && !text.lines().any(|t| !t.trim().is_empty()) {
+                return Err(Error::invalid(format!("PII dictionary {label}: {} has no terms", path.display())));
+            }
+        }
+        let terms = if words.is_empty() {
+            None
+        } else {
+            let ac = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .ascii_case_insensitive(opts.ignore_case)
+                .build(&words)
+                .map_err(|e| Error::invalid(format!("PII dictionaries: {e}")))?;
+            Some((ac, word_labels))
+        };
+        Ok(Redactor { labels, terms, patterns })
+    }
+
+    /// The placeholder of `kind`.
+    pub fn placeholder(&self, kind: PiiKind) -> &str {
+        match kind {
+            PiiKind::Custom(k) => self.labels.get(usize::from(k)).map_or("[PII]", String::as_str),
+            _ => kind.builtin_placeholder().unwrap_or("[PII]"),
+        }
+    }
+
+    /// The personal data in `text`, in text order, without overlaps (see the module docs).
+    pub fn find(&self, text: &str) -> Vec<Found> {
+        let mut found = find_builtin(text);
+        for (re, k) in &self.patterns {
+            found.extend(re.find_iter(text).map(|m| Found { kind: PiiKind::Custom(*k), span: m.range() }));
+        }
+        if let Some((ac, labels)) = &self.terms {
+            // Every occurrence, overlapping: one that is not a whole word must not hide another.
+            for m in ac.find_overlapping_iter(text) {
+                if whole_term(text, m.start(), m.end()) {
+                    found.push(Found { kind: PiiKind::Custom(labels[m.pattern().as_usize()]), span: m.start()..m.end() });
+                }
+            }
+        }
+        without_overlaps(found)
+    }
+
+    /// `text` with its personal data replaced by placeholders (`None` when there is none), and
+    /// the counts per type.
+    pub fn redact(&self, text: &str) -> (Option<String>, Counts) {
+        let found = self.find(text);
+        let mut counts = Counts::default();
+        if found.is_empty() {
+            return (None, counts);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for f in &found {
+            out.push_str(&text[at..f.span.start]);
+            out.push_str(self.placeholder(f.kind));
+            counts.add(f.kind);
+            at = f.span.end;
+        }
+        out.push_str(&text[at..]);
+        (Some(out), counts)
+    }
+}
+
+/// Whether a dictionary match `start..end` of `text` is a whole term: not joined to a letter
+/// or digit of a spaced script on either side (in Chinese or Japanese text, where words are not
+/// spaced, any match is taken).
+fn whole_term(text: &str, start: usize, end: usize) -> bool {
+    let joined = |a: Option<char>, b: Option<char>| match (a, b) {
+        (Some(a), Some(b)) => {
+            a.is_alphanumeric() && b.is_alphanumeric() && !super::clean::is_unspaced_script(a) && !super::clean::is_unspaced_script(b)
+        }
+        _ => false,
+    };
+    !joined(text[..start].chars().next_back(), text[start..end].chars().next())
+        && !joined(text[..end].chars().next_back(), text[end..].chars().next())
 }
 
 /// One piece of personal data found: where, and what.
@@ -303,8 +493,13 @@ fn is_ipv6(s: &str) -> bool {
     s.parse::<Ipv6Addr>().is_ok() && (groups >= 3 || s == "::1")
 }
 
-/// The personal data in `text`, in text order, without overlaps.
+/// The built-in types of personal data in `text`, in text order, without overlaps.
 pub fn find(text: &str) -> Vec<Found> {
+    without_overlaps(find_builtin(text))
+}
+
+/// The candidates of the built-in types, verified, overlapping.
+fn find_builtin(text: &str) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
     let mut add = |kind: PiiKind, span: Range<usize>| found.push(Found { kind, span });
     // Cheap tests first: most texts have no `@`, `://` or digits.
@@ -389,34 +584,32 @@ pub fn find(text: &str) -> Vec<Found> {
             }
         }
     }
-    // Precedence: the type first, then the longer span, then the earlier.
-    found.sort_by_key(|f| (f.kind, std::cmp::Reverse(f.span.len()), f.span.start));
-    let mut taken: Vec<Found> = Vec::new();
-    for f in found {
-        if taken.iter().all(|t| f.span.end <= t.span.start || t.span.end <= f.span.start) {
-            taken.push(f);
-        }
-    }
-    taken.sort_by_key(|f| f.span.start);
-    taken
+    found
 }
 
-/// `text` with its personal data replaced by placeholders (`None` when there is none), and
-/// the counts per type.
+/// The spans of `found` that no span of an earlier type (then a longer span, then an earlier
+/// one) overlaps, in text order.
+fn without_overlaps(mut found: Vec<Found>) -> Vec<Found> {
+    if found.len() <= 1 {
+        return found;
+    }
+    // Precedence: the type first, then the longer span, then the earlier.
+    found.sort_by_key(|f| (f.kind, std::cmp::Reverse(f.span.len()), f.span.start));
+    // The spans taken so far, by start (they do not overlap): a new span overlaps one of them
+    // only if it overlaps the last one starting before its end.
+    let mut taken: BTreeMap<usize, Found> = BTreeMap::new();
+    for f in found {
+        let free = taken.range(..f.span.end).next_back().is_none_or(|(_, t)| t.span.end <= f.span.start);
+        if free && !f.span.is_empty() {
+            taken.insert(f.span.start, f);
+        }
+    }
+    taken.into_values().collect()
+}
+
+/// `text` with its built-in types of personal data replaced by placeholders (`None` when there
+/// is none), and the counts per type.
 pub fn redact(text: &str) -> (Option<String>, Counts) {
-    let found = find(text);
-    let mut counts = Counts::default();
-    if found.is_empty() {
-        return (None, counts);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for f in &found {
-        out.push_str(&text[at..f.span.start]);
-        out.push_str(f.kind.placeholder());
-        counts.0[f.kind as usize] += 1;
-        at = f.span.end;
-    }
-    out.push_str(&text[at..]);
-    (Some(out), counts)
+    static BUILTIN: LazyLock<Redactor> = LazyLock::new(Redactor::default);
+    BUILTIN.redact(text)
 }

@@ -5,7 +5,7 @@
 //! {"steps": [
 //!   {"step": "clean", "html": true, "quality": true},
 //!   {"step": "lang", "keep": ["eng"], "min_confidence": 0.5},
-//!   {"step": "pii"},
+//!   {"step": "pii", "dictionaries": {"NAME": "names.txt"}, "patterns": {"STAFF_ID": "E[0-9]{6}"}},
 //!   {"step": "dedup", "near": true, "threshold": 0.8},
 //!   {"step": "split", "fractions": "train=0.98,validation=0.01,test=0.01"}
 //! ]}
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{clean, dedup, lang, split, CorpusOptions, Report};
+use super::{clean, dedup, lang, pii, split, CorpusOptions, Report};
 use crate::data::Progress;
 use crate::{Error, Result};
 
@@ -36,17 +36,35 @@ pub struct DedupConfig {
     pub shingle: String,
     pub ngram: usize,
     pub seed: u64,
+    /// Exact deduplication of documents, or of lines or paragraphs across the corpus.
+    pub unit: dedup::Unit,
+    /// Lines or paragraphs shorter than this many characters are always kept.
+    pub unit_min_chars: usize,
 }
 
 impl Default for DedupConfig {
     fn default() -> Self {
-        DedupConfig { near: false, threshold: None, num_perm: 128, bands: None, rows: None, shingle: "word".into(), ngram: 5, seed: 1 }
+        DedupConfig {
+            near: false,
+            threshold: None,
+            num_perm: 128,
+            bands: None,
+            rows: None,
+            shingle: "word".into(),
+            ngram: 5,
+            seed: 1,
+            unit: dedup::Unit::Document,
+            unit_min_chars: 20,
+        }
     }
 }
 
 impl DedupConfig {
     /// The MinHash options, `None` for exact deduplication.
     pub fn minhash(&self) -> Result<Option<dedup::MinHashOptions>> {
+        if self.near && self.unit != dedup::Unit::Document {
+            return Err(Error::invalid("near deduplication compares whole documents: it takes no line or paragraph unit"));
+        }
         self.near
             .then(|| {
                 dedup::MinHashOptions::from_params(
@@ -91,7 +109,7 @@ pub struct StatsConfig {
 #[serde(tag = "step", rename_all = "lowercase")]
 pub enum StepConfig {
     Clean(clean::CleanOptions),
-    Pii {},
+    Pii(pii::PiiOptions),
     Dedup(DedupConfig),
     Lang(lang::LangOptions),
     Split(SplitConfig),
@@ -103,7 +121,7 @@ impl StepConfig {
     pub fn name(&self) -> &'static str {
         match self {
             StepConfig::Clean(_) => "clean",
-            StepConfig::Pii {} => "pii",
+            StepConfig::Pii(_) => "pii",
             StepConfig::Dedup(_) => "dedup",
             StepConfig::Lang(_) => "lang",
             StepConfig::Split(_) => "split",
@@ -116,6 +134,7 @@ impl StepConfig {
         match self {
             StepConfig::Dedup(d) => d.minhash().map(drop),
             StepConfig::Lang(l) => l.check(),
+            StepConfig::Pii(p) => pii::Redactor::new(p).map(drop),
             StepConfig::Split(s) => split::Splits::parse(&s.fractions, s.seed).map(drop),
             _ => Ok(()),
         }
@@ -126,8 +145,11 @@ impl StepConfig {
     pub fn run(&self, opts: &CorpusOptions, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
         match self {
             StepConfig::Clean(c) => super::clean_files(opts, c, on_progress),
-            StepConfig::Pii {} => super::pii_files(opts, on_progress),
-            StepConfig::Dedup(d) => super::dedup_files(opts, d.minhash()?.as_ref(), on_progress),
+            StepConfig::Pii(p) => super::pii_files(opts, p, on_progress),
+            StepConfig::Dedup(d) => match d.minhash()? {
+                Some(mh) => super::dedup_files(opts, Some(&mh), on_progress),
+                None => super::dedup_units_files(opts, d.unit, d.unit_min_chars, on_progress),
+            },
             StepConfig::Lang(l) => super::lang_files(opts, l, on_progress),
             StepConfig::Split(s) => super::split_files(opts, &split::Splits::parse(&s.fractions, s.seed)?, on_progress),
             StepConfig::Stats(s) => super::stats_files(opts, s.lang, on_progress),

@@ -424,7 +424,7 @@ impl SplitWriter {
     }
 }
 
-fn parquet_props() -> WriterProperties {
+pub(crate) fn parquet_props() -> WriterProperties {
     WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default())).build()
 }
 

@@ -153,6 +153,19 @@ impl AtomicWriter {
     }
 }
 
+/// For writers that take a `Write` (the Parquet writer); the same bytes as [`AtomicWriter::write`].
+impl std::io::Write for AtomicWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.as_mut().expect("open until finished").write_all(buf)?;
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().expect("open until finished").flush()
+    }
+}
+
 impl Drop for AtomicWriter {
     fn drop(&mut self) {
         if self.file.is_some() && self.temp != self.path {
