@@ -1,6 +1,7 @@
 //! `NormalizedString`: a string being normalized, with the alignment of every normalized byte
 //! back to the original bytes, so that offsets can always be reported on the original input.
 
+use std::borrow::Cow;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
@@ -69,18 +70,69 @@ pub enum SplitDelimiterBehavior {
 
 /// A string under normalization. `alignments[i]` is the original byte range that normalized
 /// byte `i` comes from; `original_shift` is where this string starts in the full input (bytes).
-#[derive(Default, Debug, Clone, PartialEq)]
 ///
 /// The original text is shared by all the slices of one input (`Arc`), so that slicing copies
-/// only the normalized part.
+/// only the normalized part. While no change has moved a char (a new string, its slices, and
+/// changes that keep every char's byte length), each byte's alignment is its own char's range:
+/// the table is then not stored (`chars_aligned`) but read off the text, and built only when a
+/// change needs it ([`Self::store_alignments`]).
+#[derive(Default, Debug, Clone)]
 pub struct NormalizedString {
     /// The whole original input; this string's original part is
     /// `original_shift..original_shift + original_len` of it.
     pub(super) original: Arc<str>,
     pub(super) original_len: usize,
     pub(super) normalized: String,
+    /// Empty while `chars_aligned`.
     pub(super) alignments: Vec<(usize, usize)>,
+    /// The normalized string has the original's chars' byte lengths and each byte is aligned
+    /// with its char's range (of the normalized string, which is also the original's).
+    pub(super) chars_aligned: bool,
     pub(super) original_shift: usize,
+}
+
+impl PartialEq for NormalizedString {
+    fn eq(&self, other: &Self) -> bool {
+        self.get_original() == other.get_original()
+            && self.original_shift == other.original_shift
+            && self.normalized == other.normalized
+            && self.alignments() == other.alignments()
+    }
+}
+
+/// The alignment of every byte of `s` to its own char's range: the first byte of a char and
+/// its width, from the char's lead byte.
+#[inline]
+pub(super) fn char_alignments(s: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let (mut start, mut end) = (0, 0);
+    s.as_bytes().iter().enumerate().map(move |(i, &b)| {
+        if i >= end {
+            start = i;
+            end = i + utf8_len(b);
+        }
+        (start, end)
+    })
+}
+
+/// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
+#[inline]
+pub(crate) fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// The range of the char of `s` that holds byte `i` (< `s.len()`).
+#[inline]
+fn char_range_at(s: &[u8], i: usize) -> (usize, usize) {
+    let mut start = i;
+    while start > 0 && is_continuation(s[start]) {
+        start -= 1;
+    }
+    (start, start + utf8_len(s[start]))
 }
 
 /// The rule of [`NormalizedString::transform_range`]: the chars of the new string, each with
@@ -157,26 +209,15 @@ impl<'a> Transformer<'a> {
 
 impl From<&str> for NormalizedString {
     fn from(s: &str) -> Self {
-        // Each byte gets its char's range, in one exact-size pass (no check per push).
-        let (mut start, mut end) = (0, 0);
-        let alignments = s
-            .as_bytes()
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| {
-                if i >= end {
-                    start = i;
-                    end = i + match b {
-                        0x00..=0x7F => 1,
-                        0xC0..=0xDF => 2,
-                        0xE0..=0xEF => 3,
-                        _ => 4,
-                    };
-                }
-                (start, end)
-            })
-            .collect();
-        Self { original: Arc::from(s), original_len: s.len(), normalized: s.to_owned(), alignments, original_shift: 0 }
+        // Each byte gets its char's range: not stored until a change needs the table.
+        Self {
+            original: Arc::from(s),
+            original_len: s.len(),
+            normalized: s.to_owned(),
+            alignments: Vec::new(),
+            chars_aligned: true,
+            original_shift: 0,
+        }
     }
 }
 
@@ -224,9 +265,39 @@ impl NormalizedString {
         self.normalized.is_empty()
     }
 
-    /// The byte alignments of the normalized string onto the original one.
-    pub fn alignments(&self) -> &[(usize, usize)] {
-        &self.alignments
+    /// The byte alignments of the normalized string onto the original one (built here when
+    /// no change has moved a char yet).
+    pub fn alignments(&self) -> Cow<'_, [(usize, usize)]> {
+        if self.chars_aligned {
+            Cow::Owned(char_alignments(&self.normalized).collect())
+        } else {
+            Cow::Borrowed(&self.alignments)
+        }
+    }
+
+    /// Stores the alignment table, for a change that moves chars.
+    #[inline]
+    pub(super) fn store_alignments(&mut self) {
+        if self.chars_aligned {
+            self.alignments = char_alignments(&self.normalized).collect();
+            self.chars_aligned = false;
+        }
+    }
+
+    /// The original range (bytes of this string's original part) of the normalized bytes
+    /// `start..end` (`start < end`): the first byte's alignment start to the last one's end;
+    /// `None` when the range goes past the end. [`convert_offsets`](Self::convert_offsets)
+    /// from the normalized string, for callers that have the range as numbers.
+    #[inline]
+    pub(crate) fn original_range(&self, start: usize, end: usize) -> Option<std::ops::Range<usize>> {
+        if self.chars_aligned {
+            let s = self.normalized.as_bytes();
+            if end > s.len() || start >= end {
+                return None;
+            }
+            return Some(char_range_at(s, start).0..char_range_at(s, end - 1).1);
+        }
+        expand_alignments(self.alignments.get(start..end)?)
     }
 
     /// Converts a byte range from one referential to the other. `None` when out of range.
@@ -246,7 +317,7 @@ impl NormalizedString {
                 return Some(0..self.len());
             }
             let (mut start, mut end) = (None, None);
-            for (i, &(a, b)) in self.alignments.iter().enumerate() {
+            for (i, (a, b)) in self.alignments().iter().copied().enumerate() {
                 if target.end < b {
                     break;
                 }
@@ -265,9 +336,21 @@ impl NormalizedString {
             if self.normalized.is_empty() && target == (0..0) {
                 return Some(0..self.len_original());
             }
-            let aligned = self.alignments.get(target)?;
-            expand_alignments(aligned)
+            self.original_range(target.start, target.end)
         }
+    }
+
+    /// The offsets in the full input of the normalized bytes `start..end` of this string: those
+    /// [`convert_offsets`](Self::convert_offsets) gives, moved by where this string starts;
+    /// `(start, end)` as they are when they do not convert.
+    #[inline]
+    pub(crate) fn offsets_in_input(&self, (start, end): Offsets) -> Offsets {
+        let range = match start.cmp(&end) {
+            std::cmp::Ordering::Less => self.original_range(start, end),
+            std::cmp::Ordering::Equal => Some(start..end),
+            std::cmp::Ordering::Greater => None,
+        };
+        range.map_or((start, end), |r| (self.original_shift + r.start, self.original_shift + r.end))
     }
 
     /// A range of the normalized string.
@@ -307,11 +390,22 @@ impl NormalizedString {
             }
         };
         let shift = original_range.start;
+        // A slice on char boundaries of a string whose chars have not moved: its own chars'
+        // ranges are its alignments too.
+        let alignments = if self.chars_aligned {
+            if normalized_range.end > self.normalized.len() {
+                return None;
+            }
+            Vec::new()
+        } else {
+            self.alignments.get(normalized_range.clone())?.iter().map(|&(s, e)| (s - shift, e - shift)).collect()
+        };
         Some(Self {
             original: Arc::clone(&self.original),
             original_len: original_range.len(),
-            normalized: self.normalized.get(normalized_range.clone()).unwrap_or_default().to_owned(),
-            alignments: self.alignments.get(normalized_range)?.iter().map(|&(s, e)| (s - shift, e - shift)).collect(),
+            normalized: self.normalized.get(normalized_range).unwrap_or_default().to_owned(),
+            alignments,
+            chars_aligned: self.chars_aligned,
             original_shift: self.original_shift + original_range.start,
         })
     }
@@ -333,6 +427,7 @@ impl NormalizedString {
                 None => return,
             },
         };
+        self.store_alignments();
         let old = &self.normalized[n_range.clone()];
         let mut t = Transformer::new(&self.alignments, old, n_range.start, initial_offset);
         for (c, change) in dest {
@@ -376,6 +471,7 @@ impl NormalizedString {
         if self.normalized.is_empty() {
             return self;
         }
+        self.store_alignments();
         let s = std::mem::take(&mut self.normalized);
         let mut t = Transformer::new(&self.alignments, &s, 0, 0);
         crate::utils::nfc::for_each_part(&s, |part| match part {
@@ -447,8 +543,21 @@ impl NormalizedString {
     /// Maps every char through `f`.
     pub fn map<F: Fn(char) -> char>(&mut self, f: F) -> &mut Self {
         let s = std::mem::take(&mut self.normalized);
-        self.normalized = s.chars().map(f).collect();
-        if self.normalized.len() != self.alignments.len() {
+        let mut same_widths = true;
+        self.normalized = s
+            .chars()
+            .map(|c| {
+                let m = f(c);
+                same_widths &= m.len_utf8() == c.len_utf8();
+                m
+            })
+            .collect();
+        if !same_widths && self.chars_aligned {
+            // The chars move: the table of the old ones, before the text changes.
+            self.alignments = char_alignments(&s).collect();
+            self.chars_aligned = false;
+        }
+        if self.normalized.len() != s.len() {
             // A char changed its UTF-8 length: rebuild alignments char by char.
             let mapped: Vec<(char, isize)> = self.normalized.chars().map(|c| (c, 0)).collect();
             self.normalized = s;
@@ -501,6 +610,9 @@ impl NormalizedString {
     /// with the original's start, its last with the original's end): then its slice of every
     /// normalized byte equals it.
     pub(crate) fn covers_its_original(&self) -> bool {
+        if self.chars_aligned {
+            return !self.normalized.is_empty();
+        }
         match (self.alignments.first(), self.alignments.last()) {
             (Some(first), Some(last)) => first.0 == 0 && last.1 == self.original_len,
             _ => false,

@@ -7,7 +7,7 @@
 //! They rely on one invariant of `NormalizedString`: all the bytes of a normalized char share
 //! the same alignment (every constructor and `transform` keep it).
 
-use super::normalized::NormalizedString;
+use super::normalized::{char_alignments, is_continuation, utf8_len, NormalizedString};
 
 impl NormalizedString {
     /// Maps every ASCII byte of the normalized string through `f` in place; non-ASCII chars
@@ -43,12 +43,39 @@ impl NormalizedString {
             if !f(c, &mut text) {
                 return false;
             }
-            let align = self.alignments[i];
+            let align = if self.chars_aligned { (i, i + c.len_utf8()) } else { self.alignments[i] };
             alignments.resize(text.len(), align);
         }
         self.normalized = text;
         self.alignments = alignments;
+        self.chars_aligned = false;
         true
+    }
+
+    /// Replaces every byte `b` of the normalized string by the UTF-8 char `table[b]` (its
+    /// length and bytes): the chars made of the bytes of one old char all take its alignment,
+    /// what [`try_rewrite_chars`](Self::try_rewrite_chars) gives, in one pass over the bytes.
+    pub(crate) fn map_bytes(&mut self, table: &[(u8, [u8; 4]); 256]) {
+        let bytes = self.normalized.as_bytes();
+        let mut text = Vec::with_capacity(bytes.len() * 2);
+        let mut alignments = Vec::with_capacity(bytes.len() * 2);
+        let mut align = (0, 0);
+        for (i, &b) in bytes.iter().enumerate() {
+            if !is_continuation(b) {
+                align = if self.chars_aligned { (i, i + utf8_len(b)) } else { self.alignments[i] };
+            }
+            // Byte by byte: a copy of one or two bytes by `extend_from_slice` is a call each.
+            let (n, utf8) = &table[b as usize];
+            for &u in &utf8[..*n as usize] {
+                text.push(u);
+                alignments.push(align);
+            }
+        }
+        debug_assert!(std::str::from_utf8(&text).is_ok());
+        // SAFETY: the text is the concatenation of whole chars (each entry is a char's UTF-8).
+        self.normalized = unsafe { String::from_utf8_unchecked(text) };
+        self.alignments = alignments;
+        self.chars_aligned = false;
     }
 
     /// Replaces every non-overlapping occurrence of the non-empty literal `pattern` (leftmost
@@ -62,10 +89,11 @@ impl NormalizedString {
             self.replace_byte(b, content);
             return;
         }
-        let mut matches = self.normalized.match_indices(pattern).peekable();
-        if matches.peek().is_none() {
+        if !self.normalized.contains(pattern) {
             return;
         }
+        self.store_alignments();
+        let matches = self.normalized.match_indices(pattern);
         let grows = content.len() > pattern.len();
         let extra = if grows { (content.len() - pattern.len()) * 16 } else { 0 };
         let mut text = String::with_capacity(self.normalized.len() + extra);
@@ -95,26 +123,18 @@ impl NormalizedString {
             return;
         }
         let len = bytes.len() - n + n * content.len();
-        // Filled by pushes into the exact capacity: zeroing both buffers first cost more than
-        // the pass itself on English text.
-        let mut text = Vec::with_capacity(len);
-        let mut alignments = Vec::with_capacity(len);
-        for (&b, &a) in bytes.iter().zip(&self.alignments) {
-            if b == pattern {
-                for &c in content.as_bytes() {
-                    text.push(c);
-                    alignments.push(a);
-                }
-            } else {
-                text.push(b);
-                alignments.push(a);
-            }
-        }
+        // The old alignments as they are, or read off the chars when not stored.
+        let (text, alignments) = if self.chars_aligned {
+            replace_byte_aligned(bytes, char_alignments(&self.normalized), pattern, content.as_bytes(), len)
+        } else {
+            replace_byte_aligned(bytes, self.alignments.iter().copied(), pattern, content.as_bytes(), len)
+        };
         // SAFETY: an ASCII byte is a whole char, and replacing whole chars by a string keeps
         // the text UTF-8 (no need to check it again, which cost as much as the pass above).
         debug_assert!(pattern.is_ascii() && std::str::from_utf8(&text).is_ok());
         self.normalized = unsafe { String::from_utf8_unchecked(text) };
         self.alignments = alignments;
+        self.chars_aligned = false;
     }
 
     /// Replaces every occurrence of `from` with `to` (both single chars); each `to` keeps the
@@ -132,12 +152,13 @@ impl NormalizedString {
     /// Prepends `s`, every new char aligned with the first char, as
     /// [`prepend`](Self::prepend) does; nothing happens on an empty string.
     pub(crate) fn prepend_fast(&mut self, s: &str) {
-        let Some(&align) = self.alignments.first() else {
-            return;
-        };
         if self.normalized.is_empty() || s.is_empty() {
             return;
         }
+        self.store_alignments();
+        let Some(&align) = self.alignments.first() else {
+            return;
+        };
         let mut text = String::with_capacity(s.len() + self.normalized.len());
         text.push_str(s);
         text.push_str(&self.normalized);
@@ -147,6 +168,35 @@ impl NormalizedString {
         self.normalized = text;
         self.alignments = alignments;
     }
+}
+
+/// The pass of [`NormalizedString::replace_byte`]: `bytes` with every `pattern` byte replaced
+/// by `content`, and the alignments, each new byte taking the old byte's (`old`); `len` is
+/// the new length.
+#[inline]
+fn replace_byte_aligned(
+    bytes: &[u8],
+    old: impl Iterator<Item = (usize, usize)>,
+    pattern: u8,
+    content: &[u8],
+    len: usize,
+) -> (Vec<u8>, Vec<(usize, usize)>) {
+    // Filled by pushes into the exact capacity: zeroing both buffers first cost more than
+    // the pass itself on English text.
+    let mut text = Vec::with_capacity(len);
+    let mut alignments = Vec::with_capacity(len);
+    for (&b, a) in bytes.iter().zip(old) {
+        if b == pattern {
+            for &c in content {
+                text.push(c);
+                alignments.push(a);
+            }
+        } else {
+            text.push(b);
+            alignments.push(a);
+        }
+    }
+    (text, alignments)
 }
 
 #[cfg(test)]
@@ -198,6 +248,53 @@ mod tests {
             a.replace(' ', "_").unwrap();
             b.replace_char(' ', '_');
             same(&a, &b);
+        }
+    }
+
+    #[test]
+    fn map_bytes_matches_rewrite_chars() {
+        let table = crate::utils::byte_level::BYTES_CHAR.map(|c| {
+            let mut utf8 = [0u8; 4];
+            (c.encode_utf8(&mut utf8).len() as u8, utf8)
+        });
+        for s in ["", "a b", "é日😀 x", "e\u{301}\u{fb01}"] {
+            // Alignments read off the chars, and stored ones that moved (after NFKD).
+            for decomposed in [false, true] {
+                let mut a = NormalizedString::from(s);
+                if decomposed {
+                    a.nfkd();
+                }
+                let mut b = a.clone();
+                assert!(a.try_rewrite_chars(|c, out| {
+                    out.extend(c.encode_utf8(&mut [0u8; 4]).bytes().map(|b| crate::utils::byte_level::BYTES_CHAR[b as usize]));
+                    true
+                }));
+                b.map_bytes(&table);
+                same(&a, &b);
+            }
+        }
+    }
+
+    #[test]
+    fn alignments_read_off_the_chars_are_the_stored_ones() {
+        for s in ["", "ab", "aé日😀b"] {
+            let a = NormalizedString::from(s);
+            let mut b = a.clone();
+            b.store_alignments();
+            same(&a, &b);
+            for (i, j) in [(0, 1), (1, 3), (0, s.len()), (2, 4)] {
+                if j <= s.len() {
+                    assert_eq!(a.offsets_in_input((i, j)), b.offsets_in_input((i, j)), "{s:?} {i} {j}");
+                    let (sa, sb) = (
+                        a.slice(crate::base::normalized::Range::Normalized(i..j)),
+                        b.slice(crate::base::normalized::Range::Normalized(i..j)),
+                    );
+                    assert_eq!(sa.is_some(), sb.is_some());
+                    if let (Some(sa), Some(sb)) = (sa, sb) {
+                        same(&sa, &sb);
+                    }
+                }
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! `PreTokenizedString`: the input cut into splits (words), each a `NormalizedString` that may
 //! already carry its tokens.
 
-use crate::base::normalized::{NormalizedString, OffsetReferential, OffsetsIn, Range};
+use crate::base::normalized::{NormalizedString, OffsetReferential, OffsetsIn};
 use crate::base::{Encoding, OffsetType, Token};
 use crate::{Error, Offsets, Result};
 
@@ -140,12 +140,8 @@ impl PreTokenizedString {
         let mut enc = Encoding::with_capacity(n);
         for (idx, split) in self.splits.into_iter().enumerate() {
             let normalized = split.normalized;
-            let base = normalized.offsets_original();
             for token in split.tokens.unwrap_or_default() {
-                let offsets = normalized
-                    .convert_offsets(Range::Normalized(token.offsets.0..token.offsets.1))
-                    .map_or(token.offsets, |r| (base.0 + r.start, base.0 + r.end));
-                let offsets = offsets_in.convert(offsets);
+                let offsets = offsets_in.convert(normalized.offsets_in_input(token.offsets));
                 enc.push_token(token.id, token.value, offsets, word_idx.or(Some(idx as u32)), type_id);
             }
         }

@@ -1,5 +1,7 @@
 //! GPT-2's byte-to-printable-char mapping as a normalizer.
 
+use std::sync::LazyLock;
+
 use crate::base::{NormalizedString, Normalizer};
 use crate::normalizers::impl_unit_serde;
 use crate::utils::byte_level::BYTES_CHAR;
@@ -19,19 +21,22 @@ impl ByteLevel {
     }
 }
 
+/// The UTF-8 of each byte's char: its length and bytes.
+static BYTES_UTF8: LazyLock<[(u8, [u8; 4]); 256]> = LazyLock::new(|| {
+    (*BYTES_CHAR).map(|c| {
+        let mut utf8 = [0u8; 4];
+        let n = c.encode_utf8(&mut utf8).len() as u8;
+        (n, utf8)
+    })
+});
+
 impl Normalizer for ByteLevel {
     fn normalize(&self, n: &mut NormalizedString) -> Result<()> {
         if n.is_empty() {
             return Ok(());
         }
-        let table = &*BYTES_CHAR;
-        let mut buf = [0u8; 4];
-        // The first byte's char replaces `c`, the others are inserted after it: all of them
-        // aligned with `c`, in one pass.
-        n.try_rewrite_chars(|c, out| {
-            out.extend(c.encode_utf8(&mut buf).bytes().map(|b| table[b as usize]));
-            true
-        });
+        // Each UTF-8 byte becomes its char; the chars of one original char keep its alignment.
+        n.map_bytes(&BYTES_UTF8);
         Ok(())
     }
 }

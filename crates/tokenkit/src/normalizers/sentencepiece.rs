@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::base::normalized::is_continuation;
+pub(crate) use crate::base::normalized::utf8_len;
 use crate::normalizers::Precompiled;
 use crate::utils::trie::Trie;
 use crate::Result;
@@ -578,17 +579,6 @@ impl SpNormalizer {
             self.push_space::<OFFSETS>(out, consumed as u32);
         }
         out.finish::<OFFSETS>(consumed as u32);
-    }
-}
-
-/// Length of the UTF-8 sequence a lead byte starts (1 for a stray continuation byte).
-#[inline]
-pub(crate) fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0xF0..=0xFF => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
     }
 }
 

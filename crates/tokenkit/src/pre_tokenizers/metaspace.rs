@@ -121,11 +121,7 @@ fn is_one_piece(n: &NormalizedString, replacement: char) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
-    let covers = match (n.alignments().first(), n.alignments().last()) {
-        (Some(a), Some(b)) => a.0 == 0 && b.1 == n.len_original(),
-        _ => false,
-    };
-    covers && !s[first.len_utf8()..].contains(replacement)
+    n.covers_its_original() && !s[first.len_utf8()..].contains(replacement)
 }
 
 impl PreTokenizer for Metaspace {

@@ -473,11 +473,7 @@ impl Tokenizer {
         let mut word: u32 = 0;
         let mut ranges = Vec::new();
         let mut spans = Vec::new();
-        let offsets = |n: &NormalizedString, (ts, te): Offsets| {
-            let base = n.offsets_original().0;
-            let offsets = n.convert_offsets(Range::Normalized(ts..te)).map_or((ts, te), |r| (base + r.start, base + r.end));
-            offsets_in.convert(offsets)
-        };
+        let offsets = |n: &NormalizedString, o: Offsets| offsets_in.convert(n.offsets_in_input(o));
         for split in pre.splits() {
             let n = &split.normalized;
             if let Some(tokens) = &split.tokens {
