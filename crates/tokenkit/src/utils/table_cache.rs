@@ -103,6 +103,16 @@ pub fn ensure(key: &Key, write: impl FnOnce() -> Option<Vec<u8>>) {
     }
 }
 
+/// Stores what `write` gives under the key `key` makes (only when the cache is on), replacing
+/// any entry there (one that holds less: an entry is only ever replaced whole, so a process
+/// reading the old one goes on reading it).
+pub fn replace(key: impl FnOnce() -> Key, write: impl FnOnce() -> Option<Vec<u8>>) {
+    let Some(dir) = dir() else { return };
+    if let Some(payload) = write() {
+        store_in(&dir, &key(), &payload);
+    }
+}
+
 /// The payload stored under `key` in `dir`, when there is an entry and it checks out.
 fn load_from(dir: &Path, key: &Key) -> Option<Payload> {
     let path = path_in(dir, key);
@@ -346,6 +356,14 @@ impl Writer {
     }
 }
 
+/// The pages [`Table::release_pages`] rounds to (on a system with larger pages the range is
+/// widened to whole pages by `madvise`, which drops the neighbours' pages too: they are read
+/// again from the file when used, the same bytes).
+#[cfg(unix)]
+fn page_size() -> usize {
+    4096
+}
+
 /// The alignment of a [`Writer::table`] in the payload (and of the payload in a mapped entry).
 const TABLE_ALIGN: usize = 8;
 
@@ -408,6 +426,26 @@ impl<T: Pod> Table<T> {
     /// Whether the elements are a view of a mapped cache entry.
     pub fn is_mapped(&self) -> bool {
         matches!(self.owner, Owner::Map(_))
+    }
+
+    /// For a view of a mapped cache entry: lets the process's resident memory drop the pages
+    /// that lie wholly within the elements (their neighbours' are kept), for elements read
+    /// rarely after a load. The elements stay the same: the map is of a file that is never
+    /// written in place, so a page read again comes back from the file (the page cache).
+    pub fn release_pages(&self) {
+        #[cfg(unix)]
+        if let Owner::Map(map) = &self.owner {
+            let page = page_size();
+            let start = self.ptr.as_ptr() as usize - map.as_ptr() as usize;
+            let end = start + std::mem::size_of_val(&**self);
+            let (first, last) = (start.next_multiple_of(page), end - end % page);
+            if last > first {
+                // SAFETY: `MADV_DONTNEED` on a read-only map of a file that is not modified in
+                // place (see `load_from`) only drops pages, which later reads fault in again
+                // with the same bytes; the range is within the map.
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, first, last - first) };
+            }
+        }
     }
 }
 

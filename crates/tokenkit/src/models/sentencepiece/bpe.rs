@@ -6,6 +6,10 @@
 //! by itself: their text is cut around the symbols that never merge and each part is merged
 //! on ids by the [`Word`] loop of `models::bpe`, with merge ranks standing for the scores
 //! (see [`merge_parts`]). Other models go through [`merge`], sentencepiece's loop on text.
+//!
+//! The tables ([`BpeTables`]) cost more to build than sentencepiece's whole load, so a model
+//! builds them only once it has encoded some text ([`SentencePiece::bpe_tables`]): until then
+//! [`merge`] runs on piece lookups alone, as sentencepiece does, with the same ids.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -37,7 +41,7 @@ struct Symbol {
 const NONE: u32 = u32::MAX;
 
 /// A candidate merge of `symbols[left]` and `symbols[right]` into piece `id`, whose text is
-/// `size` bytes; `rank` orders it by the piece's score (see [`BpeTables::ranks`]).
+/// `size` bytes; `rank` orders it by the piece's score ([`score_rank`]).
 #[derive(Debug, Clone, Copy)]
 struct Pair {
     rank: u32,
@@ -75,12 +79,9 @@ type IdMap<K> = HashMap<K, u32, BuildHasherDefault<IdHasher>>;
 /// pieces by their ids, and the id of each single-char piece.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BpeTables {
-    /// `(left id, right id)` → `(rank, id)` of the mergeable piece `left + right`.
+    /// `(left id, right id)` → `(rank, id)` of the mergeable piece `left + right`, its rank
+    /// that of its score ([`score_rank`]).
     merges: MergeMap,
-    /// Per piece id, the rank of its score among the mergeable pieces' (0 for the highest,
-    /// equal scores sharing a rank): merging the lowest rank first, leftmost on ties, is
-    /// merging the highest score first, leftmost on ties. `NONE` for other pieces.
-    ranks: Table<u32>,
     /// Per BMP code point: the id of the piece that is that char (any type, as `PieceToId`),
     /// with [`FREE`] set when no pair has it on either side; `NONE` when it is no piece.
     bmp: Table<u32>,
@@ -100,10 +101,11 @@ pub(crate) struct BpeTables {
 impl BpeTables {
     /// Builds the tables from the vocabulary (piece `i` has id `i`) and the scores, given which
     /// pieces are mergeable (normal, user-defined, unused) and whether any piece is unused.
+    ///
+    /// On the calling thread only: the build runs inside an encode ([`SentencePiece::bpe_tables`]),
+    /// which may be one of many on a thread pool whose other threads wait for these tables.
     pub(crate) fn new(vocab: &Vocab, scores: &[f32], mergeable: impl Fn(u32) -> bool, any_unused: bool) -> Self {
-        use rayon::prelude::*;
         let n = vocab.len();
-        let mergeable_ids: Vec<u32> = (0..n as u32).filter(|&id| mergeable(id)).collect();
         // The char entries, built in place before they become a table.
         let mut bmp = vec![NONE; 0x10000];
         let mut astral = IdMap::default();
@@ -119,49 +121,38 @@ impl BpeTables {
             .filter_map(|(p, id)| {
                 let mut cs = p.chars();
                 // Pieces are unique, so this is the id `PieceToId` gives.
-                matches!((cs.next(), cs.next()), (Some(_), None)).then(|| (p.chars().next().unwrap_or_default(), id))
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) => Some((c, id)),
+                    _ => None,
+                }
             })
             .collect();
         for &(c, id) in &single_chars {
             set_entry(&mut bmp, &mut astral, c, id);
         }
-        // Every split of a mergeable piece into two pieces: `(left, right, piece)`. The lookups
-        // (two per split; a piece has a split per char but its first) are most of an uncached
-        // load, so they run in parallel, in chunks of pieces.
-        let find_splits = || -> Vec<Vec<[u32; 3]>> {
-            mergeable_ids
-                .par_chunks(4096)
-                .map(|ids| {
-                    let mut found = Vec::with_capacity(ids.len() * 2);
-                    for &id in ids {
-                        let p = vocab.token(id).unwrap_or_default();
-                        for (k, _) in p.char_indices().skip(1) {
-                            // The right part is looked up only when the left one is a piece.
-                            if let Some(l) = vocab.id(&p[..k]) {
-                                if let Some(r) = vocab.id(&p[k..]) {
-                                    found.push([l, r, id]);
-                                }
-                            }
-                        }
-                    }
-                    found
-                })
-                .collect()
-        };
-        // The ranks are sorted meanwhile.
-        let (splits, ranks) = rayon::join(find_splits, || score_ranks(scores, &mergeable_ids));
-        let mut t = Self { merges: MergeMap::with_capacity(splits.iter().map(Vec::len).sum()), ..Default::default() };
         let entry = |bmp: &[u32], astral: &IdMap<u32>, c: char| match bmp.get(c as usize) {
             Some(&e) => e,
             None => astral.get(&(c as u32)).copied().unwrap_or(NONE),
         };
-        t.orphan_chars =
-            mergeable_ids.iter().any(|&id| vocab.token(id).unwrap_or_default().chars().any(|c| entry(&bmp, &astral, c) == NONE));
+        let rank_of = |id: u32| score_rank(scores.get(id as usize).copied().unwrap_or(0.0));
+        let mut orphan_chars = false;
+        // Every split of a mergeable piece into two pieces, `(left, right, piece)` (a split
+        // per char but the first; the right part is looked up only when the left one is a piece).
+        let mut splits: Vec<[u32; 3]> = Vec::with_capacity(n * 2);
+        for (p, id) in vocab.iter().filter(|&(_, id)| mergeable(id)) {
+            orphan_chars |= p.chars().any(|c| entry(&bmp, &astral, c) == NONE);
+            for (k, _) in p.char_indices().skip(1) {
+                let Some(l) = vocab.id(&p[..k]) else { continue };
+                let Some(r) = vocab.id(&p[k..]) else { continue };
+                splits.push([l, r, id]);
+            }
+        }
+        let mut t = Self { merges: MergeMap::with_capacity(splits.len()), orphan_chars, ..Default::default() };
         // Per piece id: whether it is the result of a merge, whether it takes part in one.
         let mut is_result = vec![false; n];
         let mut in_merge = vec![false; n];
-        for &[l, r, id] in splits.iter().flatten() {
-            t.merges.insert((l, r), (ranks[id as usize], id));
+        for &[l, r, id] in &splits {
+            t.merges.insert((l, r), (rank_of(id), id));
             is_result[id as usize] = true;
             in_merge[l as usize] = true;
             in_merge[r as usize] = true;
@@ -169,14 +160,13 @@ impl BpeTables {
         for &(c, id) in &single_chars {
             set_entry(&mut bmp, &mut astral, c, if in_merge[id as usize] { id } else { id | FREE });
         }
-        let mut result_ranks: Vec<u32> = (0..n).filter(|&id| is_result[id]).map(|id| ranks[id]).collect();
+        let mut result_ranks: Vec<u32> = (0..n as u32).filter(|&id| is_result[id as usize]).map(rank_of).collect();
         let n_results = result_ranks.len();
         result_ranks.sort_unstable();
         result_ranks.dedup();
         t.scan_exact = result_ranks.len() == n_results;
         // Ids must leave the `FREE` bit clear.
         t.cut = !t.orphan_chars && !any_unused && n < FREE as usize;
-        t.ranks = ranks.into();
         t.bmp = bmp.into();
         t.astral = astral;
         t
@@ -215,7 +205,6 @@ impl BpeTables {
     /// Writes the tables for [`Self::read_table`] (a part of the model's cache entry).
     pub(crate) fn write_table(&self, w: &mut table_cache::Writer) {
         self.merges.write_table(w);
-        w.table(&self.ranks);
         w.table(&self.bmp);
         let mut astral: Vec<[u32; 2]> = self.astral.iter().map(|(&c, &e)| [c, e]).collect();
         astral.sort_unstable();
@@ -233,20 +222,19 @@ impl BpeTables {
     /// those written ([`table_cache`] checks its length and checksum).
     pub(crate) fn read_table(r: &mut table_cache::Reader<'_>, n_pieces: usize) -> crate::Result<Self> {
         let merges = MergeMap::read_table(r)?;
-        let (ranks, bmp): (Table<u32>, Table<u32>) = (r.table()?, r.table()?);
+        let bmp: Table<u32> = r.table()?;
         let astral: IdMap<u32> = r.records::<2>()?.into_iter().map(|[c, e]| (c, e)).collect();
         let (orphan_chars, cut, scan_exact) = (r.bool()?, r.bool()?, r.bool()?);
         // Without branches, so that the check of the 65536 BMP entries is vectorized.
         let entries_ok =
             |es: &mut dyn Iterator<Item = u32>| es.fold(true, |ok, e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)));
-        let ok = ranks.len() == n_pieces
-            && bmp.len() == 0x10000
+        let ok = bmp.len() == 0x10000
             && bmp.iter().fold(true, |ok, &e| ok & ((e == NONE) | (((e & !FREE) as usize) < n_pieces)))
             && entries_ok(&mut astral.values().copied());
         if !ok {
             return Err(crate::Error::invalid("table cache: malformed SentencePiece BPE tables"));
         }
-        Ok(Self { merges, ranks, bmp, astral, orphan_chars, cut, scan_exact })
+        Ok(Self { merges, bmp, astral, orphan_chars, cut, scan_exact })
     }
 }
 
@@ -254,19 +242,18 @@ impl BpeTables {
 /// so its symbol never merges. `NONE` has it too.
 const FREE: u32 = 1 << 31;
 
-/// The rank of each mergeable piece's score ([`BpeTables::ranks`]), given the mergeable
-/// pieces' ids. Scores compare as sentencepiece's `<` does (`-0.0` equals `0.0`).
-fn score_ranks(scores: &[f32], mergeable: &[u32]) -> Vec<u32> {
-    let key = |id: u32| scores.get(id as usize).map_or(0.0, |&s| s + 0.0);
-    let mut order: Vec<f32> = mergeable.iter().map(|&id| key(id)).collect();
-    order.sort_by(|a, b| b.total_cmp(a));
-    order.dedup_by(|a, b| a.total_cmp(b) == Ordering::Equal);
-    let mut ranks = vec![NONE; scores.len()];
-    for &id in mergeable {
-        let k = key(id);
-        ranks[id as usize] = order.partition_point(|&s| s.total_cmp(&k) == Ordering::Greater) as u32;
-    }
-    ranks
+/// The rank of a mergeable piece's score: lower for a higher score, equal for equal scores,
+/// so that merging the lowest rank first, leftmost on ties, is merging the highest score first,
+/// leftmost on ties, as sentencepiece does. Scores compare as its `<` does (`-0.0` equals
+/// `0.0`), NaNs as [`f32::total_cmp`] places them; no table is needed, the rank is the score's
+/// bits in reverse order.
+#[inline]
+pub(crate) fn score_rank(score: f32) -> u32 {
+    let bits = (score + 0.0).to_bits();
+    // `total_cmp`'s order as an unsigned one: negative scores (sign bit set) below the others,
+    // in reverse order of their magnitudes.
+    let ordered = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
+    !ordered
 }
 
 /// Buffers reused between calls on this thread: [`merge`]'s symbols and agenda, and the
@@ -312,34 +299,43 @@ impl Ord for Pair {
 /// are encoded one by one, each result cached: the same ids, without a heap over the whole text.
 pub(crate) fn encode(model: &SentencePiece, text: &str, out: &mut Vec<Segment>) {
     out.clear();
+    let tables = model.bpe_tables(text.len());
     let Some(cache) = model.bpe_word_cache() else {
-        encode_span(model, text, 0, out);
+        encode_span(model, tables, text, 0, out);
         return;
     };
     let mut start = 0;
     // Words start at a `▁` (`SPACE_SYMBOL`) after another char; the callback cannot fail.
     let _ = for_each_part(text, '\u{2581}', |word| {
-        encode_word(cache, model, word, start, out);
+        encode_word(cache, model, tables, word, start, out);
         start += word.len();
         Ok(())
     });
 }
 
-fn encode_word(cache: &Cache<Box<[Segment]>>, model: &SentencePiece, word: &str, base: usize, out: &mut Vec<Segment>) {
+fn encode_word(
+    cache: &Cache<Box<[Segment]>>,
+    model: &SentencePiece,
+    tables: Option<&BpeTables>,
+    word: &str,
+    base: usize,
+    out: &mut Vec<Segment>,
+) {
     let base32 = base as u32;
     let cacheable = word.len() < MAX_CACHED_LENGTH;
     if cacheable && cache.with(word, |segs| out.extend(segs.iter().map(|&(s, e, id)| (s + base32, e + base32, id)))).is_some() {
         return;
     }
     let before = out.len();
-    encode_span(model, word, base, out);
+    encode_span(model, tables, word, base, out);
     if cacheable {
         cache.insert(word, out[before..].iter().map(|&(s, e, id)| (s - base32, e - base32, id)).collect());
     }
 }
 
-/// BPE over the whole of `text`, appending `(start + base, end + base, id)` to `out`.
-fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Segment>) {
+/// BPE over the whole of `text`, appending `(start + base, end + base, id)` to `out` (on the
+/// model's `tables` when it has them).
+fn encode_span(model: &SentencePiece, tables: Option<&BpeTables>, text: &str, base: usize, out: &mut Vec<Segment>) {
     if text.is_empty() {
         return;
     }
@@ -350,10 +346,9 @@ fn encode_span(model: &SentencePiece, text: &str, base: usize, out: &mut Vec<Seg
             Ok(s) => s,
             Err(_) => &mut local,
         };
-        if model.bpe_tables().cut {
-            merge_parts(model, text, base, scratch, out);
-        } else {
-            merge(model, text, base, &mut scratch.symbols, &mut scratch.agenda, out);
+        match tables {
+            Some(tables) if tables.cut => merge_parts(model, tables, text, base, scratch, out),
+            tables => merge(model, tables, text, base, &mut scratch.symbols, &mut scratch.agenda, out),
         }
         if scratch.symbols.capacity() > SCRATCH_KEEP || scratch.word.capacity() > SCRATCH_KEEP || scratch.queue.capacity() > SCRATCH_KEEP {
             *scratch = Scratch::default();
@@ -379,8 +374,7 @@ pub(super) fn user_defined_prefix(model: &SentencePiece, bytes: &[u8]) -> Option
 /// merged alone (as in `models::bpe::barriers`). Each part is merged on ids by [`Word`],
 /// lowest rank first, leftmost on ties (stale queue entries only ever repeat a merge at the
 /// same rank and position, which sentencepiece's size check skips to the same effect).
-fn merge_parts(model: &SentencePiece, text: &str, base: usize, scratch: &mut Scratch, out: &mut Vec<Segment>) {
-    let tables = model.bpe_tables();
+fn merge_parts(model: &SentencePiece, tables: &BpeTables, text: &str, base: usize, scratch: &mut Scratch, out: &mut Vec<Segment>) {
     let bytes = text.as_bytes();
     let Scratch { word, queue, pairs, .. } = scratch;
     word.clear();
@@ -422,8 +416,18 @@ fn merge_part(tables: &BpeTables, word: &mut Word, queue: &mut MergeQueue, pairs
     word.clear();
 }
 
-fn merge(model: &SentencePiece, text: &str, base: usize, symbols: &mut Vec<Symbol>, agenda: &mut BinaryHeap<Pair>, out: &mut Vec<Segment>) {
-    let tables = model.bpe_tables();
+/// sentencepiece's merge loop over `text`, appending `(start + base, end + base, id)` to `out`:
+/// with the `tables`, pieces are found by their ids; without them (before they are built),
+/// by their text, as sentencepiece finds them.
+fn merge(
+    model: &SentencePiece,
+    tables: Option<&BpeTables>,
+    text: &str,
+    base: usize,
+    symbols: &mut Vec<Symbol>,
+    agenda: &mut BinaryHeap<Pair>,
+    out: &mut Vec<Segment>,
+) {
     let bytes = text.as_bytes();
     symbols.clear();
     agenda.clear();
@@ -431,10 +435,17 @@ fn merge(model: &SentencePiece, text: &str, base: usize, symbols: &mut Vec<Symbo
     while pos < bytes.len() {
         let (len, id, freeze) = match user_defined_prefix(model, &bytes[pos..]) {
             Some((len, id)) => (len, id, true),
-            None => {
-                let (len, entry) = tables.char_at(bytes, pos);
-                (len, if entry == NONE { NONE } else { entry & !FREE }, false)
-            }
+            None => match tables {
+                Some(t) => {
+                    let (len, entry) = t.char_at(bytes, pos);
+                    (len, if entry == NONE { NONE } else { entry & !FREE }, false)
+                }
+                None => {
+                    // `PieceToId` of the char (any type; `NONE` when it is no piece).
+                    let len = utf8_len(bytes[pos]).min(bytes.len() - pos);
+                    (len, model.piece_id(&text[pos..pos + len]).unwrap_or(NONE), false)
+                }
+            },
         };
         let index = symbols.len() as i32;
         symbols.push(Symbol {
@@ -505,38 +516,44 @@ fn merge(model: &SentencePiece, text: &str, base: usize, symbols: &mut Vec<Symbo
 }
 
 /// The piece the adjacent symbols `l` and `r` may merge into, `(rank, id)`, if any (never for
-/// a frozen one).
+/// a frozen one): by their ids in the `tables`, else by their text (sentencepiece's lookup,
+/// which the tables hold the result of for every pair of pieces).
 #[inline(always)]
-fn pair_id(model: &SentencePiece, tables: &BpeTables, text: &str, l: &Symbol, r: &Symbol) -> Option<(u32, u32)> {
+fn pair_id(model: &SentencePiece, tables: Option<&BpeTables>, text: &str, l: &Symbol, r: &Symbol) -> Option<(u32, u32)> {
     if l.freeze || r.freeze {
-        None
-    } else if l.id != NONE && r.id != NONE {
-        tables.merge_of(l.id, r.id)
-    } else if !tables.orphan_chars {
-        None
-    } else {
-        // A symbol that is no piece (a char outside the vocabulary): look the text up.
-        let id = model.mergeable_id(&text[l.start as usize..r.end as usize])?;
-        Some((tables.ranks[id as usize], id))
+        return None;
     }
+    if let Some(t) = tables {
+        if l.id != NONE && r.id != NONE {
+            return t.merge_of(l.id, r.id);
+        }
+        if !t.orphan_chars {
+            return None;
+        }
+    }
+    // Before the tables, or a symbol that is no piece (a char outside the vocabulary).
+    let id = model.mergeable_id(&text[l.start as usize..r.end as usize])?;
+    Some((score_rank(model.score(id).unwrap_or(0.0)), id))
 }
 
 /// sentencepiece's merge loop alone over the whole of `text` (no words, no parts): the
-/// reference the other paths are tested against.
+/// reference the other paths are tested against; on the model's tables (built first) when
+/// `tables`, else on piece lookups (as before the tables are built).
 #[cfg(test)]
-pub(crate) fn merge_loop(model: &SentencePiece, text: &str) -> Vec<Segment> {
+pub(crate) fn merge_loop(model: &SentencePiece, text: &str, tables: bool) -> Vec<Segment> {
     let (mut scratch, mut out) = (Scratch::default(), Vec::new());
     if text.is_empty() {
         return out;
     }
-    merge(model, text, 0, &mut scratch.symbols, &mut scratch.agenda, &mut out);
+    let tables = tables.then(|| model.built_bpe_tables());
+    merge(model, tables, text, 0, &mut scratch.symbols, &mut scratch.agenda, &mut out);
     out
 }
 
-/// Whether `text` is cut into parts ([`merge_parts`]) for this model.
+/// Whether `text` is cut into parts ([`merge_parts`]) for this model (its tables built first).
 #[cfg(test)]
 pub(crate) fn cuts(model: &SentencePiece) -> bool {
-    model.bpe_tables().cut
+    model.built_bpe_tables().cut
 }
 
 /// Emits `text[start..end]`, splitting an unused piece back into the pair that made it.
@@ -569,6 +586,7 @@ fn resegment(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::Model as _;
 
     /// The cached form of a BPE model's tables reads back to tables that write the same bytes
     /// (every field is written), and any cut of it is an error.
@@ -576,8 +594,8 @@ mod tests {
     fn cached_tables_read_back_and_cuts_are_errors() {
         let Some(path) = crate::test_fixtures::get("hub/llama2.model") else { return };
         let model = crate::formats::sentencepiece::read_model(&path).unwrap();
-        let tables = model.bpe_tables();
-        let n = tables.ranks.len();
+        let tables = model.built_bpe_tables();
+        let n = model.get_vocab_size();
         let payload = {
             let mut w = table_cache::Writer::default();
             tables.write_table(&mut w);

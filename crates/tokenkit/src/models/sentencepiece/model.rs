@@ -11,14 +11,17 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use base64::Engine as _;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
+use super::bpe::BpeTables;
 use super::proto::{
-    trainer_model_type, ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceType, SentencePieceText, TextPiece, TrainerSpec,
+    piece_refs, trainer_model_type, ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceRef, PieceType, SentencePieceText,
+    TextPiece, TrainerSpec,
 };
 use crate::base::vocab::{TokenSlots, Vocab};
 use crate::base::{Model, Token};
@@ -35,15 +38,29 @@ use crate::{Error, Result};
 const UNK_PENALTY: f32 = 10.0;
 
 /// Which algorithm segments the normalized text.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Algorithm {
     Unigram(SpViterbi),
-    Bpe(Box<super::bpe::BpeTables>),
+    Bpe(Box<LazyBpe>),
     /// One piece per char (a user-defined symbol is one char).
     Char,
     /// One piece per word ([`split_into_words`]).
     Word,
 }
+
+/// BPE's tables, read from the table cache with the others, or else built once the model has
+/// encoded [`LAZY_BPE_BYTES`] of text ([`SentencePiece::bpe_tables`]; they cost more to build
+/// than sentencepiece's whole load, and short texts encode as fast on piece lookups alone).
+#[derive(Debug, Default)]
+struct LazyBpe {
+    tables: OnceLock<BpeTables>,
+    /// Bytes encoded without the tables.
+    encoded: AtomicUsize,
+}
+
+/// How many bytes of text a BPE model encodes on piece lookups before it builds its tables
+/// (about what the build costs, in lookups).
+pub(crate) const LAZY_BPE_BYTES: usize = 256 << 10;
 
 /// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
 #[derive(Clone)]
@@ -90,6 +107,8 @@ struct Inner {
     byte_ids: Box<[u32; 256]>,
     /// BPE results per word, when words can be encoded one by one (see [`super::bpe::encode`]).
     bpe_words: Option<Cache<Box<[Segment]>>>,
+    /// Words segment independently ([`words_independent`]; kept for the table cache entry).
+    words_independent: bool,
     /// What the load did with the table cache (`tokenkit inspect` reports it).
     cache_status: table_cache::Status,
 }
@@ -132,8 +151,32 @@ struct Tables {
 enum AlgorithmTables {
     /// The trie of the normal and user-defined pieces, scored as the Viterbi adds them.
     Unigram(Trie),
-    Bpe(super::bpe::BpeTables),
+    /// BPE's tables, `None` until a model built them ([`LazyBpe`]).
+    Bpe(Option<BpeTables>),
     None,
+}
+
+/// What [`Tables::write_table`] writes, borrowed (from [`Tables`], or from a loaded model).
+struct TablesRef<'a> {
+    vocab: &'a Vocab,
+    scores: &'a [f32],
+    kinds: &'a [u8],
+    unk_id: u32,
+    byte_ids: &'a [u32; 256],
+    words_independent: bool,
+    algorithm: AlgorithmRef<'a>,
+}
+
+/// [`AlgorithmTables`], borrowed.
+enum AlgorithmRef<'a> {
+    Unigram(&'a Trie),
+    Bpe(Option<&'a BpeTables>),
+    None,
+}
+
+/// The table cache key of the `.model` file `raw` (see [`Tables`]).
+fn entry_key(raw: &[u8]) -> table_cache::Key {
+    table_cache::Key::new("sentencepiece::Model", &[&twox_hash::XxHash3_128::oneshot(raw).to_le_bytes()])
 }
 
 /// Whether a piece of this type is one text can turn into (BPE may merge into it).
@@ -142,19 +185,19 @@ fn is_mergeable(kind: u8) -> bool {
 }
 
 impl Tables {
-    /// Builds the tables from the decoded file, checking the pieces as sentencepiece does.
-    fn build(proto: &ModelProto, norm_spec: &NormalizerSpec, err: impl Fn(String) -> Error) -> Result<Self> {
-        let trainer = proto.trainer_spec.clone().unwrap_or_default();
+    /// Builds the tables from the file's pieces and specs, checking the pieces as sentencepiece
+    /// does.
+    fn build(pieces: &[PieceRef<'_>], trainer: &TrainerSpec, norm_spec: &NormalizerSpec, err: impl Fn(String) -> Error) -> Result<Self> {
         let byte_fallback = trainer.byte_fallback.unwrap_or(false);
-        let model_type = proto.model_type();
-        let n = proto.pieces.len();
+        let model_type = trainer_model_type(trainer);
+        let n = pieces.len();
         let mut scores = Vec::with_capacity(n);
         let mut kinds = Vec::with_capacity(n);
         let mut unk_id = None;
         let mut byte_ids = Box::new([u32::MAX; 256]);
         let mut n_bytes = 0;
-        for (id, p) in proto.pieces.iter().enumerate() {
-            let piece = p.piece.as_deref().unwrap_or_default();
+        for (id, p) in pieces.iter().enumerate() {
+            let piece = p.piece;
             if piece.is_empty() {
                 return Err(err(format!("piece {id} is empty")));
             }
@@ -186,8 +229,8 @@ impl Tables {
             scores.push(p.score.unwrap_or(0.0));
             kinds.push(kind as u8);
         }
-        let vocab = Vocab::from_distinct_tokens(proto.pieces.iter().map(|p| p.piece.as_deref().unwrap_or_default()))
-            .map_err(|i| err(format!("piece {:?} is defined twice", proto.pieces[i].piece.as_deref().unwrap_or_default())))?;
+        let vocab = Vocab::from_distinct_tokens(pieces.iter().map(|p| p.piece))
+            .map_err(|i| err(format!("piece {:?} is defined twice", pieces[i].piece)))?;
         let any_mergeable = kinds.iter().any(|&k| is_mergeable(k));
         if !any_mergeable && model_type == ModelType::Unigram {
             // sentencepiece's Unigram: "no pieces are loaded" (only control, unknown and byte
@@ -199,7 +242,7 @@ impl Tables {
             return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
         }
         let words_independent =
-            words_independent(norm_spec, &trainer, vocab.iter().filter(|&(_, id)| is_mergeable(kinds[id as usize])).map(|(p, _)| p));
+            words_independent(norm_spec, trainer, vocab.iter().filter(|&(_, id)| is_mergeable(kinds[id as usize])).map(|(p, _)| p));
         let algorithm = match model_type {
             ModelType::Unigram => {
                 let viterbi_scores = viterbi_scores(&vocab, &scores, &kinds);
@@ -208,10 +251,8 @@ impl Tables {
                     (k == PieceType::Normal as u8 || k == PieceType::UserDefined as u8).then_some((p, id, viterbi_scores[id as usize]))
                 })))
             }
-            ModelType::Bpe => {
-                let any_unused = kinds.contains(&(PieceType::Unused as u8));
-                AlgorithmTables::Bpe(super::bpe::BpeTables::new(&vocab, &scores, |id| is_mergeable(kinds[id as usize]), any_unused))
-            }
+            // Built when first needed ([`LazyBpe`]).
+            ModelType::Bpe => AlgorithmTables::Bpe(None),
             ModelType::Char | ModelType::Word => AlgorithmTables::None,
         };
         Ok(Self { raw: None, vocab, scores: scores.into(), kinds: kinds.into(), unk_id, byte_ids, words_independent, algorithm })
@@ -219,28 +260,21 @@ impl Tables {
 
     /// The entry of the tables built from the file `raw`.
     fn write_table(&self, raw: &[u8]) -> Option<Vec<u8>> {
-        let mut w = table_cache::Writer::default();
-        w.table(raw);
-        if !self.vocab.write_table(&mut w) {
-            return None;
+        let algorithm = match &self.algorithm {
+            AlgorithmTables::Unigram(trie) => AlgorithmRef::Unigram(trie),
+            AlgorithmTables::Bpe(t) => AlgorithmRef::Bpe(t.as_ref()),
+            AlgorithmTables::None => AlgorithmRef::None,
+        };
+        TablesRef {
+            vocab: &self.vocab,
+            scores: &self.scores,
+            kinds: &self.kinds,
+            unk_id: self.unk_id,
+            byte_ids: &self.byte_ids,
+            words_independent: self.words_independent,
+            algorithm,
         }
-        w.table(&self.scores);
-        w.table(&self.kinds);
-        w.u32(self.unk_id);
-        w.u32s(&self.byte_ids[..]);
-        w.bool(self.words_independent);
-        match &self.algorithm {
-            AlgorithmTables::Unigram(trie) => {
-                w.u32(1);
-                trie.write_table(&mut w);
-            }
-            AlgorithmTables::Bpe(t) => {
-                w.u32(2);
-                t.write_table(&mut w);
-            }
-            AlgorithmTables::None => w.u32(0),
-        }
-        Some(w.buf)
+        .write_table(raw)
     }
 
     /// Reads what [`Self::write_table`] wrote, checking that it was built from the file `raw`
@@ -251,6 +285,9 @@ impl Tables {
         if *stored != *raw {
             return Err(Error::invalid("table cache: the entry was built from another file"));
         }
+        // Only compared: the model keeps these bytes to serialize or convert it, which reads
+        // them back from the file when it does.
+        stored.release_pages();
         let vocab = Vocab::read_table(&mut r)?;
         let n = vocab.len();
         let (scores, kinds): (Table<f32>, Table<u8>) = (r.table()?, r.table()?);
@@ -259,7 +296,7 @@ impl Tables {
         let words_independent = r.bool()?;
         let algorithm = match (r.u32()?, model_type) {
             (1, ModelType::Unigram) => AlgorithmTables::Unigram(Trie::read_table(&mut r, n)?),
-            (2, ModelType::Bpe) => AlgorithmTables::Bpe(super::bpe::BpeTables::read_table(&mut r, n)?),
+            (2, ModelType::Bpe) => AlgorithmTables::Bpe(if r.bool()? { Some(BpeTables::read_table(&mut r, n)?) } else { None }),
             (0, ModelType::Char | ModelType::Word) => AlgorithmTables::None,
             _ => return Err(bad()),
         };
@@ -273,6 +310,37 @@ impl Tables {
             return Err(bad());
         }
         Ok(Self { raw: Some(stored), vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm })
+    }
+}
+
+impl TablesRef<'_> {
+    /// The entry of these tables, built from the file `raw` ([`Tables::read_table`] reads it).
+    fn write_table(&self, raw: &[u8]) -> Option<Vec<u8>> {
+        let mut w = table_cache::Writer::default();
+        w.table(raw);
+        if !self.vocab.write_table(&mut w) {
+            return None;
+        }
+        w.table(self.scores);
+        w.table(self.kinds);
+        w.u32(self.unk_id);
+        w.u32s(&self.byte_ids[..]);
+        w.bool(self.words_independent);
+        match &self.algorithm {
+            AlgorithmRef::Unigram(trie) => {
+                w.u32(1);
+                trie.write_table(&mut w);
+            }
+            AlgorithmRef::Bpe(t) => {
+                w.u32(2);
+                w.bool(t.is_some());
+                if let Some(t) = t {
+                    t.write_table(&mut w);
+                }
+            }
+            AlgorithmRef::None => w.u32(0),
+        }
+        Some(w.buf)
     }
 }
 
@@ -316,17 +384,26 @@ impl SentencePiece {
             Some(bytes) => Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?),
             None => None,
         };
-        let key = || table_cache::Key::new("sentencepiece::Model", &[&twox_hash::XxHash3_128::oneshot(&raw).to_le_bytes()]);
+        let key = || entry_key(&raw);
         let build = || {
-            let decoded = ModelProto::decode(raw.as_slice()).map_err(not_a_model)?;
-            if decoded.pieces.is_empty() {
+            // The pieces borrowed from the file; prost decodes a file the walk does not take.
+            let decoded: ModelProto;
+            let pieces = match piece_refs(&raw) {
+                Some(pieces) => pieces,
+                None => {
+                    decoded = ModelProto::decode(raw.as_slice()).map_err(not_a_model)?;
+                    decoded.pieces.iter().map(PieceRef::from).collect()
+                }
+            };
+            if pieces.is_empty() {
                 return Err(err("the model has no pieces".into()));
             }
-            if let Some(c) = &charsmap {
-                // Remembered per charsmap: models that share one (`nmt_nfkc`) walk it once.
+            // A known charsmap passes the check; another one's result is remembered per charsmap
+            // (in the table cache).
+            if let Some(c) = charsmap.as_ref().filter(|c| !crate::formats::sentencepiece::charsmaps::is_checked(c.charsmap())) {
                 c.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
             }
-            Tables::build(&decoded, &norm_spec, err)
+            Tables::build(&pieces, &trainer, &norm_spec, err)
         };
         let (tables, cache_status) =
             table_cache::cached_status_keyed(key, |p| Tables::read_table(p.reader(), &raw, model_type), build, |t| t.write_table(&raw))?;
@@ -365,7 +442,9 @@ impl SentencePiece {
                 let viterbi = SpViterbi::new(trie, viterbi_scores(&vocab, &scores, &kinds), unk_id, min - UNK_PENALTY, user);
                 Algorithm::Unigram(viterbi.with_word_cache(words_independent))
             }
-            AlgorithmTables::Bpe(t) => Algorithm::Bpe(Box::new(t)),
+            AlgorithmTables::Bpe(t) => {
+                Algorithm::Bpe(Box::new(LazyBpe { tables: t.map(OnceLock::from).unwrap_or_default(), ..Default::default() }))
+            }
             AlgorithmTables::None if model_type == ModelType::Char => Algorithm::Char,
             AlgorithmTables::None => Algorithm::Word,
         };
@@ -390,6 +469,7 @@ impl SentencePiece {
                 byte_fallback,
                 byte_ids,
                 bpe_words,
+                words_independent,
                 cache_status,
             }),
         })
@@ -446,12 +526,48 @@ impl SentencePiece {
         self.inner.denormalizer.as_ref()
     }
     /// The BPE lookup tables (empty for a Unigram model).
-    pub(crate) fn bpe_tables(&self) -> &super::bpe::BpeTables {
-        static EMPTY: std::sync::OnceLock<super::bpe::BpeTables> = std::sync::OnceLock::new();
-        match &self.inner.algorithm {
-            Algorithm::Bpe(t) => t,
-            _ => EMPTY.get_or_init(Default::default),
+    /// BPE's tables for an encode of `bytes` of text: `None` while they are not built and the
+    /// model has encoded less than [`LAZY_BPE_BYTES`] without them (then pieces are looked up
+    /// by their text), else the tables, built now if need be.
+    pub(crate) fn bpe_tables(&self, bytes: usize) -> Option<&BpeTables> {
+        let Algorithm::Bpe(lazy) = &self.inner.algorithm else { return None };
+        if let Some(t) = lazy.tables.get() {
+            return Some(t);
         }
+        if lazy.encoded.fetch_add(bytes, Ordering::Relaxed).saturating_add(bytes) < LAZY_BPE_BYTES {
+            return None;
+        }
+        Some(self.built_bpe_tables())
+    }
+
+    /// Whether BPE's tables are built (or were read from the table cache).
+    #[cfg(test)]
+    pub(crate) fn bpe_tables_built(&self) -> bool {
+        matches!(&self.inner.algorithm, Algorithm::Bpe(lazy) if lazy.tables.get().is_some())
+    }
+
+    /// BPE's tables, built now if they are not (empty tables for another algorithm). A build
+    /// stores the model's complete entry in the table cache, when the cache is on.
+    pub(crate) fn built_bpe_tables(&self) -> &BpeTables {
+        static EMPTY: OnceLock<BpeTables> = OnceLock::new();
+        let Algorithm::Bpe(lazy) = &self.inner.algorithm else { return EMPTY.get_or_init(Default::default) };
+        lazy.tables.get_or_init(|| {
+            let inner = &*self.inner;
+            let kinds = &inner.kinds;
+            let any_unused = kinds.contains(&(PieceType::Unused as u8));
+            let tables = BpeTables::new(&inner.vocab, &inner.scores, |id| is_mergeable(kinds[id as usize]), any_unused);
+            let entry = TablesRef {
+                vocab: &inner.vocab,
+                scores: &inner.scores,
+                kinds,
+                unk_id: inner.unk_id,
+                byte_ids: &inner.byte_ids,
+                words_independent: inner.words_independent,
+                algorithm: AlgorithmRef::Bpe(Some(&tables)),
+            };
+            table_cache::replace(|| entry_key(&inner.raw), || entry.write_table(&inner.raw));
+            tables
+        })
     }
     /// The per-word BPE cache, when words are independent.
     pub(crate) fn bpe_word_cache(&self) -> Option<&Cache<Box<[Segment]>>> {
@@ -469,7 +585,11 @@ impl SentencePiece {
     }
     /// `PieceToId`: the id of any piece, or the unknown id.
     pub(crate) fn piece_to_id_or_unk(&self, piece: &str) -> u32 {
-        self.inner.vocab.id(piece).unwrap_or(self.inner.unk_id)
+        self.piece_id(piece).unwrap_or(self.inner.unk_id)
+    }
+    /// The id of any piece.
+    pub(crate) fn piece_id(&self, piece: &str) -> Option<u32> {
+        self.inner.vocab.id(piece)
     }
 
     /// Segments normalized text into `(start, end, id)` byte ranges.
@@ -836,10 +956,14 @@ fn words_independent<'a>(norm_spec: &NormalizerSpec, trainer: &TrainerSpec, mut 
     norm_spec.escape_whitespaces()
         && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
         && mergeable.all(|p| {
-            // As a char pattern: a search for a string pattern sets up a searcher per piece.
-            let space = '\u{2581}';
-            debug_assert_eq!(crate::normalizers::sentencepiece::SPACE_SYMBOL, space.to_string());
-            !p.trim_start_matches(space).contains(space)
+            // On bytes (a search for a char or string pattern sets up a searcher per piece, a
+            // cost per piece above the rest of an uncached load's).
+            let space = crate::normalizers::sentencepiece::SPACE_SYMBOL.as_bytes();
+            let mut rest = p.as_bytes();
+            while let Some(r) = rest.strip_prefix(space) {
+                rest = r;
+            }
+            !rest.windows(3).any(|w| w[0] == space[0] && w[1] == space[1] && w[2] == space[2])
         })
 }
 
@@ -901,7 +1025,8 @@ mod tests {
         let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
         let proto = ModelProto::decode(a.as_slice()).unwrap();
         let norm_spec = proto.normalizer_spec.clone().unwrap_or_default();
-        let tables = Tables::build(&proto, &norm_spec, Error::invalid).unwrap();
+        let pieces: Vec<PieceRef<'_>> = proto.pieces.iter().map(PieceRef::from).collect();
+        let tables = Tables::build(&pieces, &proto.trainer_spec.clone().unwrap_or_default(), &norm_spec, Error::invalid).unwrap();
         let entry = tables.write_table(&a).unwrap();
         let back = Tables::read_table(table_cache::Reader::new(&entry), &a, ModelType::Bpe).unwrap();
         assert_eq!(back.write_table(&a).unwrap(), entry);

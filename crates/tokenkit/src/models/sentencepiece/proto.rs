@@ -27,43 +27,126 @@ impl ModelProto {
     /// does not understand is decoded whole, which gives its error.
     pub fn decode_specs(raw: &[u8]) -> Result<Self, prost::DecodeError> {
         use prost::Message as _;
-        match non_piece_fields(raw) {
-            Some(fields) => Self::decode(fields.as_slice()),
+        match split_fields(raw) {
+            Some((fields, _)) => Self::decode(fields.as_slice()),
             None => Self::decode(raw).map(|p| Self { pieces: Vec::new(), ..p }),
         }
     }
 }
 
-/// The bytes of every top-level field of a `ModelProto` but field 1 (the pieces), in order;
-/// `None` for anything but well-formed varint, fixed and length-delimited fields.
-fn non_piece_fields(raw: &[u8]) -> Option<Vec<u8>> {
+/// A piece of a `.model` file as [`Piece`] decodes it, its text borrowed from the file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PieceRef<'a> {
+    /// The piece text (empty when absent).
+    pub piece: &'a str,
+    /// Its score.
+    pub score: Option<f32>,
+    /// Its [`PieceType`] as stored.
+    pub r#type: Option<i32>,
+}
+
+impl<'a> From<&'a Piece> for PieceRef<'a> {
+    fn from(p: &'a Piece) -> Self {
+        Self { piece: p.piece.as_deref().unwrap_or_default(), score: p.score, r#type: p.r#type }
+    }
+}
+
+impl PieceRef<'_> {
+    /// The piece type; an unknown enum value reads as normal, as protobuf does.
+    pub fn kind(&self) -> PieceType {
+        kind_of(self.r#type)
+    }
+}
+
+/// The pieces of the `.model` file `raw`, in order, as prost decodes them but without a string
+/// per piece: `None` for a file the walk does not take as it stands (a wire type or field that
+/// prost would reject or that the walk does not read), which prost then decodes (and rejects).
+/// The specs are not read (see [`ModelProto::decode_specs`]).
+pub fn piece_refs(raw: &[u8]) -> Option<Vec<PieceRef<'_>>> {
+    let (_, pieces) = split_fields(raw)?;
+    pieces.into_iter().map(piece_ref).collect()
+}
+
+/// One `Piece` message: its fields in order, a later one replacing an earlier one, as prost
+/// merges them; unknown fields skipped.
+fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
+    use prost::encoding::decode_varint;
+    let mut p = PieceRef { piece: "", score: None, r#type: None };
+    while !m.is_empty() {
+        // Nearly every key is one byte: fields 1 to 15.
+        let key = match m[0] {
+            k @ 0..=0x7F => {
+                m = &m[1..];
+                u64::from(k)
+            }
+            _ => decode_varint(&mut m).ok().filter(|&k| k <= u64::from(u32::MAX))?,
+        };
+        match (key >> 3, key & 7) {
+            (0, _) => return None,
+            (1, 2) => {
+                let len = usize::try_from(decode_varint(&mut m).ok()?).ok()?;
+                p.piece = std::str::from_utf8(m.get(..len)?).ok()?;
+                m = &m[len..];
+            }
+            (2, 5) => {
+                p.score = Some(f32::from_le_bytes(m.get(..4)?.try_into().ok()?));
+                m = &m[4..];
+            }
+            // An `int32` enumeration: the varint's low 32 bits.
+            (3, 0) => p.r#type = Some(decode_varint(&mut m).ok()? as i32),
+            (1..=3, _) => return None,
+            (_, wire) => {
+                let len = skip_len(&mut m, wire)?;
+                m = m.get(len..)?;
+            }
+        }
+    }
+    Some(p)
+}
+
+/// The length of the body of a field of wire type `wire` whose key was read from `rest`
+/// (reading a varint's body, or a length prefix, from `rest`); `None` for groups and bad wire
+/// types.
+fn skip_len(rest: &mut &[u8], wire: u64) -> Option<usize> {
+    use prost::encoding::decode_varint;
+    match wire {
+        0 => decode_varint(rest).map(|_| 0).ok(),
+        1 => Some(8),
+        2 => usize::try_from(decode_varint(rest).ok()?).ok(),
+        5 => Some(4),
+        _ => None,
+    }
+}
+
+/// The bytes of every top-level field of a `ModelProto` but field 1 (the pieces), in order, and
+/// the body of each piece; `None` for anything but well-formed varint, fixed and
+/// length-delimited fields, pieces length-delimited.
+fn split_fields(raw: &[u8]) -> Option<(Vec<u8>, Vec<&[u8]>)> {
     use prost::encoding::decode_varint;
     let mut out = Vec::new();
+    let mut pieces = Vec::new();
     let mut rest = raw;
     while !rest.is_empty() {
         // A piece (field 1, length-delimited) shorter than 128 bytes, as nearly all are: its key
         // and length are a byte each, skipped without the general walk below.
         if let [0x0A, len @ 0..=0x7F, ..] = *rest {
-            rest = rest.get(2 + usize::from(len)..)?;
+            pieces.push(rest.get(2..2 + usize::from(len))?);
+            rest = &rest[2 + usize::from(len)..];
             continue;
         }
         let field = rest;
         let key = decode_varint(&mut rest).ok()?;
-        let len = match key & 7 {
-            0 => decode_varint(&mut rest).map(|_| 0).ok()?,
-            1 => 8,
-            2 => usize::try_from(decode_varint(&mut rest).ok()?).ok()?,
-            5 => 4,
-            _ => return None,
-        };
+        let len = skip_len(&mut rest, key & 7)?;
         let header = field.len() - rest.len();
         let (body_end, next) = (header.checked_add(len)?, rest.get(len..)?);
-        if key >> 3 != 1 {
-            out.extend_from_slice(&field[..body_end]);
+        match key >> 3 {
+            1 if key & 7 == 2 => pieces.push(&rest[..len]),
+            1 => return None,
+            _ => out.extend_from_slice(&field[..body_end]),
         }
         rest = next;
     }
-    Some(out)
+    Some((out, pieces))
 }
 
 /// The type of a vocabulary piece.
@@ -268,8 +351,13 @@ pub fn trainer_model_type(t: &TrainerSpec) -> ModelType {
 impl Piece {
     /// The piece type; an unknown enum value reads as normal, as protobuf does.
     pub fn kind(&self) -> PieceType {
-        self.r#type.and_then(|t| PieceType::try_from(t).ok()).unwrap_or(PieceType::Normal)
+        kind_of(self.r#type)
     }
+}
+
+/// A stored piece type; an unknown enum value reads as normal, as protobuf does.
+fn kind_of(t: Option<i32>) -> PieceType {
+    t.and_then(|t| PieceType::try_from(t).ok()).unwrap_or(PieceType::Normal)
 }
 
 /// An encoding or decoding with its surfaces: sentencepiece's `SentencePieceText`
