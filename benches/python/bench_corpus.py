@@ -238,8 +238,8 @@ def main() -> None:
             peers = [r for r in rows if r[0] == task and not r[1].startswith(("tokenkit", " "))]
             for a in mine:
                 for b in peers:
-                    print(f"{task}: tokenkit {a[2] / b[2]:.1f}x the documents/s ({a[3] / b[3]:.1f}x per CPU second), "
-                          f"{b[4] / a[4]:.2f}x less peak RSS than {b[1]}")
+                    print(f"{task}: tokenkit {a[2] / b[2]:.1f}x the documents/s ({a[3] / b[3]:.1f}x per CPU second) of {b[1]}; "
+                          f"peak RSS {a[4]:.0f} MiB against {b[4]:.0f} MiB")
         if have_dt:
             tk_near = d / ("tk_near_slice.jsonl" if dt_data != data else "tk_near.jsonl")
             tk_kept, dt_kept, all_ids = ids(tk_near), ids(d / "dt" / "out" / "kept.jsonl"), ids(dt_data / "corpus.jsonl")
