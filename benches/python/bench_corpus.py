@@ -4,7 +4,7 @@ documents/s, documents per CPU second and peak RSS of each, in one run, on the s
 from the shared corpora (documents of random sentences of the en/zh/code texts, plus planted exact
 and near duplicates), and the documents removed by both MinHash implementations.
 
-    .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2] [--dt-mb MB] [--tmp DIR]
+    .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2] [--dt-mb MB] [--spill-memory 64M] [--tmp DIR]
 
 Each tool runs in its own process; peak RSS is GNU time's %M (the largest process of the tree).
 datatrove is a benchmark dependency, not a test one: pip install 'datatrove[processing]' orjson spacy, in a venv of
@@ -179,6 +179,8 @@ def main() -> None:
     ap.add_argument("--dt-workers", type=int, default=1)
     ap.add_argument("--dt-mb", type=float, help="run datatrove (and a second tokenkit near dedup, for the clusters) on "
                     "the first DT_MB MB of the corpus only (datatrove runs about 400 documents/s here)")
+    ap.add_argument("--spill-memory", default="64M",
+                    help="a second tokenkit near dedup with this --memory-limit (band keys spilled to disk)")
     ap.add_argument("--tmp", help="directory for the corpus and outputs (default: the system's temporary directory)")
     ap.add_argument("--dt-python", default=sys.executable,
                     help="the Python that has datatrove (a venv of its own keeps its dependencies out of the test venv)")
@@ -216,6 +218,8 @@ def main() -> None:
             ("exact dedup", "tokenkit corpus dedup", n, tk + ["dedup", *common, "-o", str(d / "tk_exact.jsonl"), str(corpus)]),
             ("exact dedup", "Python set (blake2b)", n, [py, str(d / "exact.py"), str(corpus), str(d / "py_exact.jsonl")]),
             ("near dedup", "tokenkit corpus dedup --near (14x8, 5-grams)", n, tk + [*near, "-o", str(d / "tk_near.jsonl"), str(corpus)]),
+            ("near dedup", f"  the same, --memory-limit {args.spill_memory}", n,
+             tk + [*near, "--memory-limit", args.spill_memory, "-o", str(d / "tk_near_spill.jsonl"), str(corpus)]),
         ]
         if dt_data != data:
             runs.append(("near dedup", "  the same on datatrove's slice", dt_n,
@@ -248,6 +252,8 @@ def main() -> None:
             print(f"near dedup removed: tokenkit {len(tk_removed):,}, datatrove {len(dt_removed):,}, both {both:,}, "
                   f"tokenkit only {len(tk_removed - dt_removed):,}, datatrove only {len(dt_removed - tk_removed):,} "
                   f"(agreement {both / max(1, len(tk_removed | dt_removed)):.2%} of the documents either removed)")
+        print(f"near dedup with --memory-limit {args.spill_memory}: the same output "
+              f"{(d / 'tk_near.jsonl').read_bytes() == (d / 'tk_near_spill.jsonl').read_bytes()}")
         print(f"exact dedup kept: tokenkit {len(ids(d / 'tk_exact.jsonl')):,}, Python {len(ids(d / 'py_exact.jsonl')):,} "
               f"(identical files: {(d / 'tk_exact.jsonl').read_bytes() == (d / 'py_exact.jsonl').read_bytes()})")
 

@@ -147,6 +147,15 @@ def test_near_dedup_against_exact_jaccard(tmp_path):
     # And the file function.
     report = tc.dedup_files(path, tmp_path / "out2.jsonl", near=True, threshold=0.8)
     assert (tmp_path / "out2.jsonl").read_bytes() == out.read_bytes() and report["removed"] == len(removed)
+    assert "key runs spilled" not in report["counts"]
+    # With the band keys spilled to disk in runs of 4 KiB (CLI) and 10,000 bytes (Python): the
+    # same documents, and no spill directory left beside the output.
+    cli("dedup", "--near", "--threshold", "0.8", "--memory-limit", "4K", "-o", tmp_path / "out3.jsonl", path)
+    report = tc.dedup_files(path, tmp_path / "out4.jsonl", near=True, threshold=0.8, memory_limit=10_000)
+    assert report["counts"]["key runs spilled"] >= 40, report
+    for name in ("out3.jsonl", "out4.jsonl"):
+        assert (tmp_path / name).read_bytes() == out.read_bytes(), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "out2.jsonl", "out3.jsonl", "out4.jsonl"]
 
 
 def test_clean_cli_matches_python_and_references_on_real_text(tmp_path):

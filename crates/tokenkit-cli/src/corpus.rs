@@ -12,6 +12,7 @@ use tokenkit::corpus::pipeline::{DedupConfig, Pipeline, SplitConfig, StatsConfig
 use tokenkit::corpus::split::parse_pairs;
 use tokenkit::corpus::{CorpusOptions, Report};
 use tokenkit::data;
+use tokenkit::utils::byte_size::ByteSize;
 
 /// What every step reads and writes.
 #[derive(Args)]
@@ -286,6 +287,11 @@ pub enum CorpusCommand {
         /// (spaces around them trimmed) are always kept.
         #[arg(long, default_value_t = 20, value_name = "N")]
         unit_min_chars: usize,
+        /// With --near: band keys held in memory (12 bytes per band and document); beyond it
+        /// they are written in sorted runs to a temporary directory beside the output and
+        /// merged at the end, with the same result.
+        #[arg(long, default_value = "1G", value_name = "SIZE", requires = "near")]
+        memory_limit: ByteSize,
     },
 }
 
@@ -314,7 +320,20 @@ pub fn run(command: CorpusCommand) -> Result<()> {
             };
             (Some(common.output), common.read, vec![StepConfig::Pii(opts)])
         }
-        CorpusCommand::Dedup { common, near, threshold, num_perm, bands, rows, shingle, ngram, seed, unit, unit_min_chars } => {
+        CorpusCommand::Dedup {
+            common,
+            near,
+            threshold,
+            num_perm,
+            bands,
+            rows,
+            shingle,
+            ngram,
+            seed,
+            unit,
+            unit_min_chars,
+            memory_limit,
+        } => {
             let shingle = match shingle {
                 ShingleArg::Word => "word",
                 ShingleArg::Char => "char",
@@ -324,7 +343,19 @@ pub fn run(command: CorpusCommand) -> Result<()> {
                 UnitArg::Line => Unit::Line,
                 UnitArg::Paragraph => Unit::Paragraph,
             };
-            let d = DedupConfig { near, threshold, num_perm, bands, rows, shingle: shingle.into(), ngram, seed, unit, unit_min_chars };
+            let d = DedupConfig {
+                near,
+                threshold,
+                num_perm,
+                bands,
+                rows,
+                shingle: shingle.into(),
+                ngram,
+                seed,
+                unit,
+                unit_min_chars,
+                memory_limit,
+            };
             (Some(common.output), common.read, vec![StepConfig::Dedup(d)])
         }
         CorpusCommand::Clean { common, clean } => (Some(common.output), common.read, vec![StepConfig::Clean(clean.options())]),

@@ -11,7 +11,9 @@
 //! seeded generator, so signatures depend on the text and the options only.
 
 use std::collections::HashMap;
+use std::path::Path;
 
+use crate::utils::sorted_runs::{KeyDoc, SortedRuns};
 use crate::{Error, Result};
 
 /// The hash of a text for exact deduplication (xxh3-128).
@@ -322,74 +324,94 @@ pub fn estimated_jaccard(a: &[u64], b: &[u64]) -> f64 {
     a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len().max(1) as f64
 }
 
-/// LSH buckets and the clusters they make (union-find over document numbers, the smallest
-/// number of a cluster its root).
+/// LSH buckets and the clusters they make. Each document's band keys are kept as
+/// `(key, document)` records, one group per band, in memory up to a byte budget and in sorted
+/// runs on disk beyond it ([`SortedRuns`]); at the end each band's records are read in key
+/// order and the documents of a bucket joined (union-find over document numbers, the smallest
+/// number of a cluster its root). The clusters do not depend on the budget.
 #[derive(Debug)]
 pub struct Lsh {
-    buckets: Vec<HashMap<u64, u32>>,
-    parent: Vec<u32>,
+    keys: SortedRuns<KeyDoc>,
+    docs: u32,
 }
 
-impl Lsh {
-    /// Empty buckets for the bands of `opts`.
-    pub fn new(opts: &MinHashOptions) -> Self {
-        Lsh { buckets: vec![HashMap::new(); opts.bands], parent: Vec::new() }
-    }
+/// Memory for LSH records when no limit is given: 12 bytes per band and document, so 1 GiB
+/// holds about 6 million documents at 14 bands before a run goes to disk.
+pub const LSH_MEMORY: u64 = 1 << 30;
 
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let p = self.parent[x as usize];
-            self.parent[x as usize] = self.parent[p as usize];
-            x = p;
-        }
-        x
+impl Lsh {
+    /// Empty buckets for the bands of `opts`, holding at most about `memory` bytes of keys in
+    /// memory and spilling the rest into a temporary directory inside `spill_dir`.
+    pub fn new(opts: &MinHashOptions, memory: u64, spill_dir: &Path) -> Self {
+        Lsh { keys: SortedRuns::new(opts.bands, memory, spill_dir), docs: 0 }
     }
 
     /// Adds the next document (numbered in the order added) by its band keys.
-    pub fn add(&mut self, keys: &[u64]) {
-        let id = self.parent.len() as u32;
-        self.parent.push(id);
+    pub fn add(&mut self, keys: &[u64]) -> Result<()> {
+        let doc = self.docs;
+        self.docs = doc.checked_add(1).ok_or_else(|| Error::invalid("near deduplication takes at most 2^32 - 1 documents"))?;
         for (band, &key) in keys.iter().enumerate() {
-            let other = *self.buckets[band].entry(key).or_insert(id);
-            if other != id {
-                let (x, y) = (self.find(id), self.find(other));
-                let (lo, hi) = (x.min(y), x.max(y));
-                self.parent[hi as usize] = lo;
-            }
+            self.keys.push(band, KeyDoc { key, doc })?;
         }
+        Ok(())
     }
 
-    /// For each document, whether it is the first of its cluster.
-    pub fn first_of_clusters(&mut self) -> Vec<bool> {
-        (0..self.parent.len() as u32).map(|k| self.find(k) == k).collect()
+    /// Runs of keys written to disk so far.
+    pub fn runs(&self) -> usize {
+        self.keys.runs()
     }
 
     /// The cluster (its first document) of each document.
-    pub fn cluster_ids(&mut self) -> Vec<u32> {
-        (0..self.parent.len() as u32).map(|k| self.find(k)).collect()
-    }
-
-    /// Clusters of more than one document.
-    pub fn clusters(&mut self) -> usize {
-        let ids = self.cluster_ids();
-        let mut sizes: HashMap<u32, u32> = HashMap::new();
-        for id in ids {
-            *sizes.entry(id).or_default() += 1;
+    pub fn cluster_ids(self) -> Result<Vec<u32>> {
+        let mut parent: Vec<u32> = (0..self.docs).collect();
+        fn find(parent: &mut [u32], mut x: u32) -> u32 {
+            while parent[x as usize] != x {
+                let p = parent[x as usize];
+                parent[x as usize] = parent[p as usize];
+                x = p;
+            }
+            x
         }
-        sizes.values().filter(|&&s| s > 1).count()
+        // Records come sorted by band, then key, then document: the first of a bucket is its
+        // smallest document, and every other joins it.
+        let mut bucket: Option<(usize, u64, u32)> = None;
+        self.keys.for_each_sorted(|band, KeyDoc { key, doc }| {
+            match bucket {
+                Some((b, k, first)) if b == band && k == key => {
+                    let (x, y) = (find(&mut parent, doc), find(&mut parent, first));
+                    let (lo, hi) = (x.min(y), x.max(y));
+                    parent[hi as usize] = lo;
+                }
+                _ => bucket = Some((band, key, doc)),
+            }
+            Ok(())
+        })?;
+        Ok((0..self.docs).map(|k| find(&mut parent, k)).collect())
     }
 }
 
-/// The cluster (the number of its first document) of each of `texts` under `opts`.
+/// Clusters of more than one document among `cluster_ids` (each document's first).
+pub fn clusters_of_several(cluster_ids: &[u32]) -> usize {
+    let mut several = vec![false; cluster_ids.len()];
+    let mut count = 0;
+    for (k, &first) in cluster_ids.iter().enumerate() {
+        if first as usize != k && !std::mem::replace(&mut several[first as usize], true) {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// The cluster (the number of its first document) of each of `texts` under `opts`, in memory.
 pub fn near_clusters(texts: &[&str], opts: &MinHashOptions) -> Result<Vec<u32>> {
     opts.check()?;
     let hasher = MinHasher::new(opts);
     let keys = crate::utils::parallel::try_map(texts, |t| t.len(), |t| Ok::<_, Error>(hasher.band_keys(t)))?;
-    let mut lsh = Lsh::new(opts);
+    let mut lsh = Lsh::new(opts, u64::MAX, Path::new("."));
     for k in &keys {
-        lsh.add(k);
+        lsh.add(k)?;
     }
-    Ok(lsh.cluster_ids())
+    lsh.cluster_ids()
 }
 
 /// The cluster (the number of its first document) of each of `texts` by exact text.

@@ -395,7 +395,15 @@ fn keep_or_drop(first: bool, report: &mut Report) -> Verdict {
 }
 
 /// Writes the corpus without its duplicates (see [`dedup`]): exact (`near` `None`) or near.
-pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+/// Near deduplication reads the input twice (band keys, then the kept documents) and holds at
+/// most about `memory` bytes of band keys in memory, spilling the rest to a temporary directory
+/// beside the output ([`dedup::Lsh`]).
+pub fn dedup_files(
+    opts: &CorpusOptions,
+    near: Option<&dedup::MinHashOptions>,
+    memory: u64,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<Report> {
     let mut report = Report::new("dedup", opts);
     match near {
         None => {
@@ -412,20 +420,31 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
         Some(mh) => {
             mh.check()?;
             let hasher = dedup::MinHasher::new(mh);
-            let mut lsh = dedup::Lsh::new(mh);
+            let spill_dir = match opts.output.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let mut lsh = dedup::Lsh::new(mh, memory, spill_dir);
+            let mut failed = None;
             run_step(
                 opts,
                 &mut report,
                 &[],
                 |t| hasher.band_keys(t),
                 |keys, _: &mut Report| {
-                    lsh.add(&keys);
+                    if failed.is_none() {
+                        failed = lsh.add(&keys).err();
+                    }
                     Verdict::Keep
                 },
                 on_progress,
             )?;
-            let keep = lsh.first_of_clusters();
-            let clusters = lsh.clusters();
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let runs = lsh.runs();
+            let cluster_ids = lsh.cluster_ids()?;
+            let clusters = dedup::clusters_of_several(&cluster_ids);
             let mut report2 = Report::new("dedup", opts);
             report2.seconds = report.seconds;
             let mut k = 0usize;
@@ -437,18 +456,24 @@ pub fn dedup_files(opts: &CorpusOptions, near: Option<&dedup::MinHashOptions>, o
                 |(), report: &mut Report| {
                     // A document the first pass did not see (the input changed) is kept; the
                     // count is checked below.
-                    let kept = keep.get(k).copied().unwrap_or(true);
+                    let kept = cluster_ids.get(k).is_none_or(|&first| first as usize == k);
                     k += 1;
                     keep_or_drop(kept, report)
                 },
                 on_progress,
             )?;
-            if k != keep.len() {
-                return Err(Error::invalid(format!("the input changed between the two passes ({} documents, then {k})", keep.len())));
+            if k != cluster_ids.len() {
+                return Err(Error::invalid(format!(
+                    "the input changed between the two passes ({} documents, then {k})",
+                    cluster_ids.len()
+                )));
             }
             report2.add("clusters", clusters as u64);
             report2.counts.insert("bands".into(), mh.bands as u64);
             report2.counts.insert("rows".into(), mh.rows as u64);
+            if runs > 0 {
+                report2.counts.insert("key runs spilled".into(), runs as u64);
+            }
             report = report2;
         }
     }
@@ -466,7 +491,7 @@ pub fn dedup_units_files(
 ) -> Result<Report> {
     let mut report = Report::new("dedup", opts);
     let name = match unit {
-        dedup::Unit::Document => return dedup_files(opts, None, on_progress),
+        dedup::Unit::Document => return dedup_files(opts, None, 0, on_progress),
         dedup::Unit::Line => "duplicate lines",
         dedup::Unit::Paragraph => "duplicate paragraphs",
     };

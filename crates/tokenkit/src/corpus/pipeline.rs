@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 use super::{clean, dedup, lang, pii, split, CorpusOptions, Report};
 use crate::data::Progress;
+use crate::utils::byte_size::ByteSize;
 use crate::{Error, Result};
 
 /// Near-duplicate parameters (see [`dedup::MinHashOptions::from_params`]).
@@ -40,6 +41,8 @@ pub struct DedupConfig {
     pub unit: dedup::Unit,
     /// Lines or paragraphs shorter than this many characters are always kept.
     pub unit_min_chars: usize,
+    /// Near deduplication: band keys held in memory before they go to disk.
+    pub memory_limit: ByteSize,
 }
 
 impl Default for DedupConfig {
@@ -55,6 +58,7 @@ impl Default for DedupConfig {
             seed: 1,
             unit: dedup::Unit::Document,
             unit_min_chars: 20,
+            memory_limit: ByteSize(dedup::LSH_MEMORY),
         }
     }
 }
@@ -147,7 +151,7 @@ impl StepConfig {
             StepConfig::Clean(c) => super::clean_files(opts, c, on_progress),
             StepConfig::Pii(p) => super::pii_files(opts, p, on_progress),
             StepConfig::Dedup(d) => match d.minhash()? {
-                Some(mh) => super::dedup_files(opts, Some(&mh), on_progress),
+                Some(mh) => super::dedup_files(opts, Some(&mh), d.memory_limit.0, on_progress),
                 None => super::dedup_units_files(opts, d.unit, d.unit_min_chars, on_progress),
             },
             StepConfig::Lang(l) => super::lang_files(opts, l, on_progress),

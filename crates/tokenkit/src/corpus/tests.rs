@@ -381,7 +381,7 @@ fn lines_keep_their_bytes_and_order_and_bad_lines_are_counted() {
     assert_eq!(report.counts["[EMAIL]"], 2);
     assert!(report.skip_examples[0].contains("in.jsonl:2: invalid JSON"), "{:?}", report.skip_examples);
     // Exact dedup keeps the first of the two equal texts, the lines unchanged.
-    let report = dedup_files(&opts, None, &mut |_| {}).unwrap();
+    let report = dedup_files(&opts, None, 0, &mut |_| {}).unwrap();
     let got = std::fs::read_to_string(&out).unwrap();
     assert_eq!(got.lines().count(), 3);
     assert!(got.starts_with(std::str::from_utf8(lines[0]).unwrap()));
@@ -407,16 +407,20 @@ fn output_is_the_same_for_any_thread_count_and_chunk_size() {
     let body: String = docs.iter().enumerate().map(|(k, t)| format!("{}\n", serde_json::json!({"k": k, "text": t}))).collect();
     std::fs::write(&input, body).unwrap();
     let mut outputs = Vec::new();
-    for (threads, chunk) in [(1, 1 << 20), (2, 100), (4, 3000)] {
+    // With the band keys in memory, and spilled to disk in runs of 4 KiB and 64 KiB.
+    for (threads, chunk, memory, spilled) in [(1, 1 << 20, dedup::LSH_MEMORY, false), (2, 100, 4096, true), (4, 3000, 1 << 16, true)] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let out = d.join(format!("out{threads}.jsonl"));
         let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
         opts.chunk_bytes = chunk;
-        let report = pool.install(|| dedup_files(&opts, Some(&MinHashOptions::default()), &mut |_| {})).unwrap();
+        let report = pool.install(|| dedup_files(&opts, Some(&MinHashOptions::default()), memory, &mut |_| {})).unwrap();
         assert!(report.removed >= 50, "{report:?}");
+        assert_eq!(report.counts.contains_key("key runs spilled"), spilled, "{report:?}");
         outputs.push(std::fs::read(&out).unwrap());
     }
     assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    // The spill directories are gone: only the input and the outputs are left.
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 4);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -681,6 +685,11 @@ fn step_options_from_json() {
     assert!(serde_json::from_str::<clean::CleanOptions>(r#"{"quality": {"min_word": 3}}"#).is_err());
     let l: lang::LangOptions = serde_json::from_str(r#"{"keep": ["eng"], "proportions": {"eng": 1}}"#).unwrap();
     assert_eq!(l.keep, ["eng"]);
+    let d: pipeline::DedupConfig = serde_json::from_str(r#"{"near": true, "memory_limit": "256M"}"#).unwrap();
+    assert_eq!(d.memory_limit.0, 256 << 20);
+    assert_eq!(serde_json::from_str::<pipeline::DedupConfig>(r#"{"memory_limit": 4096}"#).unwrap().memory_limit.0, 4096);
+    let err = serde_json::from_str::<pipeline::DedupConfig>(r#"{"memory_limit": "lots"}"#).unwrap_err().to_string();
+    assert!(err.contains("\"lots\" is not a size"), "{err}");
 }
 
 #[test]
@@ -776,5 +785,45 @@ fn line_and_paragraph_dedup_across_the_corpus() {
     dedup_units_files(&opts, dedup::Unit::Paragraph, 3, &mut |_| {}).unwrap();
     let second: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&out).unwrap().lines().nth(1).unwrap()).unwrap();
     assert_eq!(second["text"], "Other body.");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// LSH clusters, with the keys in memory and spilled in runs of every size, are the connected
+/// components of "shares a key in some band" found pair by pair, each named by its smallest
+/// document.
+#[test]
+fn lsh_clusters_are_the_components_of_shared_band_keys() {
+    let opts = MinHashOptions { bands: 4, rows: 2, ..MinHashOptions::default() };
+    let mut r = Rng(11);
+    let keys: Vec<Vec<u64>> = (0..400).map(|_| (0..4).map(|_| r.below(8000)).collect()).collect();
+    let n = keys.len();
+    let mut want: Vec<u32> = (0..n as u32).collect();
+    for i in 0..n {
+        // The smallest document reachable from i, by a walk over pairs that share a band key.
+        let mut seen = vec![false; n];
+        let mut stack = vec![i];
+        seen[i] = true;
+        while let Some(x) = stack.pop() {
+            want[i] = want[i].min(x as u32);
+            for y in 0..n {
+                if !seen[y] && (0..4).any(|b| keys[x][b] == keys[y][b]) {
+                    seen[y] = true;
+                    stack.push(y);
+                }
+            }
+        }
+    }
+    assert!(dedup::clusters_of_several(&want) > 20, "the keys make clusters");
+    let d = temp_dir("lsh-spill");
+    for memory in [12, 100, 5000, u64::MAX] {
+        let mut lsh = dedup::Lsh::new(&opts, memory, &d);
+        for k in &keys {
+            lsh.add(k).unwrap();
+        }
+        let spilled = lsh.runs() > 0;
+        assert_eq!(spilled, memory < u64::MAX, "{memory}");
+        assert_eq!(lsh.cluster_ids().unwrap(), want, "memory {memory}");
+    }
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "a spill directory was left");
     std::fs::remove_dir_all(&d).unwrap();
 }

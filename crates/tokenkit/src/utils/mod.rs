@@ -3,12 +3,14 @@
 pub(crate) mod aho;
 pub mod atomic_file;
 pub mod byte_level;
+pub mod byte_size;
 pub(crate) mod char_memo;
 pub mod lexers;
 pub mod nfc;
 pub mod parallel;
 pub mod pattern;
 pub mod regex;
+pub mod sorted_runs;
 pub mod table_cache;
 pub mod trie;
 pub(crate) mod used_slots;
