@@ -225,6 +225,11 @@ def main() -> None:
             runs.append(("near dedup", "  the same on datatrove's slice", dt_n,
                          tk + [*near, "-o", str(d / "tk_near_slice.jsonl"), str(dt_data / "corpus.jsonl")]))
         if have_dt:
+            # Another seed (other permutations): how far two MinHash runs of one implementation
+            # disagree on the documents near the threshold, the yardstick for the comparison.
+            slice_in = dt_data / "corpus.jsonl"
+            runs.append(("near dedup", "  the same with --seed 2", dt_n,
+                         tk + [*near, "--seed", "2", "-o", str(d / "tk_near_seed2.jsonl"), str(slice_in)]))
             runs.append(("near dedup", "datatrove MinHash (14x8, 5-grams, 4 stages)", dt_n,
                          [args.dt_python, str(d / "dt.py"), str(dt_data), str(d / "dt"), str(args.dt_workers)]))
         runs += [
@@ -246,12 +251,14 @@ def main() -> None:
                           f"peak RSS {a[4]:.0f} MiB against {b[4]:.0f} MiB")
         if have_dt:
             tk_near = d / ("tk_near_slice.jsonl" if dt_data != data else "tk_near.jsonl")
-            tk_kept, dt_kept, all_ids = ids(tk_near), ids(d / "dt" / "out" / "kept.jsonl"), ids(dt_data / "corpus.jsonl")
-            tk_removed, dt_removed = all_ids - tk_kept, all_ids - dt_kept
-            both = len(tk_removed & dt_removed)
-            print(f"near dedup removed: tokenkit {len(tk_removed):,}, datatrove {len(dt_removed):,}, both {both:,}, "
-                  f"tokenkit only {len(tk_removed - dt_removed):,}, datatrove only {len(dt_removed - tk_removed):,} "
-                  f"(agreement {both / max(1, len(tk_removed | dt_removed)):.2%} of the documents either removed)")
+            all_ids = ids(dt_data / "corpus.jsonl")
+            tk_removed = all_ids - ids(tk_near)
+            for other, path in (("datatrove", d / "dt" / "out" / "kept.jsonl"), ("tokenkit --seed 2", d / "tk_near_seed2.jsonl")):
+                removed = all_ids - ids(path)
+                both = len(tk_removed & removed)
+                print(f"near dedup removed: tokenkit {len(tk_removed):,}, {other} {len(removed):,}, both {both:,}, "
+                      f"tokenkit only {len(tk_removed - removed):,}, {other} only {len(removed - tk_removed):,} "
+                      f"(agreement {both / max(1, len(tk_removed | removed)):.2%} of the documents either removed)")
         print(f"near dedup with --memory-limit {args.spill_memory}: the same output "
               f"{(d / 'tk_near.jsonl').read_bytes() == (d / 'tk_near_spill.jsonl').read_bytes()}")
         print(f"exact dedup kept: tokenkit {len(ids(d / 'tk_exact.jsonl')):,}, Python {len(ids(d / 'py_exact.jsonl')):,} "

@@ -328,7 +328,8 @@ fn jsonl_sink(path: &Path) -> PathBuf {
 
 /// Converts the JSON lines file `jsonl` to the Parquet file `out` (the columns inferred from
 /// all lines; only `field` when there are none), which carries its name once complete, and
-/// removes `jsonl`. Returns the bytes written.
+/// removes `jsonl` (kept, and named in the error, when the conversion fails). Returns the bytes
+/// written.
 fn jsonl_to_parquet(jsonl: &Path, out: &Path, field: &str) -> Result<u64> {
     use arrow_schema::{DataType, Field, Schema};
     use parquet::arrow::ArrowWriter;
@@ -336,7 +337,10 @@ fn jsonl_to_parquet(jsonl: &Path, out: &Path, field: &str) -> Result<u64> {
     use std::sync::Arc;
 
     let open = || std::fs::File::open(jsonl).map(BufReader::new).map_err(|source| Error::Io { path: jsonl.to_owned(), source });
-    let bad = |e: &dyn std::fmt::Display| Error::invalid(format!("{} (converting to Parquet): {e}", out.display()));
+    // The JSON lines stay where they are on a failure: nothing written is lost.
+    let bad = |e: &dyn std::fmt::Display| {
+        Error::invalid(format!("{} (converting to Parquet): {e}; the output is kept as JSON lines in {}", out.display(), jsonl.display()))
+    };
     let (mut schema, _) = arrow_json::reader::infer_json_schema_from_seekable(open()?, None).map_err(|e| bad(&e))?;
     if schema.fields().is_empty() {
         schema = Schema::new(vec![Field::new(field, DataType::Utf8, true)]);

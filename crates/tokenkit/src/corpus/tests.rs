@@ -827,3 +827,21 @@ fn lsh_clusters_are_the_components_of_shared_band_keys() {
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "a spill directory was left");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// JSON lines that no Parquet schema holds (a member that is a number on one line and an
+/// object on the next): an error that names the JSON lines file, which is kept, complete; no
+/// Parquet file is left.
+#[test]
+fn a_failed_parquet_conversion_keeps_the_json_lines() {
+    let d = temp_dir("parquet-fail");
+    let input = d.join("in.jsonl");
+    std::fs::write(&input, "{\"text\": \"one\", \"meta\": 1}\n{\"text\": \"two\", \"meta\": {\"k\": 2}}\n").unwrap();
+    let out = d.join("out.parquet");
+    let opts = CorpusOptions::new(vec![input.display().to_string()], &out);
+    let err = dedup_files(&opts, None, 0, &mut |_| {}).unwrap_err().to_string();
+    let kept = d.join("out.parquet.jsonl");
+    assert!(err.contains("converting to Parquet") && err.contains(&kept.display().to_string()), "{err}");
+    assert_eq!(std::fs::read(&kept).unwrap(), std::fs::read(&input).unwrap());
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
