@@ -349,3 +349,13 @@ def test_parquet_output_holds_the_same_records(tmp_path):
     assert got == want and len(got) == len(docs)
     assert report["output_bytes"] == (tmp_path / "out.parquet").stat().st_size
     assert not (tmp_path / "out.parquet.jsonl").exists()
+    # Splits as Parquet: the same records as the JSON lines splits, from the CLI and from Python.
+    cli("split", "--fractions", "train=0.8,test=0.2", "-o", tmp_path / "jsonl", tmp_path / "out.jsonl")
+    cli("split", "--fractions", "train=0.8,test=0.2", "--parquet", "-o", tmp_path / "pq", tmp_path / "out.jsonl")
+    tc.split_files(tmp_path / "out.jsonl", tmp_path / "pq2", fractions="train=0.8,test=0.2", parquet=True)
+    for name in ("train", "test"):
+        want = [json.loads(l) for l in (tmp_path / "jsonl" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert 0 < len(want) < len(docs)
+        for d in ("pq", "pq2"):
+            assert pa.read_table(tmp_path / d / f"{name}.parquet").to_pylist() == want, (d, name)
+    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == ["test.parquet", "train.parquet"]

@@ -169,10 +169,11 @@ def lang_files(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *,
 
 
 def split_files(inputs: Union[PathLike, Sequence[PathLike]], output_dir: PathLike, *,
-                fractions: str = "train=0.98,validation=0.01,test=0.01", seed: int = 0, field: str = "text",
-                strict: bool = False, threads: Optional[int] = None) -> Dict[str, Any]:
-    """``tokenkit corpus split``: ``output_dir/NAME.jsonl`` per split."""
-    return _step("split", inputs, output_dir, field, strict, threads, {"fractions": fractions, "seed": seed})
+                fractions: str = "train=0.98,validation=0.01,test=0.01", seed: int = 0, parquet: bool = False,
+                field: str = "text", strict: bool = False, threads: Optional[int] = None) -> Dict[str, Any]:
+    """``tokenkit corpus split``: ``output_dir/NAME.jsonl`` per split (``NAME.parquet`` with ``parquet=True``)."""
+    return _step("split", inputs, output_dir, field, strict, threads,
+                 {"fractions": fractions, "seed": seed, "parquet": parquet})
 
 
 def stats_files(inputs: Union[PathLike, Sequence[PathLike]], *, lang: bool = False, field: str = "text",

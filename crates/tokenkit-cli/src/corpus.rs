@@ -206,7 +206,7 @@ pub enum CorpusCommand {
     /// text always goes to the same split, and adding documents moves no other.
     #[command(after_help = "Example:\n  tokenkit corpus split --fractions train=0.98,validation=0.01,test=0.01 -o splits/ clean.jsonl")]
     Split {
-        /// The directory written (NAME.jsonl per split).
+        /// The directory written (NAME.jsonl per split, or NAME.parquet with --parquet).
         #[arg(short, long, value_name = "DIR")]
         output: PathBuf,
         #[command(flatten)]
@@ -217,6 +217,9 @@ pub enum CorpusCommand {
         /// The seed of the hash.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Write NAME.parquet per split instead of NAME.jsonl.
+        #[arg(long)]
+        parquet: bool,
     },
     /// Run the steps of a pipeline file one after the other, each on the previous one's output:
     /// {"steps": [{"step": "clean", ...}, {"step": "pii"}, {"step": "dedup", "near": true},
@@ -364,8 +367,8 @@ pub fn run(command: CorpusCommand) -> Result<()> {
             let opts = LangOptions { keep, min_confidence, proportions, seed, label };
             (Some(common.output), common.read, vec![StepConfig::Lang(opts)])
         }
-        CorpusCommand::Split { output, read, fractions, seed } => {
-            (Some(output), read, vec![StepConfig::Split(SplitConfig { fractions, seed })])
+        CorpusCommand::Split { output, read, fractions, seed, parquet } => {
+            (Some(output), read, vec![StepConfig::Split(SplitConfig { fractions, seed, parquet })])
         }
         CorpusCommand::Stats { read, lang } => (None, read, vec![StepConfig::Stats(StatsConfig { lang })]),
         CorpusCommand::Run { pipeline, common } => (Some(common.output), common.read, Pipeline::from_file(&pipeline)?.steps),

@@ -620,10 +620,11 @@ pub fn lang_files(opts: &CorpusOptions, lang_opts: &lang::LangOptions, on_progre
 
 /// Writes each document to its split (see [`split`]): `DIR/NAME.jsonl` for each split name,
 /// `opts.output` being the directory (created if missing).
-pub fn split_files(opts: &CorpusOptions, splits: &split::Splits, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
+pub fn split_files(opts: &CorpusOptions, splits: &split::Splits, parquet: bool, on_progress: &mut dyn FnMut(&Progress)) -> Result<Report> {
     std::fs::create_dir_all(&opts.output).map_err(|e| Error::invalid(format!("cannot create {}: {e}", opts.output.display())))?;
     let names: Vec<&str> = splits.names().collect();
-    let outputs: Vec<PathBuf> = names.iter().map(|n| opts.output.join(format!("{n}.jsonl"))).collect();
+    let ext = if parquet { "parquet" } else { "jsonl" };
+    let outputs: Vec<PathBuf> = names.iter().map(|n| opts.output.join(format!("{n}.{ext}"))).collect();
     let mut report = Report::new("split", opts);
     run_step(
         opts,

@@ -92,11 +92,13 @@ pub struct SplitConfig {
     /// `NAME=FRACTION,...`.
     pub fractions: String,
     pub seed: u64,
+    /// `NAME.parquet` per split instead of `NAME.jsonl`.
+    pub parquet: bool,
 }
 
 impl Default for SplitConfig {
     fn default() -> Self {
-        SplitConfig { fractions: "train=0.98,validation=0.01,test=0.01".into(), seed: 0 }
+        SplitConfig { fractions: "train=0.98,validation=0.01,test=0.01".into(), seed: 0, parquet: false }
     }
 }
 
@@ -155,7 +157,7 @@ impl StepConfig {
                 None => super::dedup_units_files(opts, d.unit, d.unit_min_chars, on_progress),
             },
             StepConfig::Lang(l) => super::lang_files(opts, l, on_progress),
-            StepConfig::Split(s) => super::split_files(opts, &split::Splits::parse(&s.fractions, s.seed)?, on_progress),
+            StepConfig::Split(s) => super::split_files(opts, &split::Splits::parse(&s.fractions, s.seed)?, s.parquet, on_progress),
             StepConfig::Stats(s) => super::stats_files(opts, s.lang, on_progress),
         }
     }

@@ -619,7 +619,7 @@ fn splits_are_by_text_and_stable_when_documents_are_added() {
             .collect()
     };
     let all_dir = d.join("all");
-    let report = split_files(&CorpusOptions::new(vec![input.display().to_string()], &all_dir), &splits, &mut |_| {}).unwrap();
+    let report = split_files(&CorpusOptions::new(vec![input.display().to_string()], &all_dir), &splits, false, &mut |_| {}).unwrap();
     let all = read(&all_dir);
     assert_eq!(all.iter().map(Vec::len).sum::<usize>(), docs.len());
     assert_eq!(report.counts["train"] as usize, all[0].len());
@@ -634,7 +634,7 @@ fn splits_are_by_text_and_stable_when_documents_are_added() {
     let lines: Vec<String> = std::fs::read_to_string(&input).unwrap().lines().map(str::to_owned).collect();
     std::fs::write(&half, lines[..lines.len() / 2].join("\n")).unwrap();
     let half_dir = d.join("half");
-    split_files(&CorpusOptions::new(vec![half.display().to_string()], &half_dir), &splits, &mut |_| {}).unwrap();
+    split_files(&CorpusOptions::new(vec![half.display().to_string()], &half_dir), &splits, false, &mut |_| {}).unwrap();
     for (k, texts) in read(&half_dir).iter().enumerate() {
         assert!(texts.iter().all(|t| all[k].contains(t)), "split {k} moved documents");
     }
