@@ -22,8 +22,9 @@ use crate::{Error, Result};
 #[derive(Clone, Deserialize)]
 #[serde(try_from = "PrecompiledFields")]
 pub struct Precompiled {
-    /// The raw blob, kept to serialize it back.
-    charsmap: Vec<u8>,
+    /// The trie's size in bytes as the blob gives it (the blob is not kept: [`Self::charsmap`]
+    /// puts it back together from this, the units and the strings, which hold all its bytes).
+    trie_bytes: u32,
     /// The double-array trie units.
     trie: Vec<u32>,
     /// The NUL-separated replacement strings.
@@ -58,14 +59,14 @@ impl Serialize for Precompiled {
         use serde::ser::SerializeStruct;
         let mut s = serializer.serialize_struct("Precompiled", 2)?;
         s.serialize_field("type", "Precompiled")?;
-        s.serialize_field("precompiled_charsmap", &BASE64.encode(&self.charsmap))?;
+        s.serialize_field("precompiled_charsmap", &BASE64.encode(self.charsmap()))?;
         s.end()
     }
 }
 
 impl PartialEq for Precompiled {
     fn eq(&self, other: &Self) -> bool {
-        self.charsmap == other.charsmap
+        (self.trie_bytes, &self.trie, &self.normalized) == (other.trie_bytes, &other.trie, &other.normalized)
     }
 }
 
@@ -96,7 +97,7 @@ impl Precompiled {
     /// Parses a raw (not base64) charsmap; an error if it is truncated, has an empty trie or
     /// its replacement strings are not UTF-8.
     pub fn from_bytes(charsmap: impl Into<Vec<u8>>) -> Result<Self> {
-        let charsmap = charsmap.into();
+        let mut charsmap = charsmap.into();
         let err = |msg: String| Error::invalid(format!("Precompiled: invalid precompiled_charsmap: {msg}"));
         let Some(size) = charsmap.get(..4) else {
             return Err(err(format!("{} bytes, too short to hold the trie size (4 bytes)", charsmap.len())));
@@ -112,10 +113,18 @@ impl Precompiled {
             return Err(err("the trie is empty".into()));
         }
         let trie = charsmap[4..trie_end].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        let normalized = String::from_utf8(charsmap[trie_end..].to_vec())
+        // Whatever follows the whole units (a size that is no multiple of 4 leaves a few bytes)
+        // is in the strings, so that the blob is theirs and the units' bytes after the size.
+        let normalized = String::from_utf8(charsmap.split_off(trie_end))
             .map_err(|e| err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to())))?;
-        let mut precompiled =
-            Self { charsmap, trie, normalized, ascii_mapped: [false; 128], crlf_mapped: false, kept: CharMemo::default() };
+        let mut precompiled = Self {
+            trie_bytes: trie_bytes as u32,
+            trie,
+            normalized,
+            ascii_mapped: [false; 128],
+            crlf_mapped: false,
+            kept: CharMemo::default(),
+        };
         let mut buf = [0u8; 4];
         for b in 0..128u8 {
             precompiled.ascii_mapped[b as usize] = precompiled.transform((b as char).encode_utf8(&mut buf)).is_some();
@@ -132,7 +141,7 @@ impl Precompiled {
     pub fn check_trie_cached(&self) -> Result<()> {
         use crate::utils::table_cache;
         const PASSED: &[u8] = b"check_trie passed";
-        let key = table_cache::Key::new("Precompiled::check_trie", &[&self.charsmap]);
+        let key = table_cache::Key::new("Precompiled::check_trie", &[&self.charsmap()]);
         let read =
             |p: &table_cache::Payload| if **p == *PASSED { Ok(()) } else { Err(Error::invalid("table cache: malformed check entry")) };
         table_cache::cached(&key, read, || self.check_trie(), |()| Some(PASSED.to_vec()))
@@ -190,9 +199,14 @@ impl Precompiled {
         Ok(())
     }
 
-    /// The raw charsmap blob.
-    pub fn charsmap(&self) -> &[u8] {
-        &self.charsmap
+    /// The raw charsmap blob (put back together: a copy, not kept apart from the trie and the
+    /// strings, which would hold every byte twice).
+    pub fn charsmap(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + 4 * self.trie.len() + self.normalized.len());
+        out.extend_from_slice(&self.trie_bytes.to_le_bytes());
+        out.extend(self.trie.iter().flat_map(|u| u.to_le_bytes()));
+        out.extend_from_slice(self.normalized.as_bytes());
+        out
     }
 
     /// The value of the shortest key of the trie that is a prefix of `key` (stopping at a NUL
@@ -473,5 +487,30 @@ pub(crate) fn is_checked(charsmap: &[u8]) -> bool {
     known().next().is_some() && {
         let hash = twox_hash::XxHash3_128::oneshot(charsmap);
         known().any(|&(_, _, h, _)| h == hash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The blob put back together is the one read, byte for byte (also when the trie's size is
+    /// no multiple of 4, the extra bytes read as strings), and serializes as it did.
+    #[test]
+    fn charsmap_is_given_back_as_read() {
+        let blob = crate::formats::sentencepiece::charsmaps::charsmap("nmt_nfkc").unwrap();
+        let m = Precompiled::from_bytes(blob.clone()).unwrap();
+        assert_eq!(m.charsmap(), blob);
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["precompiled_charsmap"], BASE64.encode(&blob));
+        let back: Precompiled = serde_json::from_value(json).unwrap();
+        assert!(back == m);
+        // One byte more announced than the units hold: it belongs to the strings.
+        let mut odd = blob.clone();
+        let size = u32::from_le_bytes([odd[0], odd[1], odd[2], odd[3]]) + 1;
+        odd[..4].copy_from_slice(&size.to_le_bytes());
+        let m2 = Precompiled::from_bytes(odd.clone()).unwrap();
+        assert_eq!(m2.charsmap(), odd);
+        assert!(m2 != m);
     }
 }
