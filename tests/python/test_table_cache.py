@@ -260,3 +260,45 @@ def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):
     assert load() == expected  # a truncated entry: built again, rewritten
     assert entry.read_bytes() == good
     print(f"llama2 .model: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, built, cached and rebuilt")
+
+
+def test_unknown_charsmap_is_checked_once(tmp_path):
+    """A `.model` whose precompiled charsmap is none of the known ones (here Kyoto's nfkc one
+    with a replacement string changed, still valid) has its charsmap's trie checked on the first
+    load, which writes a check entry beside the model's entry; later loads read both. With the
+    model's entry removed, the load builds the tables again but reads the check entry (kept,
+    not rewritten). Every load gives sentencepiece's ids for the same modified file."""
+    spm = pytest.importorskip("sentencepiece")
+    pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+    proto = pb.ModelProto()
+    proto.ParseFromString(need("registry/sentencepiece/kyoto_ja_unigram_8000.model").read_bytes())
+    charsmap = bytearray(proto.normalizer_spec.precompiled_charsmap)
+    assert charsmap, "the model carries no charsmap"
+    # The first ASCII letter of the replacement strings (after the size and the trie) changes case.
+    strings = 4 + int.from_bytes(charsmap[:4], "little")
+    at = next(i for i in range(strings, len(charsmap)) if chr(charsmap[i]).isascii() and chr(charsmap[i]).isalpha())
+    charsmap[at] ^= 0x20
+    proto.normalizer_spec.precompiled_charsmap = bytes(charsmap)
+    path = tmp_path / "modified_charsmap.model"
+    path.write_bytes(proto.SerializeToString())
+
+    inputs = texts()[:400] + ["ＡＢＣ ａｂｃ ｶﾀｶﾅ ①②③ ㌀ ﬁ", "日本語のテキストです。"]
+    expected = [spm.SentencePieceProcessor(model_file=str(path)).encode(t) for t in inputs]
+    cache = tmp_path / "cache"
+    env = {"TOKENKIT_CACHE_DIR": str(cache)}
+
+    assert spm_ids({**env, "TOKENKIT_CACHE": "0"}, path, inputs) == expected
+    assert not cache.exists(), "TOKENKIT_CACHE=0 wrote an entry"
+    assert spm_ids(env, path, inputs) == expected  # charsmap checked, tables built: two entries
+    entries = {e: e.stat().st_ino for e in cache.iterdir()}
+    assert len(entries) == 2, sorted(e.name for e in entries)
+    # The check entry records a result only; the model's entry holds the tables and the file.
+    check, model = sorted(entries, key=lambda e: e.stat().st_size)
+    assert check.stat().st_size < 1000 < model.stat().st_size
+    assert spm_ids(env, path, inputs) == expected  # both read
+    assert {e: e.stat().st_ino for e in cache.iterdir()} == entries, "a valid entry was rewritten"
+    model.unlink()
+    assert spm_ids(env, path, inputs) == expected  # tables built again, the check read
+    assert check.stat().st_ino == entries[check], "the check entry was rewritten"
+    assert sorted(e.name for e in cache.iterdir()) == sorted(e.name for e in entries), "the model's entry was not stored again"
+    print(f"modified charsmap: {len(inputs)}/{len(inputs)} texts identical to sentencepiece; check entry written once, read twice")

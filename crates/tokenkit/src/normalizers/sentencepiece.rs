@@ -263,24 +263,39 @@ impl CopyTable {
             }
         };
         let mut buf = [0u8; 4];
-        for c in chars.filter_map(char::from_u32) {
-            let key = c.encode_utf8(&mut buf).as_bytes();
-            if starts_symbol[key[0] as usize] {
+        let mut c = chars.start;
+        while c < chars.end {
+            // From U+0080 on, by words of 64 chars, which share all their bytes but the last:
+            // when the rules' trie has no key starting with those bytes (most of the BMP), the
+            // word is copied whole; else its chars are looked up one by one.
+            if let (Some(m), Some(ch)) = (charsmap.filter(|_| c >= 0x80 && c % 64 == 0), char::from_u32(c)) {
+                let key = ch.encode_utf8(&mut buf).as_bytes();
+                if !starts_symbol[key[0] as usize] && Self::no_rule_starts_with(m, &key[..key.len() - 1]) {
+                    table.always[c as usize / 64] = u64::MAX;
+                    c += 64;
+                    continue;
+                }
+            }
+            let Some(ch) = char::from_u32(c) else {
+                c += 1;
                 continue;
-            }
-            let copy = match charsmap {
-                None => Copying::Always,
-                Some(m) => table.rules_for(m, key),
             };
-            let c = c as u32;
-            match copy {
-                Copying::No => {}
-                Copying::Always => set_bit(&mut table.always, c),
-                Copying::UnlessSecond => set_bit(&mut table.unless_second, c),
+            let key = ch.encode_utf8(&mut buf).as_bytes();
+            if !starts_symbol[key[0] as usize] {
+                let copy = match charsmap {
+                    None => Copying::Always,
+                    Some(m) => table.rules_for(m, key),
+                };
+                match copy {
+                    Copying::No => {}
+                    Copying::Always => set_bit(&mut table.always, c),
+                    Copying::UnlessSecond => set_bit(&mut table.unless_second, c),
+                }
+                if c < 128 {
+                    table.ascii[c as usize] = copy;
+                }
             }
-            if c < 128 {
-                table.ascii[c as usize] = copy;
-            }
+            c += 1;
         }
         let ascii_second = (0..128).any(|n| bit(&table.second, n));
         for (b, ok) in table.ascii_before_ascii.iter_mut().enumerate().take(128) {
@@ -292,6 +307,22 @@ impl CopyTable {
                 };
         }
         table
+    }
+
+    /// Whether no key of the rules' trie starts with the bytes `prefix` (the bytes of a char
+    /// but its last) and none is a part of them: then [`Self::rules_for`] finds every char
+    /// starting with `prefix` copied whatever follows.
+    fn no_rule_starts_with(m: &Precompiled, prefix: &[u8]) -> bool {
+        let Some(mut node) = m.root() else { return true };
+        for &b in prefix {
+            match m.step(node, b) {
+                None => return true,
+                // A rule for a part of a char: each char is looked up.
+                Some((_, true)) => return false,
+                Some((next, false)) => node = next,
+            }
+        }
+        false
     }
 
     /// How the rules treat the char of UTF-8 `key`: whether it is its own normalization, and
@@ -692,6 +723,38 @@ mod copy_table_tests {
             assert!((0xD800..0xE000).all(|c| !bit(&table.always, c)));
             // `<` (ASCII), U+00C0..U+00FF (byte C3), U+4000..U+4FFF (byte E4) start symbols.
             assert_eq!(copied, if user.is_some() { 0x10000 - 0x800 - 1 - 64 - 0x1000 } else { 0x10000 - 0x800 });
+        }
+    }
+
+    /// With sentencepiece's charsmaps, the table that copies the words of chars no rule starts
+    /// with whole is the one a lookup of every char gives.
+    #[test]
+    fn with_rules_whole_words_are_copied_as_char_by_char() {
+        let symbols = Trie::new([("<sep>", 0), ("\u{e9}t\u{e9}", 1), ("\u{4e2d}\u{6587}", 2), ("\u{1F600}", 3)]);
+        for name in ["nmt_nfkc", "nfkc_cf"] {
+            let m = Precompiled::from_bytes(crate::formats::sentencepiece::charsmaps::charsmap(name).unwrap()).unwrap();
+            for user in [None, Some(&symbols)] {
+                let table = CopyTable::new(Some(&m), user);
+                let mut want = CopyTable::new(None, None);
+                want.always.fill(0);
+                let mut buf = [0u8; 4];
+                for c in (0u32..0x10000).filter_map(char::from_u32) {
+                    let key = c.encode_utf8(&mut buf).as_bytes();
+                    let copy = if user.is_some_and(|t| t.has_child(key[0])) { Copying::No } else { want.rules_for(&m, key) };
+                    match copy {
+                        Copying::No => {}
+                        Copying::Always => set_bit(&mut want.always, c as u32),
+                        Copying::UnlessSecond => set_bit(&mut want.unless_second, c as u32),
+                    }
+                    if (c as u32) < 128 {
+                        assert_eq!(table.ascii[c as usize], copy, "{name} U+{:04X}", c as u32);
+                    }
+                }
+                assert!(table.always == want.always && table.unless_second == want.unless_second, "{name}");
+                assert!(table.second == want.second && table.second_beyond_bmp == want.second_beyond_bmp, "{name}");
+                // Most of the BMP has no rule: copied whole.
+                assert!(table.always.iter().filter(|&&w| w == u64::MAX).count() > 600, "{name}");
+            }
         }
     }
 }

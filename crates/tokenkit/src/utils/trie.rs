@@ -60,13 +60,7 @@ impl Trie {
     /// children of each state get the first base where all their slots are free, found by
     /// walking a bitset of used slots.
     pub fn with_scores<'a>(pieces: impl IntoIterator<Item = (&'a str, u32, f32)>) -> Self {
-        // A stable sort keeps equal pieces in input order, so the last one given wins below.
-        let mut keys: Vec<(&[u8], u32, f32)> = pieces.into_iter().map(|(p, id, score)| (p.as_bytes(), id, score)).collect();
-        if keys.len() > 1 << 16 {
-            keys.par_sort_by(|a, b| a.0.cmp(b.0));
-        } else {
-            keys.sort_by(|a, b| a.0.cmp(b.0));
-        }
+        let keys = sorted_keys(pieces.into_iter().map(|(p, id, score)| (p.as_bytes(), id, score)).collect());
         let longest = keys.iter().map(|k| k.0.len()).max().unwrap_or(0);
         // The root is nobody's child: its check matches no state.
         let mut units = vec![Unit { check: NONE, ..FREE }];
@@ -195,6 +189,39 @@ impl Trie {
     }
 }
 
+/// `keys` sorted by their bytes, equal keys in input order (so that the last one given wins).
+///
+/// Sorted on each key's first 16 bytes as a number, with its index (what most comparisons
+/// decide: comparing byte strings costs a call each, most of an uncached Unigram load), then
+/// each run of keys with the same first 16 bytes by the whole key, stably.
+fn sorted_keys(keys: Vec<(&[u8], u32, f32)>) -> Vec<(&[u8], u32, f32)> {
+    let head = |k: &[u8]| {
+        let mut b = [0u8; 16];
+        let n = k.len().min(16);
+        b[..n].copy_from_slice(&k[..n]);
+        u128::from_be_bytes(b)
+    };
+    let mut order: Vec<(u128, u32)> = keys.iter().enumerate().map(|(i, k)| (head(k.0), i as u32)).collect();
+    if order.len() > 1 << 16 {
+        order.par_sort_unstable();
+    } else {
+        order.sort_unstable();
+    }
+    let mut sorted: Vec<(&[u8], u32, f32)> = order.iter().map(|&(_, i)| keys[i as usize]).collect();
+    // Keys that share their first 16 bytes (longer keys, or shorter ones told apart only by
+    // trailing NUL bytes) are in input order: a stable sort by the whole key puts them right.
+    let mut start = 0;
+    for k in 1..=order.len() {
+        if k == order.len() || order[k].0 != order[start].0 {
+            if k - start > 1 {
+                sorted[start..k].sort_by(|a, b| a.0.cmp(b.0));
+            }
+            start = k;
+        }
+    }
+    sorted
+}
+
 /// A position in a [`Trie`] walk.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cursor {
@@ -218,6 +245,26 @@ mod tests {
         assert!(t.has_child(b'a') && !t.has_child(b'x'));
         Trie::default().common_prefixes(b"a", |_, _| panic!());
         assert!(!Trie::default().has_child(b'a'));
+    }
+
+    /// The keys come out as a stable sort by their bytes puts them: long keys sharing 16 bytes,
+    /// keys told apart only by trailing NUL bytes, and duplicates (input order kept).
+    #[test]
+    fn keys_sort_as_a_stable_sort_does() {
+        let mut owned: Vec<Vec<u8>> = Vec::new();
+        for i in 0..2000u32 {
+            let n = (i * 7919 % 23) as usize;
+            let mut k: Vec<u8> = (0..n).map(|j| [b'a', b'b', 0, 0xE3][(i as usize * 31 + j * j) % 4 * usize::from(j > 12)]).collect();
+            if i % 5 == 0 {
+                k.push(0);
+            }
+            owned.push(k);
+        }
+        let keys: Vec<(&[u8], u32, f32)> = owned.iter().enumerate().map(|(i, k)| (k.as_slice(), i as u32, 0.0)).collect();
+        let mut want = keys.clone();
+        want.sort_by(|a, b| a.0.cmp(b.0));
+        let got = sorted_keys(keys);
+        assert_eq!(got.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>(), want.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>());
     }
 
     #[test]

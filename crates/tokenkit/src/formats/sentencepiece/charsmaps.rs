@@ -44,17 +44,18 @@ mod tests {
     use crate::normalizers::precompiled::{is_checked, EARLIER, SHA256};
     use sha2::Digest as _;
 
-    /// The embedded charsmaps are sentencepiece's (by sha256), and each, as each of the
+    /// The embedded charsmaps are sentencepiece's (by sha256; their XXH3-128 as listed), and each, as each of the
     /// [`EARLIER`] ones, passes the trie check that [`is_checked`] lets a load skip; a charsmap
     /// one byte off is not taken for one.
     #[test]
     fn charsmaps_are_sentencepieces() {
         assert_eq!(SHA256.len(), RULES.len() - 1, "every rule with a charsmap has its sha256");
-        for &(name, sha, len) in SHA256 {
+        for &(name, sha, xxh3, len) in SHA256 {
             let mut map = charsmap(name).unwrap();
             assert_eq!(map.len(), len, "{name}");
             let got: String = sha2::Sha256::digest(&map).iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(got, sha, "{name}");
+            assert_eq!(twox_hash::XxHash3_128::oneshot(&map), xxh3, "{name}");
             assert!(is_checked(&map), "{name}");
             crate::normalizers::Precompiled::from_bytes(map.clone()).unwrap().check_trie().unwrap();
             map[len / 2] ^= 1;
@@ -62,13 +63,14 @@ mod tests {
             assert!(!is_checked(&map[1..]), "{name} cut");
         }
         // The earlier charsmaps, from the models that carry them (an absent one is reported).
-        for &(file, sha, len) in EARLIER {
+        for &(file, sha, xxh3, len) in EARLIER {
             let Some(path) = crate::test_fixtures::get(file) else { continue };
             let model = crate::formats::sentencepiece::read_model(&path).unwrap();
             let map = model.proto().normalizer_spec.as_ref().and_then(|n| n.precompiled_charsmap.clone()).unwrap_or_default();
             assert_eq!(map.len(), len, "{file}");
             let got: String = sha2::Sha256::digest(&map).iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(got, sha, "{file}");
+            assert_eq!(twox_hash::XxHash3_128::oneshot(&map), xxh3, "{file}");
             assert!(is_checked(&map), "{file}");
             crate::normalizers::Precompiled::from_bytes(map).unwrap().check_trie().unwrap();
         }
