@@ -454,9 +454,15 @@ def test_threads_encode_batch():
     threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
     for th in threads:
         th.start()
-    # Mutating the tokenizer while other threads encode must not fail ("already borrowed").
-    t.enable_truncation(512)
-    t.no_truncation()
+    # Mutating the tokenizer while other threads encode must not fail ("already borrowed"). The
+    # file's own truncation (BERT's registry file has one) is put back, so the ids do not depend
+    # on when a batch sees the change.
+    own = t.truncation
+    t.enable_truncation(1 << 20)
+    if own:
+        t.enable_truncation(**own)
+    else:
+        t.no_truncation()
     for th in threads:
         th.join(timeout=120)
         assert not th.is_alive(), "encode_batch thread hung"
