@@ -398,14 +398,13 @@ fn keep_or_drop(first: bool, report: &mut Report) -> Verdict {
     }
 }
 
-/// Writes the corpus without its duplicates (see [`dedup`]): exact (`near` `None`) or near.
-/// Near deduplication reads the input twice (band keys, then the kept documents) and holds at
-/// most about `memory` bytes of band keys in memory, spilling the rest to a temporary directory
-/// beside the output ([`dedup::Lsh`]).
+/// Writes the corpus without its duplicates (see [`dedup`]): exact (`near` `None`) or near,
+/// with the MinHash options and a memory limit. Near deduplication reads the input twice (band
+/// keys, then the kept documents) and holds at most about the limit's bytes of band keys in
+/// memory, spilling the rest to a temporary directory beside the output ([`dedup::Lsh`]).
 pub fn dedup_files(
     opts: &CorpusOptions,
-    near: Option<&dedup::MinHashOptions>,
-    memory: u64,
+    near: Option<(&dedup::MinHashOptions, u64)>,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<Report> {
     let mut report = Report::new("dedup", opts);
@@ -421,7 +420,7 @@ pub fn dedup_files(
                 on_progress,
             )?;
         }
-        Some(mh) => {
+        Some((mh, memory)) => {
             mh.check()?;
             let hasher = dedup::MinHasher::new(mh);
             let spill_dir = match opts.output.parent() {
@@ -495,7 +494,7 @@ pub fn dedup_units_files(
 ) -> Result<Report> {
     let mut report = Report::new("dedup", opts);
     let name = match unit {
-        dedup::Unit::Document => return dedup_files(opts, None, 0, on_progress),
+        dedup::Unit::Document => return dedup_files(opts, None, on_progress),
         dedup::Unit::Line => "duplicate lines",
         dedup::Unit::Paragraph => "duplicate paragraphs",
     };

@@ -153,7 +153,7 @@ impl StepConfig {
             StepConfig::Clean(c) => super::clean_files(opts, c, on_progress),
             StepConfig::Pii(p) => super::pii_files(opts, p, on_progress),
             StepConfig::Dedup(d) => match d.minhash()? {
-                Some(mh) => super::dedup_files(opts, Some(&mh), d.memory_limit.0, on_progress),
+                Some(mh) => super::dedup_files(opts, Some((&mh, d.memory_limit.0)), on_progress),
                 None => super::dedup_units_files(opts, d.unit, d.unit_min_chars, on_progress),
             },
             StepConfig::Lang(l) => super::lang_files(opts, l, on_progress),

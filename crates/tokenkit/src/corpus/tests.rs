@@ -381,7 +381,7 @@ fn lines_keep_their_bytes_and_order_and_bad_lines_are_counted() {
     assert_eq!(report.counts["[EMAIL]"], 2);
     assert!(report.skip_examples[0].contains("in.jsonl:2: invalid JSON"), "{:?}", report.skip_examples);
     // Exact dedup keeps the first of the two equal texts, the lines unchanged.
-    let report = dedup_files(&opts, None, 0, &mut |_| {}).unwrap();
+    let report = dedup_files(&opts, None, &mut |_| {}).unwrap();
     let got = std::fs::read_to_string(&out).unwrap();
     assert_eq!(got.lines().count(), 3);
     assert!(got.starts_with(std::str::from_utf8(lines[0]).unwrap()));
@@ -413,7 +413,7 @@ fn output_is_the_same_for_any_thread_count_and_chunk_size() {
         let out = d.join(format!("out{threads}.jsonl"));
         let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
         opts.chunk_bytes = chunk;
-        let report = pool.install(|| dedup_files(&opts, Some(&MinHashOptions::default()), memory, &mut |_| {})).unwrap();
+        let report = pool.install(|| dedup_files(&opts, Some((&MinHashOptions::default(), memory)), &mut |_| {})).unwrap();
         assert!(report.removed >= 50, "{report:?}");
         assert_eq!(report.counts.contains_key("key runs spilled"), spilled, "{report:?}");
         outputs.push(std::fs::read(&out).unwrap());
@@ -838,7 +838,7 @@ fn a_failed_parquet_conversion_keeps_the_json_lines() {
     std::fs::write(&input, "{\"text\": \"one\", \"meta\": 1}\n{\"text\": \"two\", \"meta\": {\"k\": 2}}\n").unwrap();
     let out = d.join("out.parquet");
     let opts = CorpusOptions::new(vec![input.display().to_string()], &out);
-    let err = dedup_files(&opts, None, 0, &mut |_| {}).unwrap_err().to_string();
+    let err = dedup_files(&opts, None, &mut |_| {}).unwrap_err().to_string();
     let kept = d.join("out.parquet.jsonl");
     assert!(err.contains("converting to Parquet") && err.contains(&kept.display().to_string()), "{err}");
     assert_eq!(std::fs::read(&kept).unwrap(), std::fs::read(&input).unwrap());

@@ -133,15 +133,20 @@ impl Precompiled {
         Ok(precompiled)
     }
 
-    /// [`Self::check_trie`], walked once per charsmap: a charsmap that passed is remembered in
-    /// the [`table_cache`](crate::utils::table_cache) under the sha256 of its bytes, so a
-    /// further load (another process) skips the walk, most of a `.model`'s load otherwise
-    /// (about 115M instructions for ALBERT's charsmap, against 4M for the hash). A charsmap
-    /// that fails is not remembered: its error comes from the walk every time.
+    /// [`Self::check_trie`], walked once per charsmap: a known charsmap ([`is_checked`]) passes
+    /// without it, and another one that passed is remembered in the
+    /// [`table_cache`](crate::utils::table_cache) under the hash of its bytes, so a further load
+    /// (another process) skips the walk, most of a `.model`'s load otherwise (about 115M
+    /// instructions for ALBERT's charsmap, against 4M for the hash). A charsmap that fails is
+    /// not remembered: its error comes from the walk every time.
     pub fn check_trie_cached(&self) -> Result<()> {
         use crate::utils::table_cache;
         const PASSED: &[u8] = b"check_trie passed";
-        let key = table_cache::Key::new("Precompiled::check_trie", &[&self.charsmap()]);
+        let blob = self.charsmap();
+        if is_checked(&blob) {
+            return Ok(());
+        }
+        let key = table_cache::Key::new("Precompiled::check_trie", &[&blob]);
         let read =
             |p: &table_cache::Payload| if **p == *PASSED { Ok(()) } else { Err(Error::invalid("table cache: malformed check entry")) };
         table_cache::cached(&key, read, || self.check_trie(), |()| Some(PASSED.to_vec()))

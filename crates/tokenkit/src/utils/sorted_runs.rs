@@ -116,7 +116,8 @@ impl<R: Record> SortedRuns<R> {
             }
             offset += (group.len() * R::BYTES) as u64;
             sections.push(offset);
-            *group = Vec::new();
+            // Emptied, its room kept for the next run.
+            group.clear();
         }
         out.flush().map_err(failed)?;
         self.runs.push(Run { path, sections });

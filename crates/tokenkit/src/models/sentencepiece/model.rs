@@ -398,9 +398,7 @@ impl SentencePiece {
             if pieces.is_empty() {
                 return Err(err("the model has no pieces".into()));
             }
-            // A known charsmap passes the check; another one's result is remembered per charsmap
-            // (in the table cache).
-            if let Some(c) = charsmap.as_ref().filter(|c| !crate::normalizers::precompiled::is_checked(&c.charsmap())) {
+            if let Some(c) = &charsmap {
                 c.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
             }
             Tables::build(&pieces, &trainer, &norm_spec, err)
