@@ -107,6 +107,18 @@ def test_exact_dedup_matches_first_occurrence_on_real_lines(tmp_path):
     got = [json.loads(l)["text"] for l in out.read_text(encoding="utf-8").splitlines()]
     assert got == want, f"{sum(a == b for a, b in zip(got, want))}/{len(want)} identical"
     assert report["removed"] == len(lines) - len(want) > 0
+    assert "passes" not in report["counts"]
+    # Past the memory limit (the input read twice, the hashes sorted in runs on disk), and to a
+    # pipe (which cannot be taken back, so two passes from the start): the same bytes.
+    report = json.loads(cli("dedup", "--memory-limit", "4K", "-o", tmp_path / "out2.jsonl", path).stdout)
+    assert report["counts"]["passes"] == 2 and report["counts"]["hash runs spilled"] > 10, report
+    assert report["counts"]["duplicates"] == len(lines) - len(want)
+    report = tc.dedup_files(path, tmp_path / "out3.jsonl", memory_limit="64K")
+    assert report["counts"]["passes"] == 2, report
+    piped = subprocess.run([str(tokenkit_bin()), "corpus", "dedup", "-q", "-o", "/dev/stdout", path], capture_output=True, check=True)
+    for got in ((tmp_path / "out2.jsonl").read_bytes(), (tmp_path / "out3.jsonl").read_bytes(), piped.stdout):
+        assert got == out.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "out2.jsonl", "out3.jsonl"]
 
 
 def shingles(text, n=5):
@@ -332,6 +344,11 @@ def test_line_and_paragraph_dedup_against_a_python_reference(tmp_path):
         assert report["removed"] == want.count(None) and report["counts"][f"duplicate {unit}s"] > 0
         assert report["changed"] == sum(w is not None and w != d for w, d in zip(want, docs)) > 0
         assert tc.dedup_files(path, tmp_path / f"py-{unit}.jsonl", unit=unit)["counts"] == report["counts"]
+        # Past the memory limit: the same bytes, in two passes.
+        spilled = json.loads(cli("dedup", "--unit", unit, "--memory-limit", "2K", "-o", tmp_path / "spilled.jsonl", path).stdout)
+        assert spilled["counts"].pop("passes") == 2 and spilled["counts"].pop("hash runs spilled") > 0, spilled
+        assert spilled["counts"] == report["counts"]
+        assert (tmp_path / "spilled.jsonl").read_bytes() == out.read_bytes()
     with pytest.raises(ValueError, match="unit"):
         tc.clusters(docs, unit="line")
 

@@ -155,9 +155,9 @@ def dedup_files(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *
                 strict: bool = False, near: bool = False, threads: Optional[int] = None, **minhash: Any) -> Dict[str, Any]:
     """``tokenkit corpus dedup`` (``near=True`` and :func:`clusters`' options for near duplicates;
     ``unit="line"`` or ``"paragraph"`` to remove lines or paragraphs seen earlier in the corpus, with
-    ``unit_min_chars``). Near deduplication holds at most ``memory_limit`` (``"1G"`` by default,
-    a size such as ``"512M"`` or a number of bytes) of band keys in memory and spills the rest to a
-    temporary directory beside ``output``."""
+    ``unit_min_chars``). At most ``memory_limit`` (``"1G"`` by default, a size such as ``"512M"``
+    or a number of bytes) of hashes or band keys are held in memory; past it the input is read
+    twice and the rest spilled to a temporary directory beside ``output``, with the same result."""
     return _step("dedup", inputs, output, field, strict, threads, {"near": near, **minhash})
 
 

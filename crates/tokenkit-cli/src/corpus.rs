@@ -290,10 +290,11 @@ pub enum CorpusCommand {
         /// (spaces around them trimmed) are always kept.
         #[arg(long, default_value_t = 20, value_name = "N")]
         unit_min_chars: usize,
-        /// With --near: band keys held in memory (12 bytes per band and document); beyond it
-        /// they are written in sorted runs to a temporary directory beside the output and
-        /// merged at the end, with the same result.
-        #[arg(long, default_value = "1G", value_name = "SIZE", requires = "near")]
+        /// Hashes (exact: about 20 bytes per distinct document, line or paragraph) or band
+        /// keys (--near: 12 bytes per band and document) held in memory. Beyond it the input
+        /// is read twice and they are written in sorted runs to a temporary directory beside
+        /// the output and merged, with the same result.
+        #[arg(long, default_value = "1G", value_name = "SIZE")]
         memory_limit: ByteSize,
     },
 }

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::utils::sorted_runs::{KeyDoc, SortedRuns};
+use crate::utils::sorted_runs::{HashSeq, KeyDoc, Sorted, SortedRuns};
 use crate::{Error, Result};
 
 /// The hash of a text for exact deduplication (xxh3-128).
@@ -29,16 +29,139 @@ pub fn unit_hash(text: &str, seed: u64) -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// The texts seen so far (their hashes).
-#[derive(Debug, Default)]
+/// Exact deduplication: for the hash of each unit (a document, line or paragraph) in input
+/// order, whether it is the first of its kind, in bounded memory.
+///
+/// [`ExactDedup::in_memory`] keeps a set of the hashes seen (one pass) until it would grow past
+/// its memory limit, and then stops ([`overflowed`](Self::overflowed)). Without that limit, in
+/// two passes: [`ExactDedup::recording`] takes every unit's hash and number (sorted runs spilled
+/// to disk past the limit), [`ExactDedup::replay`] sorts them by hash to find every number that
+/// is not the first of its hash, and the second pass is answered from those numbers, read in
+/// order. Both give the same answers.
+#[derive(Debug)]
 pub struct ExactDedup {
-    seen: std::collections::HashSet<u128>,
+    state: State,
+    /// Units asked about so far.
+    units: u64,
+    /// The first error (a spill that failed); answers after it are meaningless.
+    failed: Option<Error>,
+}
+
+#[derive(Debug)]
+enum State {
+    Memory { seen: ahash::AHashSet<u128>, limit: u64, overflowed: bool },
+    Recording { hashes: SortedRuns<HashSeq>, limit: u64, spill_dir: std::path::PathBuf },
+    Replay { duplicates: Sorted<u64>, next: Option<u64>, recorded: u64 },
+}
+
+/// Bytes a hash set of `slots` usable slots takes (16 bytes and a control byte per bucket, 8
+/// buckets for every 7 slots).
+fn set_bytes(slots: usize) -> u64 {
+    slots as u64 * 8 / 7 * 17
 }
 
 impl ExactDedup {
-    /// Whether `hash` is new (and records it).
-    pub fn insert(&mut self, hash: u128) -> bool {
-        self.seen.insert(hash)
+    /// One pass with the hashes in memory, up to about `limit` bytes.
+    pub fn in_memory(limit: u64) -> Self {
+        ExactDedup { state: State::Memory { seen: Default::default(), limit, overflowed: false }, units: 0, failed: None }
+    }
+
+    /// The first of two passes: records every hash (at most about `limit` bytes of them in
+    /// memory, the rest in sorted runs in a temporary directory inside `spill_dir`).
+    pub fn recording(limit: u64, spill_dir: &Path) -> Self {
+        let hashes = SortedRuns::new(1, limit / 2, spill_dir);
+        ExactDedup { state: State::Recording { hashes, limit, spill_dir: spill_dir.to_owned() }, units: 0, failed: None }
+    }
+
+    /// Whether the unit of `hash` (the next in input order) is the first of its kind. While
+    /// recording, every unit is (the first pass writes nothing).
+    pub fn first(&mut self, hash: u128) -> bool {
+        let seq = self.units;
+        self.units += 1;
+        match &mut self.state {
+            State::Memory { seen, limit, overflowed } => {
+                // A full set doubles: stop before it would pass the limit.
+                if seen.len() == seen.capacity() && set_bytes(seen.capacity().max(3) * 2) > *limit {
+                    *overflowed = true;
+                }
+                *overflowed || seen.insert(hash)
+            }
+            State::Recording { hashes, .. } => {
+                if self.failed.is_none() {
+                    self.failed = hashes.push(0, HashSeq { hash, seq }).err();
+                }
+                true
+            }
+            State::Replay { duplicates, next, .. } => {
+                if *next != Some(seq) {
+                    return true;
+                }
+                *next = match duplicates.next().transpose() {
+                    Ok(d) => d.map(|(_, seq)| seq),
+                    Err(e) => {
+                        self.failed.get_or_insert(e);
+                        None
+                    }
+                };
+                false
+            }
+        }
+    }
+
+    /// Whether the in-memory set would have passed its limit (its answers from then on are
+    /// meaningless: start again with [`recording`](Self::recording)).
+    pub fn overflowed(&self) -> bool {
+        matches!(self.state, State::Memory { overflowed: true, .. })
+    }
+
+    /// Whether the pass should stop: the set overflowed, or a spill failed.
+    pub fn stopped(&self) -> bool {
+        self.overflowed() || self.failed.is_some()
+    }
+
+    /// Runs of hashes written to disk so far.
+    pub fn runs(&self) -> usize {
+        match &self.state {
+            State::Recording { hashes, .. } => hashes.runs(),
+            _ => 0,
+        }
+    }
+
+    /// After the recording pass: the duplicates found, ready to answer the second pass.
+    pub fn replay(self) -> Result<Self> {
+        let State::Recording { hashes, limit, spill_dir } = self.state else {
+            return Err(Error::invalid("only a recorded pass can be replayed"));
+        };
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        // Sorted by hash, then number: all but the first of a hash are duplicates.
+        let mut duplicates = SortedRuns::new(1, limit / 2, &spill_dir);
+        let mut last = None;
+        for item in hashes.into_sorted() {
+            let (_, HashSeq { hash, seq }) = item?;
+            if last.replace(hash) == Some(hash) {
+                duplicates.push(0, seq)?;
+            }
+        }
+        let mut duplicates = duplicates.into_sorted();
+        let next = duplicates.next().transpose()?.map(|(_, seq)| seq);
+        Ok(ExactDedup { state: State::Replay { duplicates, next, recorded: self.units }, units: 0, failed: None })
+    }
+
+    /// The end of a pass: the first error, or (replaying) an input that changed since it was
+    /// recorded.
+    pub fn finish(self) -> Result<()> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        match self.state {
+            State::Replay { recorded, .. } if recorded != self.units => Err(Error::invalid(format!(
+                "the input changed between the two passes ({recorded} units to deduplicate, then {})",
+                self.units
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 

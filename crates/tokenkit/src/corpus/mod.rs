@@ -131,6 +131,9 @@ pub enum Verdict {
     To(usize),
     /// Not written.
     Drop,
+    /// Stop reading: nothing of the step's outputs is written (they keep their names'
+    /// previous contents); the step decides what to do next.
+    Stop,
 }
 
 /// One record and the line it came from.
@@ -160,7 +163,7 @@ pub fn run_step<T: Send>(
     let documents = AtomicU64::new(0);
     let field_key = serde_json::to_string(&opts.field).expect("strings serialize");
     let (report_w, outs_w, documents_w) = (&mut *report, &mut outs, &documents);
-    std::thread::scope(|scope| -> Result<()> {
+    let stopped = std::thread::scope(|scope| -> Result<bool> {
         let (read_tx, read_rx) = sync_channel::<Result<Vec<Item>>>(2);
         let (write_tx, write_rx) = sync_channel::<(Vec<Item>, Vec<Option<T>>)>(2);
         scope.spawn(move || {
@@ -172,7 +175,8 @@ pub fn run_step<T: Send>(
             };
             input::Chunks::new(next, 0, opts.chunk_bytes).send(&read_tx);
         });
-        let writer = scope.spawn(move || -> Result<()> {
+        // Whether a verdict stopped the step.
+        let writer = scope.spawn(move || -> Result<bool> {
             let mut bufs = vec![Vec::new(); outs_w.len().max(1)];
             for (items, results) in write_rx {
                 bufs.iter_mut().for_each(Vec::clear);
@@ -194,6 +198,7 @@ pub fn run_step<T: Send>(
                                     report_w.removed += 1;
                                     continue;
                                 }
+                                Verdict::Stop => return Ok(true),
                             };
                             report_w.documents_out += 1;
                             report_w.bytes_out += text.len() as u64;
@@ -251,7 +256,7 @@ pub fn run_step<T: Send>(
                 }
                 documents_w.store(report_w.documents_out, Ordering::Relaxed);
             }
-            Ok(())
+            Ok(false)
         });
         let mut failed = Ok(());
         for chunk in read_rx {
@@ -300,6 +305,11 @@ pub fn run_step<T: Send>(
         let wrote = writer.join().unwrap_or_else(|_| Err(Error::invalid("the writer thread panicked")));
         failed.and(wrote)
     })?;
+    if stopped {
+        // The writers' temporary files are removed as they drop.
+        report.seconds += start.elapsed().as_secs_f64();
+        return Ok(());
+    }
     for (out, path) in outs.into_iter().zip(outputs) {
         let written = out.written;
         out.finish()?;
@@ -398,36 +408,90 @@ fn keep_or_drop(first: bool, report: &mut Report) -> Verdict {
     }
 }
 
+/// Where spilled runs go: a temporary directory beside the output.
+fn spill_dir(opts: &CorpusOptions) -> &Path {
+    match opts.output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Runs an exact deduplication step and returns its report: `decide` gets each document's
+/// mapped value and `first`, which says whether a unit's hash is the first of its kind in the
+/// corpus (asked in input order). One pass while the hashes seen fit in `memory_limit` bytes;
+/// past that (or when the output is a pipe, which cannot be taken back), the input is read
+/// twice with the same result (see [`dedup::ExactDedup`]).
+fn exact_dedup_step<T: Send>(
+    opts: &CorpusOptions,
+    memory_limit: u64,
+    map: impl Fn(&str) -> T + Sync,
+    mut decide: impl FnMut(T, &mut Report, &mut dyn FnMut(u128) -> bool) -> Verdict + Send,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<Report> {
+    let mut pass = |seen: &mut dedup::ExactDedup, report: &mut Report, outputs: &[PathBuf]| {
+        let answer = |t: T, report: &mut Report| {
+            let verdict = decide(t, report, &mut |h| seen.first(h));
+            if seen.stopped() {
+                Verdict::Stop
+            } else {
+                verdict
+            }
+        };
+        run_step(opts, report, outputs, &map, answer, on_progress)
+    };
+    let output = std::slice::from_ref(&opts.output);
+    let mut report = Report::new("dedup", opts);
+    if !crate::utils::atomic_file::writes_in_place(&opts.output) {
+        let mut seen = dedup::ExactDedup::in_memory(memory_limit);
+        pass(&mut seen, &mut report, output)?;
+        if !seen.stopped() {
+            seen.finish()?;
+            return Ok(report);
+        }
+    }
+    let mut seen = dedup::ExactDedup::recording(memory_limit, spill_dir(opts));
+    let mut first = Report::new("dedup", opts);
+    pass(&mut seen, &mut first, &[])?;
+    let runs = seen.runs();
+    let mut seen = seen.replay()?;
+    let seconds = report.seconds + first.seconds;
+    report = Report::new("dedup", opts);
+    report.seconds = seconds;
+    pass(&mut seen, &mut report, output)?;
+    seen.finish()?;
+    report.counts.insert("passes".into(), 2);
+    if runs > 0 {
+        report.counts.insert("hash runs spilled".into(), runs as u64);
+    }
+    Ok(report)
+}
+
 /// Writes the corpus without its duplicates (see [`dedup`]): exact (`near` `None`) or near,
-/// with the MinHash options and a memory limit. Near deduplication reads the input twice (band
-/// keys, then the kept documents) and holds at most about the limit's bytes of band keys in
-/// memory, spilling the rest to a temporary directory beside the output ([`dedup::Lsh`]).
+/// with the MinHash options. At most about `memory_limit` bytes of hashes or band keys are held
+/// in memory; past that, the input is read twice and the rest spilled in sorted runs to a
+/// temporary directory beside the output ([`dedup::ExactDedup`], [`dedup::Lsh`]). Near
+/// deduplication always reads the input twice (band keys, then the kept documents).
 pub fn dedup_files(
     opts: &CorpusOptions,
-    near: Option<(&dedup::MinHashOptions, u64)>,
+    near: Option<&dedup::MinHashOptions>,
+    memory_limit: u64,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<Report> {
     let mut report = Report::new("dedup", opts);
     match near {
         None => {
-            let mut seen = dedup::ExactDedup::default();
-            run_step(
+            report = exact_dedup_step(
                 opts,
-                &mut report,
-                std::slice::from_ref(&opts.output),
+                memory_limit,
                 dedup::text_hash,
-                |h, report: &mut Report| keep_or_drop(seen.insert(h), report),
+                |h, report: &mut Report, first: &mut dyn FnMut(u128) -> bool| keep_or_drop(first(h), report),
                 on_progress,
             )?;
         }
-        Some((mh, memory)) => {
+        Some(mh) => {
             mh.check()?;
             let hasher = dedup::MinHasher::new(mh);
-            let spill_dir = match opts.output.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            let mut lsh = dedup::Lsh::new(mh, memory, spill_dir);
+            let mut lsh = dedup::Lsh::new(mh, memory_limit, spill_dir(opts));
             let mut failed = None;
             run_step(
                 opts,
@@ -485,37 +549,35 @@ pub fn dedup_files(
 
 /// Writes the corpus with every line or paragraph (`unit`; see [`dedup::Unit`]) that appeared
 /// earlier in the corpus removed; a document left with nothing but blank lines is removed.
-/// Units shorter than `min_chars` characters are always kept.
+/// Units shorter than `min_chars` characters are always kept. Memory as for [`dedup_files`].
 pub fn dedup_units_files(
     opts: &CorpusOptions,
     unit: dedup::Unit,
     min_chars: usize,
+    memory_limit: u64,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<Report> {
-    let mut report = Report::new("dedup", opts);
     let name = match unit {
-        dedup::Unit::Document => return dedup_files(opts, None, on_progress),
+        dedup::Unit::Document => return dedup_files(opts, None, memory_limit, on_progress),
         dedup::Unit::Line => "duplicate lines",
         dedup::Unit::Paragraph => "duplicate paragraphs",
     };
-    let mut seen = dedup::ExactDedup::default();
-    run_step(
+    exact_dedup_step(
         opts,
-        &mut report,
-        std::slice::from_ref(&opts.output),
+        memory_limit,
         |text| {
             let segments = dedup::segments(text, unit, min_chars);
             // The text only where a unit may be removed.
             let text = segments.iter().any(|s| s.1.is_some()).then(|| text.to_owned());
             (text, segments)
         },
-        |(text, segments): (Option<String>, Vec<dedup::Segment>), report: &mut Report| {
+        |(text, segments): (Option<String>, Vec<dedup::Segment>), report: &mut Report, first: &mut dyn FnMut(u128) -> bool| {
             let Some(text) = text else { return Verdict::Keep };
             let mut out = String::new();
             let mut removed = 0;
             for (range, hash) in segments {
                 match hash {
-                    Some(h) if !seen.insert(h) => removed += 1,
+                    Some(h) if !first(h) => removed += 1,
                     _ => out.push_str(&text[range]),
                 }
             }
@@ -530,8 +592,7 @@ pub fn dedup_units_files(
             }
         },
         on_progress,
-    )?;
-    Ok(report)
+    )
 }
 
 /// Cleans every document (see [`clean`]) and writes the corpus without the removed ones.

@@ -41,7 +41,7 @@ pub struct DedupConfig {
     pub unit: dedup::Unit,
     /// Lines or paragraphs shorter than this many characters are always kept.
     pub unit_min_chars: usize,
-    /// Near deduplication: band keys held in memory before they go to disk.
+    /// Hashes or band keys held in memory before they go to disk.
     pub memory_limit: ByteSize,
 }
 
@@ -153,8 +153,8 @@ impl StepConfig {
             StepConfig::Clean(c) => super::clean_files(opts, c, on_progress),
             StepConfig::Pii(p) => super::pii_files(opts, p, on_progress),
             StepConfig::Dedup(d) => match d.minhash()? {
-                Some(mh) => super::dedup_files(opts, Some((&mh, d.memory_limit.0)), on_progress),
-                None => super::dedup_units_files(opts, d.unit, d.unit_min_chars, on_progress),
+                Some(mh) => super::dedup_files(opts, Some(&mh), d.memory_limit.0, on_progress),
+                None => super::dedup_units_files(opts, d.unit, d.unit_min_chars, d.memory_limit.0, on_progress),
             },
             StepConfig::Lang(l) => super::lang_files(opts, l, on_progress),
             StepConfig::Split(s) => super::split_files(opts, &split::Splits::parse(&s.fractions, s.seed)?, s.parquet, on_progress),

@@ -381,7 +381,7 @@ fn lines_keep_their_bytes_and_order_and_bad_lines_are_counted() {
     assert_eq!(report.counts["[EMAIL]"], 2);
     assert!(report.skip_examples[0].contains("in.jsonl:2: invalid JSON"), "{:?}", report.skip_examples);
     // Exact dedup keeps the first of the two equal texts, the lines unchanged.
-    let report = dedup_files(&opts, None, &mut |_| {}).unwrap();
+    let report = dedup_files(&opts, None, dedup::LSH_MEMORY, &mut |_| {}).unwrap();
     let got = std::fs::read_to_string(&out).unwrap();
     assert_eq!(got.lines().count(), 3);
     assert!(got.starts_with(std::str::from_utf8(lines[0]).unwrap()));
@@ -413,7 +413,7 @@ fn output_is_the_same_for_any_thread_count_and_chunk_size() {
         let out = d.join(format!("out{threads}.jsonl"));
         let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
         opts.chunk_bytes = chunk;
-        let report = pool.install(|| dedup_files(&opts, Some((&MinHashOptions::default(), memory)), &mut |_| {})).unwrap();
+        let report = pool.install(|| dedup_files(&opts, Some(&MinHashOptions::default()), memory, &mut |_| {})).unwrap();
         assert!(report.removed >= 50, "{report:?}");
         assert_eq!(report.counts.contains_key("key runs spilled"), spilled, "{report:?}");
         outputs.push(std::fs::read(&out).unwrap());
@@ -760,7 +760,7 @@ fn line_and_paragraph_dedup_across_the_corpus() {
     std::fs::write(&input, lines).unwrap();
     let out = d.join("out.jsonl");
     let opts = CorpusOptions::new(vec![input.display().to_string()], &out);
-    let report = dedup_units_files(&opts, dedup::Unit::Line, 3, &mut |_| {}).unwrap();
+    let report = dedup_units_files(&opts, dedup::Unit::Line, 3, dedup::LSH_MEMORY, &mut |_| {}).unwrap();
     let got: Vec<(u64, String)> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()
@@ -782,7 +782,7 @@ fn line_and_paragraph_dedup_across_the_corpus() {
         ),
     )
     .unwrap();
-    dedup_units_files(&opts, dedup::Unit::Paragraph, 3, &mut |_| {}).unwrap();
+    dedup_units_files(&opts, dedup::Unit::Paragraph, 3, dedup::LSH_MEMORY, &mut |_| {}).unwrap();
     let second: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&out).unwrap().lines().nth(1).unwrap()).unwrap();
     assert_eq!(second["text"], "Other body.");
     std::fs::remove_dir_all(&d).unwrap();
@@ -838,10 +838,60 @@ fn a_failed_parquet_conversion_keeps_the_json_lines() {
     std::fs::write(&input, "{\"text\": \"one\", \"meta\": 1}\n{\"text\": \"two\", \"meta\": {\"k\": 2}}\n").unwrap();
     let out = d.join("out.parquet");
     let opts = CorpusOptions::new(vec![input.display().to_string()], &out);
-    let err = dedup_files(&opts, None, &mut |_| {}).unwrap_err().to_string();
+    let err = dedup_files(&opts, None, dedup::LSH_MEMORY, &mut |_| {}).unwrap_err().to_string();
     let kept = d.join("out.parquet.jsonl");
     assert!(err.contains("converting to Parquet") && err.contains(&kept.display().to_string()), "{err}");
     assert_eq!(std::fs::read(&kept).unwrap(), std::fs::read(&input).unwrap());
     assert!(!out.exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Exact deduplication of documents, lines and paragraphs past its memory limit (the input read
+/// twice, hashes spilled in sorted runs) writes the same bytes as in memory, at 1 and 2 threads;
+/// the documents kept are the first of each text, found by comparing the texts themselves.
+#[test]
+fn exact_dedup_past_the_memory_limit_writes_the_same() {
+    let d = temp_dir("exact-spill");
+    let input = d.join("in.jsonl");
+    let mut docs = real_docs(30);
+    docs.truncate(400);
+    let copies: Vec<String> = docs.iter().step_by(3).cloned().collect();
+    docs.extend(copies);
+    // Lines repeated across documents, for the line and paragraph units.
+    let footer = "Shared footer line, long enough to count.\n\nAnd a second paragraph of it.";
+    for t in docs.iter_mut().step_by(5) {
+        t.push_str("\n\n");
+        t.push_str(footer);
+    }
+    let body: String = docs.iter().enumerate().map(|(k, t)| format!("{}\n", serde_json::json!({"k": k, "text": t}))).collect();
+    std::fs::write(&input, body).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let want: Vec<&String> = docs.iter().filter(|t| seen.insert(t.as_str())).collect();
+    for unit in [dedup::Unit::Document, dedup::Unit::Line, dedup::Unit::Paragraph] {
+        let mut outputs = Vec::new();
+        // In memory; past the limit at once (no set at all); spilled in runs of 1 KiB and 4 KiB.
+        for (threads, memory, spilled) in [(1, dedup::LSH_MEMORY, false), (2, 0, true), (1, 2048, true), (2, 8192, true)] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let out = d.join("out.jsonl");
+            let mut opts = CorpusOptions::new(vec![input.display().to_string()], &out);
+            opts.chunk_bytes = 5000;
+            let report = pool.install(|| dedup_units_files(&opts, unit, 20, memory, &mut |_| {})).unwrap();
+            assert_eq!(report.counts.get("passes").copied(), spilled.then_some(2), "{unit:?} {memory} {report:?}");
+            assert_eq!(report.counts.contains_key("hash runs spilled"), spilled, "{unit:?} {memory} {report:?}");
+            assert_eq!(report.documents_in, docs.len() as u64);
+            outputs.push(std::fs::read(&out).unwrap());
+            // Only the input and the output: no spill directory, no temporary file.
+            assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
+        }
+        assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{unit:?}");
+        if unit == dedup::Unit::Document {
+            let got: Vec<String> = String::from_utf8(outputs.pop().unwrap())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["text"].as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(got.iter().collect::<Vec<_>>(), want);
+        }
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -208,6 +208,12 @@ fn parent_dir(path: &Path) -> &Path {
 
 /// Whether `path` exists and is neither a regular file nor a directory (a device, a pipe):
 /// written in place, since a rename would replace the device's entry itself.
+/// Whether a writer for `path` writes it directly (a device or pipe), so that what is written
+/// cannot be taken back.
+pub fn writes_in_place(path: &Path) -> bool {
+    is_special_file(&resolve_symlink(path))
+}
+
 fn is_special_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }

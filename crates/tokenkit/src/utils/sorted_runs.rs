@@ -48,12 +48,91 @@ impl Record for KeyDoc {
     }
 }
 
+/// A 128-bit hash and the number of the item it belongs to, ordered by hash, then number
+/// (24 bytes in memory as on disk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(C, packed(8))]
+pub struct HashSeq {
+    pub hash: u128,
+    pub seq: u64,
+}
+
+impl Record for HashSeq {
+    const BYTES: usize = 24;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&{ self.hash }.to_le_bytes());
+        out.extend_from_slice(&{ self.seq }.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        HashSeq { hash: u128::from_le_bytes(b[..16].try_into().unwrap()), seq: u64::from_le_bytes(b[16..24].try_into().unwrap()) }
+    }
+}
+
+/// A number alone.
+impl Record for u64 {
+    const BYTES: usize = 8;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn get(b: &[u8]) -> Self {
+        u64::from_le_bytes(b[..8].try_into().unwrap())
+    }
+}
+
 /// One run on disk: each group's sorted records, one section after the other.
 #[derive(Debug)]
 struct Run {
     path: PathBuf,
     /// The byte offset of each group's section, and the end of the last.
     sections: Vec<u64>,
+}
+
+/// Writes one run: records pushed group by group, each group closed with
+/// [`end_group`](Self::end_group).
+struct RunWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    sections: Vec<u64>,
+    bytes: Vec<u8>,
+    offset: u64,
+}
+
+impl RunWriter {
+    fn create(path: PathBuf) -> Result<Self> {
+        let file = File::create(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        Ok(RunWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path,
+            sections: vec![0],
+            bytes: Vec::with_capacity(1 << 16),
+            offset: 0,
+        })
+    }
+
+    fn push<R: Record>(&mut self, r: &R) -> Result<()> {
+        r.put(&mut self.bytes);
+        self.offset += R::BYTES as u64;
+        if self.bytes.len() >= 1 << 16 {
+            self.write_bytes()?;
+        }
+        Ok(())
+    }
+
+    fn write_bytes(&mut self) -> Result<()> {
+        self.out.write_all(&self.bytes).map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        self.bytes.clear();
+        Ok(())
+    }
+
+    fn end_group(&mut self) {
+        self.sections.push(self.offset);
+    }
+
+    fn finish(mut self) -> Result<Run> {
+        self.write_bytes()?;
+        self.out.flush().map_err(|source| Error::Io { path: self.path.clone(), source })?;
+        Ok(Run { path: self.path, sections: self.sections })
+    }
 }
 
 /// Groups of records sorted with at most about `budget` bytes of them in memory.
@@ -67,14 +146,30 @@ pub struct SortedRuns<R: Record> {
     parent: PathBuf,
     dir: Option<tempfile::TempDir>,
     runs: Vec<Run>,
+    /// Runs written so far (merged ones included), which names the next.
+    written: usize,
+    /// Times the runs on disk were merged into one.
+    merges: usize,
 }
+
+/// Runs on disk before they are merged into one.
+const MAX_RUNS: usize = 64;
 
 impl<R: Record> SortedRuns<R> {
     /// `groups` empty groups holding up to `budget` bytes of records in memory, spilling into a
     /// temporary directory inside `parent`.
     pub fn new(groups: usize, budget: u64, parent: &Path) -> Self {
         let capacity = (budget / std::mem::size_of::<R>().max(1) as u64).clamp(1, usize::MAX as u64) as usize;
-        SortedRuns { groups: vec![Vec::new(); groups], in_memory: 0, capacity, parent: parent.to_owned(), dir: None, runs: Vec::new() }
+        SortedRuns {
+            groups: vec![Vec::new(); groups],
+            in_memory: 0,
+            capacity,
+            parent: parent.to_owned(),
+            dir: None,
+            runs: Vec::new(),
+            written: 0,
+            merges: 0,
+        }
     }
 
     /// Adds `record` to `group`, writing a run first if the memory budget is full.
@@ -87,14 +182,35 @@ impl<R: Record> SortedRuns<R> {
         Ok(())
     }
 
-    /// Runs written to disk so far.
+    /// Runs written to disk so far (each spill of the memory is one, whether or not it has been
+    /// merged with others since).
     pub fn runs(&self) -> usize {
-        self.runs.len()
+        self.written - self.merges
     }
 
-    /// Sorts every group in memory and writes them as the next run.
+    /// Sorts every group in memory and writes them as the next run; merges the runs into one
+    /// when there are [`MAX_RUNS`].
     fn spill(&mut self) -> Result<()> {
         self.groups.par_iter_mut().for_each(|g| g.sort_unstable());
+        let mut run = RunWriter::create(self.next_run_path()?)?;
+        for group in &mut self.groups {
+            for r in group.iter() {
+                run.push(r)?;
+            }
+            run.end_group();
+            // Emptied, its room kept for the next run.
+            group.clear();
+        }
+        self.runs.push(run.finish()?);
+        self.in_memory = 0;
+        if self.runs.len() >= MAX_RUNS {
+            self.merge_runs()?;
+        }
+        Ok(())
+    }
+
+    /// The path of a new run, in the temporary directory (made on the first call).
+    fn next_run_path(&mut self) -> Result<PathBuf> {
         if self.dir.is_none() {
             let dir = tempfile::Builder::new().prefix(".tokenkit-spill-").tempdir_in(&self.parent).map_err(|e| Error::Io {
                 path: self.parent.clone(),
@@ -102,61 +218,131 @@ impl<R: Record> SortedRuns<R> {
             })?;
             self.dir = Some(dir);
         }
-        let path = self.dir.as_ref().unwrap().path().join(format!("run-{}", self.runs.len()));
-        let failed = |e: std::io::Error| Error::Io { path: path.clone(), source: e };
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(failed)?);
-        let mut sections = vec![0];
-        let mut bytes = Vec::with_capacity(R::BYTES * 4096);
-        let mut offset = 0u64;
-        for group in &mut self.groups {
-            for chunk in group.chunks(4096) {
-                bytes.clear();
-                chunk.iter().for_each(|r| r.put(&mut bytes));
-                out.write_all(&bytes).map_err(failed)?;
+        self.written += 1;
+        Ok(self.dir.as_ref().unwrap().path().join(format!("run-{}", self.written)))
+    }
+
+    /// Merges every run on disk into one, so that the final merge keeps few files open.
+    fn merge_runs(&mut self) -> Result<()> {
+        let mut merged = RunWriter::create(self.next_run_path()?)?;
+        let old: Vec<PathBuf> = self.runs.iter().map(|r| r.path.clone()).collect();
+        let sorted: Sorted<R> = Sorted {
+            memory: vec![Vec::new(); self.groups.len()].into_iter().enumerate(),
+            runs: std::mem::take(&mut self.runs),
+            _dir: None,
+            group: 0,
+            sources: Vec::new(),
+            heap: BinaryHeap::new(),
+            failed: false,
+        };
+        // Every group gets its section, empty ones too.
+        let mut group = 0;
+        for item in sorted {
+            let (g, r) = item?;
+            while group < g {
+                merged.end_group();
+                group += 1;
             }
-            offset += (group.len() * R::BYTES) as u64;
-            sections.push(offset);
-            // Emptied, its room kept for the next run.
-            group.clear();
+            merged.push(&r)?;
         }
-        out.flush().map_err(failed)?;
-        self.runs.push(Run { path, sections });
-        self.in_memory = 0;
+        while group < self.groups.len() {
+            merged.end_group();
+            group += 1;
+        }
+        self.runs.push(merged.finish()?);
+        for path in old {
+            std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+        }
+        self.merges += 1;
         Ok(())
     }
 
     /// Calls `f` with each group's number and its records in order: group 0's smallest record
     /// first, every group after the one before. Stops at the first error of `f`.
-    pub fn for_each_sorted(mut self, mut f: impl FnMut(usize, R) -> Result<()>) -> Result<()> {
+    pub fn for_each_sorted(self, mut f: impl FnMut(usize, R) -> Result<()>) -> Result<()> {
+        for item in self.into_sorted() {
+            let (group, record) = item?;
+            f(group, record)?;
+        }
+        Ok(())
+    }
+
+    /// Each group's number and its records in order, as [`for_each_sorted`](Self::for_each_sorted)
+    /// gives them; the temporary directory goes when the iterator does.
+    pub fn into_sorted(mut self) -> Sorted<R> {
         self.groups.par_iter_mut().for_each(|g| g.sort_unstable());
-        let groups = std::mem::take(&mut self.groups);
-        for (g, memory) in groups.into_iter().enumerate() {
-            if self.runs.is_empty() {
-                for r in memory {
-                    f(g, r)?;
+        Sorted {
+            memory: std::mem::take(&mut self.groups).into_iter().enumerate(),
+            runs: std::mem::take(&mut self.runs),
+            _dir: self.dir.take(),
+            group: 0,
+            sources: Vec::new(),
+            heap: BinaryHeap::new(),
+            failed: false,
+        }
+    }
+}
+
+/// The records of [`SortedRuns`] in order: each group's runs on disk and its records in memory
+/// merged (a heap of the sources' next records; the memory alone when nothing was spilled).
+pub struct Sorted<R: Record> {
+    memory: std::iter::Enumerate<std::vec::IntoIter<Vec<R>>>,
+    runs: Vec<Run>,
+    _dir: Option<tempfile::TempDir>,
+    group: usize,
+    sources: Vec<Source<R>>,
+    heap: BinaryHeap<Reverse<(R, usize)>>,
+    /// After an error the iterator ends.
+    failed: bool,
+}
+
+impl<R: Record> std::fmt::Debug for Sorted<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sorted").field("group", &self.group).field("runs", &self.runs.len()).finish_non_exhaustive()
+    }
+}
+
+impl<R: Record> Sorted<R> {
+    fn next_record(&mut self) -> Result<Option<(usize, R)>> {
+        loop {
+            if let [only] = self.sources.as_mut_slice() {
+                if let Some(r) = only.next()? {
+                    return Ok(Some((self.group, r)));
                 }
-                continue;
+            } else if let Some(Reverse((r, k))) = self.heap.pop() {
+                if let Some(next) = self.sources[k].next()? {
+                    self.heap.push(Reverse((next, k)));
+                }
+                return Ok(Some((self.group, r)));
             }
-            // Each run's section of the group, and the records in memory, merged.
-            let mut sources: Vec<Source<R>> = Vec::with_capacity(self.runs.len() + 1);
+            let Some((group, memory)) = self.memory.next() else { return Ok(None) };
+            self.group = group;
+            self.sources.clear();
             for run in &self.runs {
-                sources.push(Source::section(run, g)?);
+                self.sources.push(Source::section(run, group)?);
             }
-            sources.push(Source::Memory(memory.into_iter()));
-            let mut heap = BinaryHeap::with_capacity(sources.len());
-            for (k, s) in sources.iter_mut().enumerate() {
-                if let Some(r) = s.next()? {
-                    heap.push(Reverse((r, k)));
-                }
-            }
-            while let Some(Reverse((r, k))) = heap.pop() {
-                f(g, r)?;
-                if let Some(next) = sources[k].next()? {
-                    heap.push(Reverse((next, k)));
+            self.sources.push(Source::Memory(memory.into_iter()));
+            if self.sources.len() > 1 {
+                for (k, s) in self.sources.iter_mut().enumerate() {
+                    if let Some(r) = s.next()? {
+                        self.heap.push(Reverse((r, k)));
+                    }
                 }
             }
         }
-        Ok(())
+    }
+}
+
+impl<R: Record> Iterator for Sorted<R> {
+    type Item = Result<(usize, R)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let item = self.next_record().transpose();
+        self.failed = matches!(item, Some(Err(_)));
+        item
     }
 }
 
@@ -227,6 +413,8 @@ mod tests {
                 sorted.push(g, r).unwrap();
             }
             assert_eq!(sorted.runs(), runs, "budget {budget}");
+            // Merged as they come: few files on disk for the final merge to open.
+            assert!(sorted.runs.len() < MAX_RUNS, "budget {budget}: {} files", sorted.runs.len());
             let mut got = vec![Vec::new(); 3];
             sorted
                 .for_each_sorted(|g, r| {
