@@ -1,10 +1,11 @@
-"""`tokenkit corpus dedup --near` against datatrove's MinHash pipeline, exact dedup against a
+"""`tokenkit corpus dedup --near` against datatrove's MinHash pipeline, exact dedup against datatrove's ExactDedup and a
 Python set, and `tokenkit corpus pii` against a Python `re` pass (the seed-style approach):
 documents/s, documents per CPU second and peak RSS of each, in one run, on the same JSONL built
 from the shared corpora (documents of random sentences of the en/zh/code texts, plus planted exact
 and near duplicates), and the documents removed by both MinHash implementations.
 
-    .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2] [--dt-mb MB] [--spill-memory 64M] [--tmp DIR]
+    .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2] [--dt-mb MB] [--spill-memory 64M]
+        [--exact-memory 4M] [--tasks exact,near,pii] [--tmp DIR] [--dt-python DTVENV/bin/python]
 
 Each tool runs in its own process; peak RSS is GNU time's %M (the largest process of the tree).
 datatrove is a benchmark dependency, not a test one: pip install 'datatrove[processing]' orjson spacy, in a venv of
@@ -133,6 +134,28 @@ LocalPipelineExecutor(pipeline=[reader(), MinhashDedupFilter(input_folder=f"{wor
                       tasks=1, workers=1, logging_dir=f"{logs}/4").run()
 '''
 
+DATATROVE_EXACT = r'''
+import sys
+from datatrove.executor import LocalPipelineExecutor
+from datatrove.pipeline.dedup import ExactDedupConfig, ExactDedupFilter, ExactDedupSignature, ExactFindDedups
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers.jsonl import JsonlWriter
+from datatrove.utils.hashing import HashConfig
+data, work = sys.argv[1], sys.argv[2]
+# sha1 for the reason given in the MinHash script; 64-bit hashes, datatrove's default precision.
+cfg = ExactDedupConfig(content_getter=lambda doc: doc.text, hash_config=HashConfig(precision=64, hash_fc="sha1"))
+logs = f"{work}/logs"
+def reader():
+    return JsonlReader(data, glob_pattern="corpus.jsonl")
+LocalPipelineExecutor(pipeline=[reader(), ExactDedupSignature(output_folder=f"{work}/sigs", config=cfg)],
+                      tasks=1, workers=1, logging_dir=f"{logs}/1").run()
+LocalPipelineExecutor(pipeline=[ExactFindDedups(data_folder=f"{work}/sigs", output_folder=f"{work}/dups", config=cfg)],
+                      tasks=1, workers=1, logging_dir=f"{logs}/2").run()
+LocalPipelineExecutor(pipeline=[reader(), ExactDedupFilter(data_folder=f"{work}/dups", config=cfg),
+                                JsonlWriter(f"{work}/out", output_filename="kept.jsonl", compression=None)],
+                      tasks=1, workers=1, logging_dir=f"{logs}/3").run()
+'''
+
 PYTHON_RE = r'''
 import json, re, sys
 PATTERNS = [
@@ -181,6 +204,9 @@ def main() -> None:
                     "the first DT_MB MB of the corpus only (datatrove runs about 400 documents/s here)")
     ap.add_argument("--spill-memory", default="64M",
                     help="a second tokenkit near dedup with this --memory-limit (band keys spilled to disk)")
+    ap.add_argument("--exact-memory", default="4M",
+                    help="a second tokenkit exact dedup with this --memory-limit (two passes, hashes sorted on disk)")
+    ap.add_argument("--tasks", default="exact,near,pii", help="the tasks to run (comma-separated: exact, near, pii)")
     ap.add_argument("--tmp", help="directory for the corpus and outputs (default: the system's temporary directory)")
     ap.add_argument("--dt-python", default=sys.executable,
                     help="the Python that has datatrove (a venv of its own keeps its dependencies out of the test venv)")
@@ -210,21 +236,33 @@ def main() -> None:
         (d / "dt.py").write_text(DATATROVE)
         (d / "pii_re.py").write_text(PYTHON_RE)
         (d / "exact.py").write_text(PYTHON_EXACT)
+        (d / "dt_exact.py").write_text(DATATROVE_EXACT)
+        tasks = set(args.tasks.split(","))
         rows = []
         tk = [str(BIN), "corpus"]
         common = ["-q", "--threads", str(args.threads)]
         near = ["dedup", "--near", *common]
-        runs = [
-            ("exact dedup", "tokenkit corpus dedup", n, tk + ["dedup", *common, "-o", str(d / "tk_exact.jsonl"), str(corpus)]),
-            ("exact dedup", "Python set (blake2b)", n, [py, str(d / "exact.py"), str(corpus), str(d / "py_exact.jsonl")]),
-            ("near dedup", "tokenkit corpus dedup --near (14x8, 5-grams)", n, tk + [*near, "-o", str(d / "tk_near.jsonl"), str(corpus)]),
-            ("near dedup", f"  the same, --memory-limit {args.spill_memory}", n,
-             tk + [*near, "--memory-limit", args.spill_memory, "-o", str(d / "tk_near_spill.jsonl"), str(corpus)]),
-        ]
-        if dt_data != data:
+        runs = []
+        if "exact" in tasks:
+            runs += [
+                ("exact dedup", "tokenkit corpus dedup", n, tk + ["dedup", *common, "-o", str(d / "tk_exact.jsonl"), str(corpus)]),
+                ("exact dedup", f"  the same, --memory-limit {args.exact_memory}", n,
+                 tk + ["dedup", *common, "--memory-limit", args.exact_memory, "-o", str(d / "tk_exact_spill.jsonl"), str(corpus)]),
+                ("exact dedup", "Python set (blake2b)", n, [py, str(d / "exact.py"), str(corpus), str(d / "py_exact.jsonl")]),
+            ]
+            if have_dt:
+                runs.append(("exact dedup", "datatrove ExactDedup (3 stages)", n,
+                             [args.dt_python, str(d / "dt_exact.py"), str(data), str(d / "dt_exact")]))
+        if "near" in tasks:
+            runs += [
+                ("near dedup", "tokenkit corpus dedup --near (14x8, 5-grams)", n, tk + [*near, "-o", str(d / "tk_near.jsonl"), str(corpus)]),
+                ("near dedup", f"  the same, --memory-limit {args.spill_memory}", n,
+                 tk + [*near, "--memory-limit", args.spill_memory, "-o", str(d / "tk_near_spill.jsonl"), str(corpus)]),
+            ]
+        if "near" in tasks and dt_data != data:
             runs.append(("near dedup", "  the same on datatrove's slice", dt_n,
                          tk + [*near, "-o", str(d / "tk_near_slice.jsonl"), str(dt_data / "corpus.jsonl")]))
-        if have_dt:
+        if "near" in tasks and have_dt:
             # Another seed (other permutations): how far two MinHash runs of one implementation
             # disagree on the documents near the threshold, the yardstick for the comparison.
             slice_in = dt_data / "corpus.jsonl"
@@ -232,10 +270,12 @@ def main() -> None:
                          tk + [*near, "--seed", "2", "-o", str(d / "tk_near_seed2.jsonl"), str(slice_in)]))
             runs.append(("near dedup", "datatrove MinHash (14x8, 5-grams, 4 stages)", dt_n,
                          [args.dt_python, str(d / "dt.py"), str(dt_data), str(d / "dt"), str(args.dt_workers)]))
-        runs += [
-            ("pii", "tokenkit corpus pii", n, tk + ["pii", *common, "-o", str(d / "tk_pii.jsonl"), str(corpus)]),
-            ("pii", "Python re pass (7 patterns, no verification)", n, [py, str(d / "pii_re.py"), str(corpus), str(d / "py_pii.jsonl")]),
-        ]
+        if "pii" in tasks:
+            runs += [
+                ("pii", "tokenkit corpus pii", n, tk + ["pii", *common, "-o", str(d / "tk_pii.jsonl"), str(corpus)]),
+                ("pii", "Python re pass (7 patterns, no verification)", n,
+                 [py, str(d / "pii_re.py"), str(corpus), str(d / "py_pii.jsonl")]),
+            ]
         print(f"{'task':<12} {'tool':<48} {'docs':>10} {'wall s':>8} {'CPU s':>8} {'docs/s':>10} {'docs/CPU s':>10} {'peak RSS':>10}")
         for task, name, docs, cmd in runs:
             secs, cpu, rss = run_measured(cmd)
@@ -249,7 +289,7 @@ def main() -> None:
                 for b in peers:
                     print(f"{task}: tokenkit {a[2] / b[2]:.1f}x the documents/s ({a[3] / b[3]:.1f}x per CPU second) of {b[1]}; "
                           f"peak RSS {a[4]:.0f} MiB against {b[4]:.0f} MiB")
-        if have_dt:
+        if "near" in tasks and have_dt:
             tk_near = d / ("tk_near_slice.jsonl" if dt_data != data else "tk_near.jsonl")
             all_ids = ids(dt_data / "corpus.jsonl")
             tk_removed = all_ids - ids(tk_near)
@@ -259,10 +299,19 @@ def main() -> None:
                 print(f"near dedup removed: tokenkit {len(tk_removed):,}, {other} {len(removed):,}, both {both:,}, "
                       f"tokenkit only {len(tk_removed - removed):,}, {other} only {len(removed - tk_removed):,} "
                       f"(agreement {both / max(1, len(tk_removed | removed)):.2%} of the documents either removed)")
-        print(f"near dedup with --memory-limit {args.spill_memory}: the same output "
-              f"{(d / 'tk_near.jsonl').read_bytes() == (d / 'tk_near_spill.jsonl').read_bytes()}")
-        print(f"exact dedup kept: tokenkit {len(ids(d / 'tk_exact.jsonl')):,}, Python {len(ids(d / 'py_exact.jsonl')):,} "
-              f"(identical files: {(d / 'tk_exact.jsonl').read_bytes() == (d / 'py_exact.jsonl').read_bytes()})")
+        if "near" in tasks:
+            print(f"near dedup with --memory-limit {args.spill_memory}: the same output "
+                  f"{(d / 'tk_near.jsonl').read_bytes() == (d / 'tk_near_spill.jsonl').read_bytes()}")
+        if "exact" in tasks:
+            tk_exact = (d / "tk_exact.jsonl").read_bytes()
+            print(f"exact dedup with --memory-limit {args.exact_memory}: the same output {tk_exact == (d / 'tk_exact_spill.jsonl').read_bytes()}")
+            print(f"exact dedup kept: tokenkit {len(ids(d / 'tk_exact.jsonl')):,}, Python {len(ids(d / 'py_exact.jsonl')):,} "
+                  f"(identical files: {tk_exact == (d / 'py_exact.jsonl').read_bytes()})")
+            if have_dt:
+                # datatrove writes the documents again (its own JSON): compare the ids kept.
+                tk_ids, dt_ids = ids(d / "tk_exact.jsonl"), ids(d / "dt_exact" / "out" / "kept.jsonl")
+                print(f"exact dedup kept: tokenkit {len(tk_ids):,}, datatrove {len(dt_ids):,}, both {len(tk_ids & dt_ids):,} "
+                      f"(the same documents: {tk_ids == dt_ids})")
 
 
 if __name__ == "__main__":
