@@ -213,8 +213,8 @@ def spm_ids(env: dict, path: Path, inputs: list[str]) -> list[list[int]]:
 
 @pytest.mark.parametrize("rel", ["registry/albert/spiece.model", "hub/xlnet_base_cased.model"])
 def test_charsmap_check_and_unigram_trie_are_remembered(tmp_path, rel):
-    """A Unigram `.model`'s tables (vocabulary, scores, types, trie) are built once: the entry is
-    written on the first load (these models carry sentencepiece's known nmt_nfkc charsmap, whose
+    """A Unigram `.model`'s tables (vocabulary, scores, types, and the trie once a model has
+    encoded enough text to build it) are built once: the entry is written on the first load (these models carry sentencepiece's known nmt_nfkc charsmap, whose
     trie check is skipped, so there is no check entry); loads with it, and after it was corrupted
     (built again, rewritten), give sentencepiece's ids."""
     spm = pytest.importorskip("sentencepiece")
@@ -235,6 +235,22 @@ def test_charsmap_check_and_unigram_trie_are_remembered(tmp_path, rel):
     assert spm_ids({"TOKENKIT_CACHE_DIR": str(cache)}, path, inputs) == expected
     assert {e: e.read_bytes() for e in cache.iterdir()} == good, "a corrupt entry was not rewritten"
     print(f"{rel}: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, built, cached and rebuilt")
+
+
+@pytest.mark.parametrize("rel", ["registry/sentencepiece/kyoto_ja_unigram_8000.model", "registry/albert/spiece.model",
+                                 "hub/xlnet_base_cased.model"])
+def test_unigram_ids_before_and_after_the_trie_is_built(rel):
+    """A Unigram `.model` loaded without the table cache looks its pieces up by their text until
+    it has encoded 4 bytes per piece, then builds its trie: sentencepiece's ids on both sides (the
+    texts are more than twice that)."""
+    spm = pytest.importorskip("sentencepiece")
+    path = need(rel)
+    inputs = texts()
+    ref = spm.SentencePieceProcessor(model_file=str(path))
+    assert sum(len(t.encode()) for t in inputs) > 2 * 4 * ref.get_piece_size()
+    expected = [ref.encode(t) for t in inputs]
+    assert spm_ids({"TOKENKIT_CACHE": "0"}, path, inputs) == expected
+    print(f"{rel}: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, before and after the trie was built")
 
 
 def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):

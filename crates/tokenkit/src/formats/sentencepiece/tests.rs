@@ -436,28 +436,75 @@ fn bpe_ids_same_before_and_after_the_tables_are_built() {
     let corpus = crate::test_fixtures::corpora().join("en/botchan.txt");
     let text = std::fs::read_to_string(&corpus).unwrap_or_else(|e| panic!("{}: {e}", corpus.display()));
     for file in ["hub/llama2.model", "hub/mistral03.model"].iter().filter_map(|f| crate::test_fixtures::get(f)) {
-        let raw = std::fs::read(&file).unwrap();
-        // The file with an unknown field of its own (field 111, skipped as sentencepiece skips
-        // it), so that no table cache entry of an earlier run holds its tables.
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-        let mut unique = raw.clone();
-        unique.extend_from_slice(&[0xF8, 0x06]);
-        prost::encoding::encode_varint(nanos, &mut unique);
-        let lazy = SentencePiece::from_bytes(unique, "unique.model").unwrap();
-        let built = SentencePiece::from_bytes(raw, "model").unwrap();
-        let _ = bpe::cuts(&built);
-        assert!(!lazy.bpe_tables_built(), "{file:?}: a fresh model has no tables yet");
-        let mut encoded = 0;
-        for line in text.lines().filter(|l| !l.is_empty()).cycle() {
-            assert_eq!(lazy.encode_ids(line).unwrap(), built.encode_ids(line).unwrap(), "{file:?} {line:?}");
-            encoded += line.len();
-            if encoded > 2 * model::LAZY_BPE_BYTES {
-                break;
-            }
-        }
-        assert!(encoded > 2 * model::LAZY_BPE_BYTES, "{}: too short for the test", corpus.display());
-        assert!(lazy.bpe_tables_built(), "{file:?}: the tables are built after {encoded} bytes");
+        let built = |m: &SentencePiece| {
+            let _ = bpe::cuts(m);
+        };
+        same_ids_before_and_after_the_build(&file, &text, model::LAZY_BPE_BYTES, built, SentencePiece::bpe_tables_built);
     }
+}
+
+/// A Unigram model looks its pieces up until it has encoded
+/// [`model::LAZY_UNIGRAM_BYTES_PER_PIECE`] bytes per piece, then builds its trie: the ids are the same before and after, and the same as a model whose trie
+/// was built at once (which the sentencepiece comparisons check).
+#[test]
+fn unigram_ids_same_before_and_after_the_trie_is_built() {
+    let corpora = crate::test_fixtures::corpora();
+    let read = |rel: &str| std::fs::read_to_string(corpora.join(rel)).ok();
+    let botchan = read("en/botchan.txt").unwrap_or_else(|| panic!("{}: no en/botchan.txt", corpora.display()));
+    // Japanese text for the Japanese model where the corpora have it.
+    let japanese = read("ja/wagahai.txt");
+    let models = [
+        ("registry/sentencepiece/botchan_en_unigram_1000.model", &botchan),
+        ("registry/sentencepiece/kyoto_ja_unigram_8000.model", japanese.as_ref().unwrap_or(&botchan)),
+        ("registry/albert/spiece.model", &botchan),
+        ("hub/xlnet_base_cased.model", &botchan),
+    ];
+    let mut tested = 0;
+    for (file, text) in models.iter().filter_map(|&(f, text)| Some((crate::test_fixtures::get(f)?, text))) {
+        // The lattice needs the trie: n-best builds it.
+        let built = |m: &SentencePiece| {
+            let _ = m.nbest_encode_ids("a", 2).unwrap();
+        };
+        let threshold = model::LAZY_UNIGRAM_BYTES_PER_PIECE
+            * SentencePiece::from_bytes(std::fs::read(&file).unwrap(), "model").unwrap().get_vocab_size();
+        same_ids_before_and_after_the_build(&file, text, threshold, built, SentencePiece::unigram_trie_built);
+        tested += 1;
+    }
+    assert!(tested >= 2, "the registry models are always there");
+}
+
+/// Encodes the lines of `text` (again and again, to twice `threshold` bytes) with a fresh load
+/// of `file`, which builds its tables (`is_built`) after `threshold` bytes, and with a load whose
+/// tables `build` built first: the same ids on each side of that point, through the public API.
+fn same_ids_before_and_after_the_build(
+    file: &std::path::Path,
+    text: &str,
+    threshold: usize,
+    build: impl Fn(&SentencePiece),
+    is_built: impl Fn(&SentencePiece) -> bool,
+) {
+    let raw = std::fs::read(file).unwrap();
+    // The file with an unknown field of its own (field 111, skipped as sentencepiece skips
+    // it), so that no table cache entry of an earlier run holds its tables.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let mut unique = raw.clone();
+    unique.extend_from_slice(&[0xF8, 0x06]);
+    prost::encoding::encode_varint(nanos, &mut unique);
+    let lazy = SentencePiece::from_bytes(unique, "unique.model").unwrap();
+    let built = SentencePiece::from_bytes(raw, "model").unwrap();
+    build(&built);
+    assert!(is_built(&built), "{file:?}: the tables are built when asked");
+    assert!(!is_built(&lazy), "{file:?}: a fresh model has no tables yet");
+    let mut encoded = 0;
+    for line in text.lines().filter(|l| !l.is_empty()).cycle() {
+        assert_eq!(lazy.encode_ids(line).unwrap(), built.encode_ids(line).unwrap(), "{file:?} {line:?}");
+        encoded += line.len();
+        if encoded > 2 * threshold {
+            break;
+        }
+    }
+    assert!(encoded > 2 * threshold, "{file:?}: the text is too short for the test");
+    assert!(is_built(&lazy), "{file:?}: the tables are built after {encoded} bytes");
 }
 
 #[test]

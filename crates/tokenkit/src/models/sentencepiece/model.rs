@@ -40,7 +40,7 @@ const UNK_PENALTY: f32 = 10.0;
 /// Which algorithm segments the normalized text.
 #[derive(Debug)]
 enum Algorithm {
-    Unigram(SpViterbi),
+    Unigram(Box<SpViterbi>),
     Bpe(Box<LazyBpe>),
     /// One piece per char (a user-defined symbol is one char).
     Char,
@@ -61,6 +61,12 @@ struct LazyBpe {
 /// How many bytes of text a BPE model encodes on piece lookups before it builds its tables
 /// (about what the build costs, in lookups).
 pub(crate) const LAZY_BPE_BYTES: usize = 256 << 10;
+
+/// How many bytes of text a Unigram model encodes on piece lookups before it builds its trie,
+/// per piece: about what the build costs, in lookups (callgrind, ALBERT and the Japanese 8k
+/// model: the build costs 2,000-3,000 instructions a piece, a lookup of each prefix at each
+/// char 650-700 a byte more than a walk of the trie).
+pub(crate) const LAZY_UNIGRAM_BYTES_PER_PIECE: usize = 4;
 
 /// A SentencePiece model (`.model` file) that encodes exactly as `sentencepiece` does.
 #[derive(Clone)]
@@ -149,8 +155,9 @@ struct Tables {
 
 /// The segmentation tables of [`Tables`].
 enum AlgorithmTables {
-    /// The trie of the normal and user-defined pieces, scored as the Viterbi adds them.
-    Unigram(Trie),
+    /// The trie of the normal and user-defined pieces, scored as the Viterbi adds them; `None`
+    /// until a model built it (the Viterbi looks pieces up until then, [`SpViterbi::lazy`]).
+    Unigram(Option<Trie>),
     /// BPE's tables, `None` until a model built them ([`LazyBpe`]).
     Bpe(Option<BpeTables>),
     None,
@@ -169,7 +176,7 @@ struct TablesRef<'a> {
 
 /// [`AlgorithmTables`], borrowed.
 enum AlgorithmRef<'a> {
-    Unigram(&'a Trie),
+    Unigram(Option<&'a Trie>),
     Bpe(Option<&'a BpeTables>),
     None,
 }
@@ -177,6 +184,11 @@ enum AlgorithmRef<'a> {
 /// The table cache key of the `.model` file `raw` (see [`Tables`]).
 fn entry_key(raw: &[u8]) -> table_cache::Key {
     table_cache::Key::new("sentencepiece::Model", &[&twox_hash::XxHash3_128::oneshot(raw).to_le_bytes()])
+}
+
+/// Whether a piece of this type is in the Unigram trie (the Viterbi may segment into it).
+fn in_unigram_trie(kind: u8) -> bool {
+    kind == PieceType::Normal as u8 || kind == PieceType::UserDefined as u8
 }
 
 /// Whether a piece of this type is one text can turn into (BPE may merge into it).
@@ -244,14 +256,8 @@ impl Tables {
         let words_independent =
             words_independent(norm_spec, trainer, vocab.iter().filter(|&(_, id)| is_mergeable(kinds[id as usize])).map(|(p, _)| p));
         let algorithm = match model_type {
-            ModelType::Unigram => {
-                let viterbi_scores = viterbi_scores(&vocab, &scores, &kinds);
-                AlgorithmTables::Unigram(Trie::with_scores(vocab.iter().filter_map(|(p, id)| {
-                    let k = kinds[id as usize];
-                    (k == PieceType::Normal as u8 || k == PieceType::UserDefined as u8).then_some((p, id, viterbi_scores[id as usize]))
-                })))
-            }
-            // Built when first needed ([`LazyBpe`]).
+            // Built when first needed ([`SpViterbi::lazy`], [`LazyBpe`]).
+            ModelType::Unigram => AlgorithmTables::Unigram(None),
             ModelType::Bpe => AlgorithmTables::Bpe(None),
             ModelType::Char | ModelType::Word => AlgorithmTables::None,
         };
@@ -261,7 +267,7 @@ impl Tables {
     /// The entry of the tables built from the file `raw`.
     fn write_table(&self, raw: &[u8]) -> Option<Vec<u8>> {
         let algorithm = match &self.algorithm {
-            AlgorithmTables::Unigram(trie) => AlgorithmRef::Unigram(trie),
+            AlgorithmTables::Unigram(trie) => AlgorithmRef::Unigram(trie.as_ref()),
             AlgorithmTables::Bpe(t) => AlgorithmRef::Bpe(t.as_ref()),
             AlgorithmTables::None => AlgorithmRef::None,
         };
@@ -295,7 +301,8 @@ impl Tables {
         let byte_ids: Box<[u32; 256]> = r.u32s()?.into_boxed_slice().try_into().map_err(|_| bad())?;
         let words_independent = r.bool()?;
         let algorithm = match (r.u32()?, model_type) {
-            (1, ModelType::Unigram) => AlgorithmTables::Unigram(Trie::read_table(&mut r, n)?),
+            (1, ModelType::Unigram) => AlgorithmTables::Unigram(Some(Trie::read_table(&mut r, n)?)),
+            (3, ModelType::Unigram) => AlgorithmTables::Unigram(None),
             (2, ModelType::Bpe) => AlgorithmTables::Bpe(if r.bool()? { Some(BpeTables::read_table(&mut r, n)?) } else { None }),
             (0, ModelType::Char | ModelType::Word) => AlgorithmTables::None,
             _ => return Err(bad()),
@@ -327,10 +334,11 @@ impl TablesRef<'_> {
         w.u32s(&self.byte_ids[..]);
         w.bool(self.words_independent);
         match &self.algorithm {
-            AlgorithmRef::Unigram(trie) => {
+            AlgorithmRef::Unigram(Some(trie)) => {
                 w.u32(1);
                 trie.write_table(&mut w);
             }
+            AlgorithmRef::Unigram(None) => w.u32(3),
             AlgorithmRef::Bpe(t) => {
                 w.u32(2);
                 w.bool(t.is_some());
@@ -437,8 +445,12 @@ impl SentencePiece {
                 let normal = PieceType::Normal as u8;
                 let min = kinds.iter().zip(scores.iter()).filter(|(k, _)| **k == normal).fold(f32::MAX, |m, (_, &s)| m.min(s));
                 let user = kinds.iter().map(|&k| k == PieceType::UserDefined as u8).collect();
-                let viterbi = SpViterbi::new(trie, viterbi_scores(&vocab, &scores, &kinds), unk_id, min - UNK_PENALTY, user);
-                Algorithm::Unigram(viterbi.with_word_cache(words_independent))
+                let (v_scores, unk_score) = (viterbi_scores(&vocab, &scores, &kinds), min - UNK_PENALTY);
+                let viterbi = match trie {
+                    Some(trie) => SpViterbi::new(trie, v_scores, unk_id, unk_score, user),
+                    None => SpViterbi::lazy(vocab.clone(), kinds.clone(), in_unigram_trie, v_scores, unk_id, unk_score, user),
+                };
+                Algorithm::Unigram(Box::new(viterbi.with_word_cache(words_independent)))
             }
             AlgorithmTables::Bpe(t) => {
                 Algorithm::Bpe(Box::new(LazyBpe { tables: t.map(OnceLock::from).unwrap_or_default(), ..Default::default() }))
@@ -554,18 +566,41 @@ impl SentencePiece {
             let kinds = &inner.kinds;
             let any_unused = kinds.contains(&(PieceType::Unused as u8));
             let tables = BpeTables::new(&inner.vocab, &inner.scores, |id| is_mergeable(kinds[id as usize]), any_unused);
-            let entry = TablesRef {
-                vocab: &inner.vocab,
-                scores: &inner.scores,
-                kinds,
-                unk_id: inner.unk_id,
-                byte_ids: &inner.byte_ids,
-                words_independent: inner.words_independent,
-                algorithm: AlgorithmRef::Bpe(Some(&tables)),
-            };
-            table_cache::replace(|| entry_key(&inner.raw), || entry.write_table(&inner.raw));
+            self.store_entry(AlgorithmRef::Bpe(Some(&tables)));
             tables
         })
+    }
+
+    /// Replaces the model's table cache entry (when the cache is on) with one holding
+    /// `algorithm`'s tables, just built.
+    fn store_entry(&self, algorithm: AlgorithmRef<'_>) {
+        let inner = &*self.inner;
+        let entry = TablesRef {
+            vocab: &inner.vocab,
+            scores: &inner.scores,
+            kinds: &inner.kinds,
+            unk_id: inner.unk_id,
+            byte_ids: &inner.byte_ids,
+            words_independent: inner.words_independent,
+            algorithm,
+        };
+        table_cache::replace(|| entry_key(&inner.raw), || entry.write_table(&inner.raw));
+    }
+
+    /// The Unigram trie of `v` (this model's Viterbi), built now if it is not; a build stores
+    /// the model's complete entry in the table cache, when the cache is on.
+    fn built_unigram_trie<'a>(&self, v: &'a SpViterbi) -> &'a Trie {
+        let (trie, now) = v.build_trie();
+        if now {
+            self.store_entry(AlgorithmRef::Unigram(Some(trie)));
+        }
+        trie
+    }
+
+    /// Whether the Unigram trie is built (or was read from the table cache).
+    #[cfg(test)]
+    pub(crate) fn unigram_trie_built(&self) -> bool {
+        matches!(&self.inner.algorithm, Algorithm::Unigram(v) if v.trie_built())
     }
     /// The per-word BPE cache, when words are independent.
     pub(crate) fn bpe_word_cache(&self) -> Option<&Cache<Box<[Segment]>>> {
@@ -593,7 +628,13 @@ impl SentencePiece {
     /// Segments normalized text into `(start, end, id)` byte ranges.
     fn segment(&self, text: &str, out: &mut Vec<Segment>) {
         match &self.inner.algorithm {
-            Algorithm::Unigram(v) => v.encode_words(text, out),
+            Algorithm::Unigram(v) => {
+                // Pieces are looked up until the model has encoded enough text to pay for the trie.
+                if v.trie_due(text.len(), LAZY_UNIGRAM_BYTES_PER_PIECE * self.inner.vocab.len()) {
+                    self.built_unigram_trie(v);
+                }
+                v.encode_words(text, out)
+            }
             Algorithm::Bpe(_) => super::bpe::encode(self, text, out),
             Algorithm::Char => {
                 // sentencepiece's character model: a user-defined symbol or one char at a time.
@@ -662,7 +703,11 @@ impl SentencePiece {
 
     fn unigram(&self, what: &str) -> Result<&SpViterbi> {
         match &self.inner.algorithm {
-            Algorithm::Unigram(v) => Ok(v),
+            Algorithm::Unigram(v) => {
+                // The lattice walks the trie.
+                self.built_unigram_trie(v);
+                Ok(v)
+            }
             _ => Err(Error::invalid(format!("SentencePiece: {what} needs a Unigram model (this one is {:?})", self.model_type()))),
         }
     }

@@ -70,7 +70,7 @@ impl Lattice {
             begins.push(nodes.len() as u32);
             let mblen = utf8_len(text[start]).min(len - start);
             let mut has_single = false;
-            model.trie.common_prefixes(&text[start..], |n, id| {
+            model.trie().common_prefixes(&text[start..], |n, id| {
                 let score = if model.is_user_defined(id) {
                     // Counted in chars here, in bytes by the one-best Viterbi.
                     user_defined_score(char_count(&text[start..start + n]))

@@ -11,11 +11,15 @@
 //! [`SpViterbi::encode_words`]).
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use super::lattice::{Lattice, ScoredPath, MAX_NBEST};
+use crate::base::vocab::Vocab;
 use crate::models::bpe::chars::for_each_part;
 use crate::models::cache::{Cache, Doorkeeper, Hashed, DEFAULT_CACHE_CAPACITY};
 use crate::normalizers::sentencepiece::{utf8_len, SPACE_SYMBOL};
+use crate::utils::table_cache::Table;
 use crate::utils::trie::{Cursor, Trie};
 
 /// "Not set".
@@ -75,8 +79,12 @@ impl std::fmt::Debug for WordCache {
 /// What the Viterbi needs to know about a SentencePiece vocabulary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpViterbi {
-    /// The normal, user-defined pieces (not unused ones: they never take part).
-    pub trie: Trie,
+    /// The trie of the normal, user-defined pieces (not unused ones: they never take part),
+    /// with the walks along the commonest chars; built when first needed when the model was
+    /// made with [`Self::lazy`] (until then pieces are looked up by their text).
+    built: OnceLock<Built>,
+    /// The pieces to look up, and to build the trie from, in a lazy model.
+    lookup: Option<PieceLookup>,
     /// The score of each id as SentencePiece adds it: the piece score, or for a user-defined
     /// piece `0.1 * (len_bytes - 1)` (a bonus that makes the longest match win).
     pub scores: Vec<f32>,
@@ -91,6 +99,16 @@ pub struct SpViterbi {
     finite: bool,
     /// The largest magnitude of a score (NaN ignored).
     max_magnitude: f32,
+    /// The length of the longest piece, in bytes.
+    longest: usize,
+    /// Segmentations of words, when words are independent (see [`Self::with_word_cache`]).
+    words: WordCache,
+}
+
+/// The trie and what is known of its walks.
+#[derive(Debug, Clone, PartialEq)]
+struct Built {
+    trie: Trie,
     /// The trie walked along `▁` (the start of most words, three bytes): the cursor after it
     /// and the id (`NONE` for none) and score of the piece `▁`; `None` when no piece starts
     /// with it.
@@ -98,8 +116,132 @@ pub struct SpViterbi {
     /// The same for each ASCII char (most chars of most texts): `ascii[b]` is the trie
     /// walked along byte `b`.
     ascii: Box<[Walked; 128]>,
-    /// Segmentations of words, when words are independent (see [`Self::with_word_cache`]).
-    words: WordCache,
+}
+
+impl Built {
+    fn new(trie: Trie) -> Self {
+        let walk = |bytes: &[u8]| {
+            let mut cursor = trie.cursor();
+            trie.walk(&mut cursor, bytes.iter().copied()).map(|found| (cursor, found))
+        };
+        let space = walk(SPACE_SYMBOL.as_bytes());
+        let ascii = Box::new(std::array::from_fn(|b| walk(&[b as u8])));
+        Self { trie, space, ascii }
+    }
+}
+
+/// The pieces of a lazy [`SpViterbi`]: the vocabulary (shared with the model) and which ids
+/// take part (`in_trie(kinds[id])`), and the bytes encoded by lookups so far.
+#[derive(Debug)]
+struct PieceLookup {
+    vocab: Vocab,
+    kinds: Table<u8>,
+    in_trie: fn(u8) -> bool,
+    encoded: AtomicUsize,
+}
+
+impl Clone for PieceLookup {
+    fn clone(&self) -> Self {
+        let encoded = AtomicUsize::new(self.encoded.load(Ordering::Relaxed));
+        Self { vocab: self.vocab.clone(), kinds: self.kinds.clone(), in_trie: self.in_trie, encoded }
+    }
+}
+
+impl PartialEq for PieceLookup {
+    fn eq(&self, o: &Self) -> bool {
+        self.vocab == o.vocab && *self.kinds == *o.kinds
+    }
+}
+
+impl PieceLookup {
+    /// The id and score of `piece` when it takes part.
+    #[inline]
+    fn find(&self, piece: &str, scores: &[f32]) -> Option<(u32, f32)> {
+        let id = self.vocab.id(piece)?;
+        (self.in_trie)(*self.kinds.get(id as usize)?).then(|| (id, scores[id as usize]))
+    }
+
+    /// The pieces that take part, with their ids.
+    fn pieces(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
+        self.vocab.iter().filter(|&(_, id)| self.kinds.get(id as usize).is_some_and(|&k| (self.in_trie)(k)))
+    }
+}
+
+/// Where [`SpViterbi::fill`] finds the pieces that start at each position.
+trait Pieces {
+    /// Calls `f(end, found)` for the first char of `text[start..]`, ending at the returned
+    /// `end` (`found`: the id and score of the piece that is that char, `None` when there is
+    /// none), then `f(end, Some(found))` for each longer piece that is a prefix, shortest first.
+    fn at(&self, text: &[u8], start: usize, f: impl FnMut(usize, Option<(u32, f32)>)) -> usize;
+}
+
+impl Pieces for Built {
+    #[inline]
+    fn at(&self, text: &[u8], start: usize, mut f: impl FnMut(usize, Option<(u32, f32)>)) -> usize {
+        let trie = &self.trie;
+        let mut cursor = trie.cursor();
+        let lead = text[start];
+        // The walk along the most common chars is known.
+        let known = |walked: Walked, cursor: &mut Cursor| {
+            walked.map(|(after, found)| {
+                *cursor = after;
+                found
+            })
+        };
+        let size = text.len();
+        let (char_end, single) = if let Some(&walked) = self.ascii.get(lead as usize) {
+            (start + 1, known(walked, &mut cursor))
+        } else if lead == SPACE_SYMBOL.as_bytes()[0] && text[start..].starts_with(SPACE_SYMBOL.as_bytes()) {
+            (start + SPACE_SYMBOL.len(), known(self.space, &mut cursor))
+        } else {
+            let len = utf8_len(lead);
+            let single = trie.walk(&mut cursor, text[start..].iter().take(len).copied());
+            (start + len.min(size - start), single)
+        };
+        match single {
+            Some((id, score)) => {
+                f(char_end, (id != NONE).then_some((id, score)));
+                let mut k = char_end;
+                while let Some(&b) = text.get(k) {
+                    let Some((id, score)) = trie.step(&mut cursor, b) else { break };
+                    k += 1;
+                    if id != NONE {
+                        f(k, Some((id, score)));
+                    }
+                }
+            }
+            None => f(char_end, None),
+        }
+        char_end
+    }
+}
+
+/// The pieces looked up by their text: every prefix of up to `longest` bytes that ends at a
+/// char boundary (a piece is valid UTF-8, so one that is a prefix ends at one).
+struct Lookup<'a> {
+    pieces: &'a PieceLookup,
+    scores: &'a [f32],
+    longest: usize,
+}
+
+impl Pieces for Lookup<'_> {
+    fn at(&self, text: &[u8], start: usize, mut f: impl FnMut(usize, Option<(u32, f32)>)) -> usize {
+        let size = text.len();
+        let char_end = start + utf8_len(text[start]).min(size - start);
+        let window = &text[start..size.min(start + self.longest).max(char_end)];
+        let valid = match std::str::from_utf8(window) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or_default(),
+        };
+        let first = char_end - start;
+        f(char_end, valid.get(..first).and_then(|p| self.pieces.find(p, self.scores)));
+        for k in first + 1..=valid.len() {
+            if let Some(found) = valid.get(..k).and_then(|p| self.pieces.find(p, self.scores)) {
+                f(start + k, Some(found));
+            }
+        }
+        char_end
+    }
 }
 
 /// The trie walked along a char from the root: the cursor after it and what
@@ -122,14 +264,75 @@ impl SpViterbi {
     pub fn new(trie: Trie, scores: Vec<f32>, unk_id: u32, unk_score: f32, user_defined: Vec<bool>) -> Self {
         let finite = trie.scores().chain([unk_score]).all(f32::is_finite);
         let max_magnitude = trie.scores().chain([unk_score]).map(f32::abs).fold(0.0, f32::max);
-        let walk = |bytes: &[u8]| {
-            let mut cursor = trie.cursor();
-            trie.walk(&mut cursor, bytes.iter().copied()).map(|found| (cursor, found))
-        };
-        let space = walk(SPACE_SYMBOL.as_bytes());
-        let ascii = Box::new(std::array::from_fn(|b| walk(&[b as u8])));
+        let longest = trie.longest();
+        let built = OnceLock::from(Built::new(trie));
         let words = WordCache(None);
-        Self { trie, scores, unk_id, unk_score, user_defined, finite, max_magnitude, space, ascii, words }
+        Self { built, lookup: None, scores, unk_id, unk_score, user_defined, finite, max_magnitude, longest, words }
+    }
+
+    /// The Viterbi over the pieces of `vocab` whose kind `in_trie` accepts (`kinds[id]`),
+    /// with the scores of each id (see the fields), which looks the pieces up by their text
+    /// until [`Self::build_trie`] builds the trie (a load then builds nothing per piece).
+    pub fn lazy(
+        vocab: Vocab,
+        kinds: Table<u8>,
+        in_trie: fn(u8) -> bool,
+        scores: Vec<f32>,
+        unk_id: u32,
+        unk_score: f32,
+        user_defined: Vec<bool>,
+    ) -> Self {
+        let (mut finite, mut max_magnitude) = (unk_score.is_finite(), unk_score.abs());
+        for (&k, &s) in kinds.iter().zip(&scores) {
+            if in_trie(k) {
+                finite &= s.is_finite();
+                max_magnitude = max_magnitude.max(s.abs());
+            }
+        }
+        let lookup = PieceLookup { vocab, kinds, in_trie, encoded: AtomicUsize::new(0) };
+        let longest = lookup.pieces().map(|(p, _)| p.len()).max().unwrap_or(0);
+        let words = WordCache(None);
+        let lookup = Some(lookup);
+        Self { built: OnceLock::new(), lookup, scores, unk_id, unk_score, user_defined, finite, max_magnitude, longest, words }
+    }
+
+    /// Counts `bytes` of text about to be encoded by lookups: `true` once the trie is not
+    /// built and `threshold` bytes have been (then the caller builds it, [`Self::build_trie`]).
+    pub fn trie_due(&self, bytes: usize, threshold: usize) -> bool {
+        match &self.lookup {
+            Some(lookup) if self.built.get().is_none() => {
+                lookup.encoded.fetch_add(bytes, Ordering::Relaxed).saturating_add(bytes) >= threshold
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the trie is built.
+    pub fn trie_built(&self) -> bool {
+        self.built.get().is_some()
+    }
+
+    /// The trie, built now if it is not; `true` with it when this call built it.
+    pub fn build_trie(&self) -> (&Trie, bool) {
+        let (built, now) = self.built();
+        (&built.trie, now)
+    }
+
+    /// [`Self::build_trie`], with the walks.
+    fn built(&self) -> (&Built, bool) {
+        let mut now = false;
+        let built = self.built.get_or_init(|| {
+            now = true;
+            let (lookup, scores) = (self.lookup.as_ref(), &self.scores);
+            let pieces = lookup.into_iter().flat_map(|l| l.pieces());
+            Built::new(Trie::with_scores(pieces.map(|(p, id)| (p, id, scores[id as usize]))))
+        });
+        (built, now)
+    }
+
+    /// The trie of the pieces, built now if it is not.
+    pub fn trie(&self) -> &Trie {
+        self.build_trie().0
     }
 
     /// Lets [`Self::encode_words`] segment word by word, with a cache: only for a vocabulary
@@ -283,6 +486,25 @@ impl SpViterbi {
     /// near `±f32::MAX`. So the `FAST` loop compares scores alone and gives up (returns
     /// `false`) when a rebase makes a NaN; the general loop follows sentencepiece through NaNs.
     fn fill<const FAST: bool, const MARGIN: bool>(&self, text: &[u8], sum: f32, best: &mut Vec<Node>, second: &mut Vec<f32>) -> bool {
+        match (self.built.get(), &self.lookup) {
+            (None, Some(pieces)) => {
+                let lookup = Lookup { pieces, scores: &self.scores, longest: self.longest };
+                self.fill_with::<FAST, MARGIN>(&lookup, text, sum, best, second)
+            }
+            _ => self.fill_with::<FAST, MARGIN>(self.built().0, text, sum, best, second),
+        }
+    }
+
+    /// [`Self::fill`] with the pieces found by `pieces`.
+    #[inline(always)]
+    fn fill_with<const FAST: bool, const MARGIN: bool>(
+        &self,
+        pieces: &impl Pieces,
+        text: &[u8],
+        sum: f32,
+        best: &mut Vec<Node>,
+        second: &mut Vec<f32>,
+    ) -> bool {
         let size = text.len();
         best.clear();
         best.resize(size + 1, Node { score: f32::NEG_INFINITY, start: NONE, id: NONE });
@@ -304,9 +526,8 @@ impl SpViterbi {
                 second[end] = cand;
             }
         };
-        let root = self.trie.cursor();
         // A piece or unknown char reaches at most this many bytes beyond its start.
-        let reach = self.trie.longest().max(4);
+        let reach = self.longest.max(4);
         let mut start = 0;
         // sentencepiece checks the sum at every start; from the last one checked, it cannot
         // leave `±RESET` before `until`.
@@ -322,42 +543,10 @@ impl SpViterbi {
             let here = best[start].score;
             // The first char (pieces are whole chars: none ends inside it), then the
             // longer pieces, shortest first.
-            let mut cursor = root;
-            let lead = text[start];
-            // The walk along the most common chars is known.
-            let known = |walked: Walked, cursor: &mut Cursor| {
-                walked.map(|(after, found)| {
-                    *cursor = after;
-                    found
-                })
-            };
-            let (char_end, single) = if let Some(&walked) = self.ascii.get(lead as usize) {
-                (start + 1, known(walked, &mut cursor))
-            } else if lead == SPACE_SYMBOL.as_bytes()[0] && text[start..].starts_with(SPACE_SYMBOL.as_bytes()) {
-                (start + SPACE_SYMBOL.len(), known(self.space, &mut cursor))
-            } else {
-                let len = utf8_len(lead);
-                let single = self.trie.walk(&mut cursor, text[start..].iter().take(len).copied());
-                (start + len.min(size - start), single)
-            };
-            match single {
-                Some((id, score)) => {
-                    if id != NONE {
-                        improve(best, char_end, score + here, start, id);
-                    } else {
-                        improve(best, char_end, self.unk_score + here, start, self.unk_id);
-                    }
-                    let mut k = char_end;
-                    while let Some(&b) = text.get(k) {
-                        let Some((id, score)) = self.trie.step(&mut cursor, b) else { break };
-                        k += 1;
-                        if id != NONE {
-                            improve(best, k, score + here, start, id);
-                        }
-                    }
-                }
-                None => improve(best, char_end, self.unk_score + here, start, self.unk_id),
-            }
+            let char_end = pieces.at(text, start, |end, found| match found {
+                Some((id, score)) => improve(best, end, score + here, start, id),
+                None => improve(best, end, self.unk_score + here, start, self.unk_id),
+            });
             start = char_end;
         }
         true
@@ -503,6 +692,59 @@ mod tests {
         assert!(compared > 3000 && gave_up > 0, "{compared} compared, {gave_up} given up");
         let inf = SpViterbi::new(Trie::with_scores([("a", 0, f32::INFINITY)]), vec![f32::INFINITY], 1, -10.0, vec![false]);
         assert!(!inf.finite);
+    }
+
+    /// A lazy Viterbi (pieces looked up by their text) segments as the one over the trie, before
+    /// and after it builds its trie, on texts with invalid UTF-8 too; pieces of a kind it was not
+    /// given (here odd kinds) take no part.
+    #[test]
+    fn lookups_same_as_the_trie() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let chars: [&[u8]; 8] = [b"a", b"b", "é".as_bytes(), "▁".as_bytes(), "中".as_bytes(), b"x", b"\x80", b"\xE4\xB8"];
+        let mut compared = 0;
+        for _ in 0..100 {
+            let mut pieces: Vec<String> = ["a", "b", "é", "▁"].iter().filter(|_| rng.gen_bool(0.8)).map(|c| c.to_string()).collect();
+            for _ in 0..40 {
+                let n = rng.gen_range(2..6);
+                pieces.push((0..n).map(|_| std::str::from_utf8(chars[rng.gen_range(0..5)]).unwrap_or("a")).collect());
+            }
+            pieces.sort();
+            pieces.dedup();
+            let n = pieces.len();
+            let scores: Vec<f32> = (0..n).map(|_| -(rng.gen_range(1..20) as f32) / 2.0).collect();
+            let kinds: Vec<u8> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+            let in_trie = |k: u8| k.is_multiple_of(2);
+            let trie = Trie::with_scores(
+                pieces
+                    .iter()
+                    .zip(&scores)
+                    .enumerate()
+                    .filter(|&(id, _)| in_trie(kinds[id]))
+                    .map(|(id, (p, &s))| (p.as_str(), id as u32, s)),
+            );
+            let min = scores.iter().copied().fold(f32::MAX, f32::min);
+            let eager = SpViterbi::new(trie, scores.clone(), n as u32, min - 10.0, vec![false; n]);
+            let vocab = Vocab::from_distinct_tokens(pieces.iter().map(String::as_str)).unwrap();
+            let lazy = SpViterbi::lazy(vocab, kinds.into(), in_trie, scores, n as u32, min - 10.0, vec![false; n]);
+            assert_eq!((lazy.finite, lazy.max_magnitude, lazy.longest), (eager.finite, eager.max_magnitude, eager.longest));
+            let texts: Vec<Vec<u8>> =
+                (0..20).map(|_| (0..rng.gen_range(1..40)).flat_map(|_| chars[rng.gen_range(0..8)].to_vec()).collect()).collect();
+            for built in [false, true] {
+                if built {
+                    lazy.build_trie();
+                }
+                assert_eq!(lazy.trie_built(), built);
+                for text in &texts {
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    lazy.encode(text, &mut a);
+                    eager.encode(text, &mut b);
+                    assert_eq!(a, b, "{text:?}");
+                    compared += 1;
+                }
+            }
+            assert_eq!(lazy.trie(), eager.trie());
+        }
+        assert_eq!(compared, 4000);
     }
 
     /// Word by word with the cache gives the whole-text segmentation, on words that recur at
