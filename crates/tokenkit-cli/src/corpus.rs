@@ -46,7 +46,7 @@ pub struct ReadArgs {
     #[arg(long)]
     json: bool,
     /// Text bytes per chunk.
-    #[arg(long, default_value_t = data::CHUNK_BYTES, hide = true)]
+    #[arg(long, default_value_t = tokenkit::corpus::CHUNK_BYTES, hide = true)]
     chunk_bytes: usize,
     /// Input files, directories and globs: .jsonl/.ndjson/.json JSON lines, .parquet, any other
     /// file text (one document per line); .gz and .zst compressed.

@@ -39,7 +39,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::data::input::{self, RawLine, ReadOptions, Record, Records, TextDocs};
-use crate::data::{Progress, CHUNK_BYTES};
+use crate::data::Progress;
 use crate::utils::atomic_file::AtomicWriter;
 use crate::{Error, Result};
 
@@ -60,6 +60,13 @@ pub struct CorpusOptions {
     /// Text bytes per chunk ([`CHUNK_BYTES`]; smaller in tests).
     pub chunk_bytes: usize,
 }
+
+/// Text bytes per chunk of a corpus step. Up to six chunks are in flight (two read ahead, one
+/// mapped, two waiting for the writer, one written), each held as its texts and its raw lines:
+/// about 25 MiB at 2 MiB, where 8 MiB chunks (the dataset jobs') gave peaks of 60 to 160 MiB
+/// for the same work, depending on how full the queues ran. 2 MiB is still hundreds of documents
+/// for the threads to share.
+pub const CHUNK_BYTES: usize = 2 << 20;
 
 impl CorpusOptions {
     /// Options with the defaults: field `text`, bad records counted and left out.
