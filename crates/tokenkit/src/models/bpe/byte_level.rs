@@ -328,10 +328,14 @@ impl ByteLevelBpe {
     fn search(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
         BACKTRACK.with(|cell| {
             let mut guard = cell.try_borrow_mut();
-            let mut local = BacktrackScratch::default();
+            // Made only when the thread's scratch is in use (a nested call): it is not small.
+            let mut local;
             let backtrack = match guard.as_deref_mut() {
                 Ok(s) => s,
-                Err(_) => &mut local,
+                Err(_) => {
+                    local = BacktrackScratch::default();
+                    &mut local
+                }
             };
             // Every byte is a token, so the search always reaches the end.
             let done = self.backtracker.encode_from(piece, start, out, backtrack);
