@@ -85,6 +85,8 @@ struct Run {
     path: PathBuf,
     /// The byte offset of each group's section, and the end of the last.
     sections: Vec<u64>,
+    /// 0 for a spill of the memory, `k + 1` for a merge of runs of level `k`.
+    level: u32,
 }
 
 /// Writes one run: records pushed group by group, each group closed with
@@ -92,17 +94,19 @@ struct Run {
 struct RunWriter {
     out: BufWriter<File>,
     path: PathBuf,
+    level: u32,
     sections: Vec<u64>,
     bytes: Vec<u8>,
     offset: u64,
 }
 
 impl RunWriter {
-    fn create(path: PathBuf) -> Result<Self> {
+    fn create(path: PathBuf, level: u32) -> Result<Self> {
         let file = File::create(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
         Ok(RunWriter {
             out: BufWriter::with_capacity(1 << 20, file),
             path,
+            level,
             sections: vec![0],
             bytes: Vec::with_capacity(1 << 16),
             offset: 0,
@@ -131,7 +135,7 @@ impl RunWriter {
     fn finish(mut self) -> Result<Run> {
         self.write_bytes()?;
         self.out.flush().map_err(|source| Error::Io { path: self.path.clone(), source })?;
-        Ok(Run { path: self.path, sections: self.sections })
+        Ok(Run { path: self.path, sections: self.sections, level: self.level })
     }
 }
 
@@ -152,7 +156,7 @@ pub struct SortedRuns<R: Record> {
     merges: usize,
 }
 
-/// Runs on disk before they are merged into one.
+/// Runs of one level on disk before they are merged into one of the next level.
 const MAX_RUNS: usize = 64;
 
 impl<R: Record> SortedRuns<R> {
@@ -188,11 +192,11 @@ impl<R: Record> SortedRuns<R> {
         self.written - self.merges
     }
 
-    /// Sorts every group in memory and writes them as the next run; merges the runs into one
-    /// when there are [`MAX_RUNS`].
+    /// Sorts every group in memory and writes them as the next run; merges [`MAX_RUNS`] runs of
+    /// one level into one of the next.
     fn spill(&mut self) -> Result<()> {
         self.groups.par_iter_mut().for_each(|g| g.sort_unstable());
-        let mut run = RunWriter::create(self.next_run_path()?)?;
+        let mut run = RunWriter::create(self.next_run_path()?, 0)?;
         for group in &mut self.groups {
             for r in group.iter() {
                 run.push(r)?;
@@ -203,8 +207,15 @@ impl<R: Record> SortedRuns<R> {
         }
         self.runs.push(run.finish()?);
         self.in_memory = 0;
-        if self.runs.len() >= MAX_RUNS {
-            self.merge_runs()?;
+        // Like a counter in base MAX_RUNS: the last MAX_RUNS runs of one level become one run
+        // of the next, so every record is rewritten once per level (log base MAX_RUNS of the
+        // number of spills), never once per merge.
+        while let Some(tail) = self.runs.len().checked_sub(MAX_RUNS) {
+            let level = self.runs[tail].level;
+            if self.runs[tail..].iter().any(|r| r.level != level) {
+                break;
+            }
+            self.merge_runs(tail)?;
         }
         Ok(())
     }
@@ -222,13 +233,16 @@ impl<R: Record> SortedRuns<R> {
         Ok(self.dir.as_ref().unwrap().path().join(format!("run-{}", self.written)))
     }
 
-    /// Merges every run on disk into one, so that the final merge keeps few files open.
-    fn merge_runs(&mut self) -> Result<()> {
-        let mut merged = RunWriter::create(self.next_run_path()?)?;
-        let old: Vec<PathBuf> = self.runs.iter().map(|r| r.path.clone()).collect();
+    /// Merges the runs from `from` on (all of one level) into one run of the next level, so
+    /// that the final merge keeps few files open.
+    fn merge_runs(&mut self, from: usize) -> Result<()> {
+        let level = self.runs[from].level + 1;
+        let mut merged = RunWriter::create(self.next_run_path()?, level)?;
+        let runs = self.runs.split_off(from);
+        let old: Vec<PathBuf> = runs.iter().map(|r| r.path.clone()).collect();
         let sorted: Sorted<R> = Sorted {
             memory: vec![Vec::new(); self.groups.len()].into_iter().enumerate(),
-            runs: std::mem::take(&mut self.runs),
+            runs,
             _dir: None,
             group: 0,
             sources: Vec::new(),
@@ -413,8 +427,14 @@ mod tests {
                 sorted.push(g, r).unwrap();
             }
             assert_eq!(sorted.runs(), runs, "budget {budget}");
-            // Merged as they come: few files on disk for the final merge to open.
-            assert!(sorted.runs.len() < MAX_RUNS, "budget {budget}: {} files", sorted.runs.len());
+            // Merged as they come, a level at a time: few files on disk for the final merge to
+            // open (4,999 spills: 78 runs of level 1 made one of level 2, then 14 of level 1
+            // and 7 of level 0 left), each record rewritten at most twice.
+            let levels: Vec<u32> = sorted.runs.iter().map(|r| r.level).collect();
+            if budget == 16 {
+                assert_eq!(levels, [[2].as_slice(), &[1; 14], &[0; 7]].concat());
+            }
+            assert!(levels.len() < 2 * MAX_RUNS, "budget {budget}: {} files", levels.len());
             let mut got = vec![Vec::new(); 3];
             sorted
                 .for_each_sorted(|g, r| {
