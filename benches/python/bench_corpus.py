@@ -109,51 +109,43 @@ def head(src: Path, dst: Path, mb: float) -> int:
     return n
 
 
-DATATROVE = r'''
+# What both datatrove scripts start with: argv (the input folder, a work folder), a reader of the
+# corpus, the hash (xxhash 3.x refuses str in datatrove 0.10.1, "Strings must be encoded": sha1,
+# as datatrove also offers; 64 bits, its default precision) and one stage's run.
+DT_PRELUDE = r'''
 import sys
 from datatrove.executor import LocalPipelineExecutor
-from datatrove.pipeline.dedup import MinhashDedupSignature, MinhashDedupBuckets, MinhashDedupCluster, MinhashDedupFilter
-from datatrove.pipeline.dedup.minhash import MinhashConfig
-from datatrove.pipeline.readers import JsonlReader
-from datatrove.pipeline.writers.jsonl import JsonlWriter
-from datatrove.utils.hashing import HashConfig
-data, work, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
-# xxhash 3.x refuses str in datatrove 0.10.1 ("Strings must be encoded"): sha1, as datatrove also offers.
-cfg = MinhashConfig(hash_config=HashConfig(precision=64, hash_fc="sha1"), num_buckets=14, hashes_per_bucket=8, n_grams=5)
-logs = f"{work}/logs"
-def reader():
-    return JsonlReader(data, glob_pattern="corpus.jsonl")
-LocalPipelineExecutor(pipeline=[reader(), MinhashDedupSignature(output_folder=f"{work}/sigs", config=cfg)],
-                      tasks=1, workers=1, logging_dir=f"{logs}/1").run()
-LocalPipelineExecutor(pipeline=[MinhashDedupBuckets(input_folder=f"{work}/sigs", output_folder=f"{work}/buckets", config=cfg)],
-                      tasks=cfg.num_buckets, workers=workers, logging_dir=f"{logs}/2").run()
-LocalPipelineExecutor(pipeline=[MinhashDedupCluster(input_folder=f"{work}/buckets", output_folder=f"{work}/remove", config=cfg)],
-                      tasks=1, workers=1, logging_dir=f"{logs}/3").run()
-LocalPipelineExecutor(pipeline=[reader(), MinhashDedupFilter(input_folder=f"{work}/remove"),
-                                JsonlWriter(f"{work}/out", output_filename="kept.jsonl", compression=None)],
-                      tasks=1, workers=1, logging_dir=f"{logs}/4").run()
-'''
-
-DATATROVE_EXACT = r'''
-import sys
-from datatrove.executor import LocalPipelineExecutor
-from datatrove.pipeline.dedup import ExactDedupConfig, ExactDedupFilter, ExactDedupSignature, ExactFindDedups
 from datatrove.pipeline.readers import JsonlReader
 from datatrove.pipeline.writers.jsonl import JsonlWriter
 from datatrove.utils.hashing import HashConfig
 data, work = sys.argv[1], sys.argv[2]
-# sha1 for the reason given in the MinHash script; 64-bit hashes, datatrove's default precision.
-cfg = ExactDedupConfig(content_getter=lambda doc: doc.text, hash_config=HashConfig(precision=64, hash_fc="sha1"))
-logs = f"{work}/logs"
+HASH = HashConfig(precision=64, hash_fc="sha1")
 def reader():
     return JsonlReader(data, glob_pattern="corpus.jsonl")
-LocalPipelineExecutor(pipeline=[reader(), ExactDedupSignature(output_folder=f"{work}/sigs", config=cfg)],
-                      tasks=1, workers=1, logging_dir=f"{logs}/1").run()
-LocalPipelineExecutor(pipeline=[ExactFindDedups(data_folder=f"{work}/sigs", output_folder=f"{work}/dups", config=cfg)],
-                      tasks=1, workers=1, logging_dir=f"{logs}/2").run()
-LocalPipelineExecutor(pipeline=[reader(), ExactDedupFilter(data_folder=f"{work}/dups", config=cfg),
-                                JsonlWriter(f"{work}/out", output_filename="kept.jsonl", compression=None)],
-                      tasks=1, workers=1, logging_dir=f"{logs}/3").run()
+def writer():
+    return JsonlWriter(f"{work}/out", output_filename="kept.jsonl", compression=None)
+def stage(k, *steps, tasks=1, workers=1):
+    LocalPipelineExecutor(pipeline=list(steps), tasks=tasks, workers=workers, logging_dir=f"{work}/logs/{k}").run()
+'''
+
+DATATROVE = DT_PRELUDE + r'''
+from datatrove.pipeline.dedup import MinhashDedupSignature, MinhashDedupBuckets, MinhashDedupCluster, MinhashDedupFilter
+from datatrove.pipeline.dedup.minhash import MinhashConfig
+workers = int(sys.argv[3])
+cfg = MinhashConfig(hash_config=HASH, num_buckets=14, hashes_per_bucket=8, n_grams=5)
+stage(1, reader(), MinhashDedupSignature(output_folder=f"{work}/sigs", config=cfg))
+stage(2, MinhashDedupBuckets(input_folder=f"{work}/sigs", output_folder=f"{work}/buckets", config=cfg),
+      tasks=cfg.num_buckets, workers=workers)
+stage(3, MinhashDedupCluster(input_folder=f"{work}/buckets", output_folder=f"{work}/remove", config=cfg))
+stage(4, reader(), MinhashDedupFilter(input_folder=f"{work}/remove"), writer())
+'''
+
+DATATROVE_EXACT = DT_PRELUDE + r'''
+from datatrove.pipeline.dedup import ExactDedupConfig, ExactDedupFilter, ExactDedupSignature, ExactFindDedups
+cfg = ExactDedupConfig(content_getter=lambda doc: doc.text, hash_config=HASH)
+stage(1, reader(), ExactDedupSignature(output_folder=f"{work}/sigs", config=cfg))
+stage(2, ExactFindDedups(data_folder=f"{work}/sigs", output_folder=f"{work}/dups", config=cfg))
+stage(3, reader(), ExactDedupFilter(data_folder=f"{work}/dups", config=cfg), writer())
 '''
 
 PYTHON_RE = r'''
