@@ -523,6 +523,124 @@ def test_train_note_when_tokens_mark_no_words(corpora, tmp_path):
               h.Outcome(identical=int(ok), total=1, mismatches=[] if ok else [f"  stderr: {err[-300:]}"]))
 
 
+def test_train_memory_limit(corpora, tmp_path):
+    """--memory-limit: within it, the same tokenizer as HF's; past it, an error naming
+    --prune-words and no output; with --prune-words (counts spilled to runs beside the output and
+    merged), exactly HF's tokenizer trained on the corpus without the words seen fewer times than
+    the threshold the note reports; no spill left behind."""
+    import re
+    from collections import Counter
+
+    checks = []
+    o = dict(vocab_size=2000)
+    files = corpora["en"]
+    out = tmp_path / "fits" / "tk.json"
+    out.parent.mkdir()
+    h.run_cli([*cli_args("bpe", "byte-level", "none", o), "--memory-limit", "64M", "-o", str(out), *files], b"")
+    hf = json.loads(hf_train("bpe", "byte-level", "none", o, files).to_str())
+    checks.append(("within the limit: HF's tokenizer.json", json.loads(out.read_text("utf-8")) == hf))
+
+    # Whitespace words, so that the pruned corpus can be written as text for HF.
+    args = cli_args("bpe", "whitespace", "none", o)
+    small = tmp_path / "small"
+    small.mkdir()
+    r = h.run_cli([*args, "--memory-limit", "1M", "-o", str(small / "tk.json"), *files], b"", check=False)
+    err = r.stderr.decode("utf-8", "replace")
+    checks.append(("past the limit: an error naming --prune-words",
+                   r.returncode != 0 and "--prune-words" in err and "panicked" not in err))
+    checks.append(("past the limit: nothing written", list(small.iterdir()) == []))
+
+    r = h.run_cli([*args, "--memory-limit", "1M", "--prune-words", "-o", str(small / "tk.json"), *files], b"")
+    err = r.stderr.decode("utf-8", "replace")
+    m = re.search(r"dropped (\d+) distinct words seen fewer than (\d+) times", err)
+    checks.append(("--prune-words: the note", m is not None))
+    checks.append(("no spill left beside the output", sorted(p.name for p in small.iterdir()) == ["tk.json"]))
+    if m:
+        dropped, below = int(m[1]), int(m[2])
+        counts = Counter(w for f in files for line in open(f, encoding="utf-8") for w in line.split())
+        pruned = tmp_path / "pruned.txt"
+        with pruned.open("w", encoding="utf-8") as f:
+            for path in files:
+                for line in open(path, encoding="utf-8"):
+                    f.write(" ".join(w for w in line.split() if counts[w] >= below) + "\n")
+        checks.append(("the words dropped", dropped == sum(1 for c in counts.values() if c < below) and dropped > 0))
+        hf = json.loads(hf_train("bpe", "whitespace", "none", o, [str(pruned)]).to_str())
+        checks.append(("--prune-words: HF's tokenizer.json on the pruned corpus",
+                       json.loads((small / "tk.json").read_text("utf-8")) == hf))
+    got = h.Outcome(identical=sum(ok for _, ok in checks), total=len(checks),
+                    mismatches=[f"  {name}" for name, ok in checks if not ok] + ([f"  stderr: {err[-400:]}"] if not all(ok for _, ok in checks) else []))
+    h._finish(GROUP, "memory-limit", "en", "bpe --memory-limit / --prune-words", got)
+
+
+def _read_count_file(path: Path) -> tuple[dict, dict[str, int]]:
+    """A count file read by its documented layout: TKCOUNT1, records (LEB128 length, UTF-8 word,
+    LEB128 count), JSON information, its u64 length, TKCOUNT1."""
+    data = path.read_bytes()
+    assert data[:8] == b"TKCOUNT1" and data[-8:] == b"TKCOUNT1"
+    n = int.from_bytes(data[-16:-8], "little")
+    info = json.loads(data[-16 - n:-16])
+    body, i, words = data[8:-16 - n], 0, {}
+    last = None
+    while i < len(body):
+        ln, i = h._read_varint(body, i)
+        w = body[i:i + ln].decode("utf-8")
+        words[w], i = h._read_varint(body, i + ln)
+        assert last is None or w > last, "words in order, each once"
+        last = w
+    return info, words
+
+
+def test_count_files_and_train_from_counts(corpora, tmp_path):
+    """`tokenkit count` shards (one spilled to runs), read back by the documented layout and
+    equal to Python's word counts; `train --from-counts` on the shards gives HF's tokenizer.json
+    trained on the text; counts cut another way and a cut-short file are clear errors."""
+    from collections import Counter
+
+    checks = []
+    files = corpora["mixed"]
+    o = dict(vocab_size=3000)
+    shards = []
+    for k, f in enumerate(files):
+        out = tmp_path / f"shard{k}.counts"
+        limit = ["--memory-limit", "200K"] if k == 0 else []
+        h.run_cli(["count", "-q", "-p", "whitespace", *limit, "-o", str(out), f], b"")
+        shards.append(out)
+    whole = tmp_path / "whole.counts"
+    h.run_cli(["count", "-q", "-p", "whitespace", "-o", str(whole), *files], b"")
+    want = Counter(w for f in files for line in open(f, encoding="utf-8") for w in line.split())
+    merged = Counter()
+    for sh in shards:
+        info, words = _read_count_file(sh)
+        merged.update(words)
+        checks.append((f"{sh.name}: totals", info["words"] == len(words) and info["occurrences"] == sum(words.values())))
+    info, words = _read_count_file(whole)
+    checks.append(("whole corpus: Python's word counts", words == dict(want)))
+    checks.append(("shards added: the whole corpus's counts", merged == want))
+    checks.append(("inputs recorded", [i["path"] for i in info["inputs"]] == files))
+    checks.append(("pre-tokenizer recorded", info["pre_tokenizer"]["type"] == "WhitespaceSplit"))
+
+    hf = json.loads(hf_train("bpe", "whitespace", "none", o, files).to_str())
+    for name, counts in [("shards", shards), ("whole", [whole])]:
+        out = tmp_path / f"from-{name}.json"
+        h.run_cli([*cli_args("bpe", "whitespace", "none", o), "-o", str(out), "--from-counts", *map(str, counts)], b"")
+        checks.append((f"--from-counts {name}: HF's tokenizer.json", json.loads(out.read_text("utf-8")) == hf))
+
+    r = h.run_cli([*cli_args("bpe", "byte-level", "none", o), "-o", str(tmp_path / "x.json"), "--from-counts", str(whole)],
+                  b"", check=False)
+    err = r.stderr.decode("utf-8", "replace")
+    checks.append(("counts cut another way: an error", r.returncode != 0 and "--preset" in err and "panicked" not in err))
+    cut = tmp_path / "cut.counts"
+    cut.write_bytes(whole.read_bytes()[:-5])
+    r = h.run_cli([*cli_args("bpe", "whitespace", "none", o), "-o", str(tmp_path / "y.json"), "--from-counts", str(cut)],
+                  b"", check=False)
+    err = r.stderr.decode("utf-8", "replace")
+    checks.append(("a cut-short count file: an error", r.returncode != 0 and "cut short" in err and "panicked" not in err))
+    checks.append(("nothing written on errors", not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()))
+    got = h.Outcome(identical=sum(ok for _, ok in checks), total=len(checks),
+                    mismatches=[f"  {name}" for name, ok in checks if not ok])
+    h._finish(GROUP, "count-files", "mixed", "tokenkit count / train --from-counts", got)
+
+
 BAD = [
     ("empty-file", lambda d: [d / "empty.txt"], [], "no words"),
     ("blank-lines", lambda d: [d / "blank.txt"], ["-p", "bert"], "no words"),

@@ -238,6 +238,14 @@ An option the chosen model has no use for is an error.",
   tokenkit train --recipe minimind -o minimind_tokenizer/ pretrain.jsonl"
     )]
     Train(Box<train::TrainArgs>),
+    /// Count the words of a corpus as `tokenkit train` would (normalizer, pre-tokenizer) into a
+    /// count file, in bounded memory (--memory-limit); train on one or many with
+    /// `tokenkit train --from-counts`. Shards counted anywhere merge by adding their counts.
+    #[command(after_help = "Examples:
+  tokenkit count -p byte-level -o shard1.counts part1.txt
+  tokenkit count -p byte-level --jsonl-field text --memory-limit 2G -o shard2.counts part2.jsonl
+  tokenkit train --from-counts shard1.counts shard2.counts -v 32000 -o tokenizer.json")]
+    Count(Box<train::CountArgs>),
     /// Tokenize whole datasets (text, JSONL, Parquet; plain, .gz, .zst; files, directories,
     /// globs) into training shards: a flat token file (numpy.memmap), Megatron-LM's indexed
     /// dataset, or Parquet. Streams with bounded memory on all cores; output in input order,
@@ -497,6 +505,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Chat(args) => chat::run(args),
         Command::Save { source, output, pretty } => save(&source, &output, pretty),
         Command::Train(args) => train::run(*args),
+        Command::Count(args) => train::run_count(*args),
         Command::Tokenize(args) => tokenize::run(*args),
         Command::Corpus(c) => corpus::run(c),
     }

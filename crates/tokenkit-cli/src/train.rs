@@ -11,8 +11,10 @@ use tokenkit::pre_tokenizers::byte_level::ByteLevel;
 use tokenkit::processors::template::{Piece, Template, TemplateProcessing};
 use tokenkit::processors::{BertProcessing, PostProcessorWrapper, RobertaProcessing};
 use tokenkit::trainers::{
-    BpeTrainer, Progress, TrainInput, TrainReport, TrainerWrapper, UnigramTrainer, WordLevelTrainer, WordPieceTrainer,
+    BpeTrainer, InputStats, MemoryLimit, Progress, TrainInput, TrainReport, TrainerWrapper, UnigramTrainer, WordLevelTrainer,
+    WordPieceTrainer,
 };
+use tokenkit::utils::byte_size::ByteSize;
 use tokenkit::{AddedToken, Tokenizer};
 
 /// The model to train.
@@ -130,8 +132,12 @@ pub enum NormalizerKind {
 #[derive(Debug, Args)]
 pub struct TrainArgs {
     /// Input files: text (one sequence per line) or, with --jsonl-field, JSON lines.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "from_counts", conflicts_with = "from_counts")]
     files: Vec<PathBuf>,
+    /// Train on the word counts of these count files (`tokenkit count`; merged by adding the
+    /// counts), counted with the same --preset and --normalizer, instead of reading text.
+    #[arg(long, num_args = 1.., value_name = "COUNTS")]
+    from_counts: Vec<PathBuf>,
     /// Where to write tokenizer.json (with --recipe: the output directory).
     #[arg(short, long)]
     output: PathBuf,
@@ -219,9 +225,112 @@ pub struct TrainArgs {
     /// Indent the JSON.
     #[arg(long)]
     pretty: bool,
+    /// Memory for the word counts and training (default: half of the machine's memory). Counts
+    /// that do not fit are spilled in sorted runs to a temporary directory beside the output and
+    /// merged, with the same result; distinct words whose training would not fit are an error
+    /// (or, with --prune-words, the rarest are dropped).
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<ByteSize>,
+    /// When the distinct words do not fit in --memory-limit, drop the rarest (every word seen
+    /// fewer than N times, N the smallest power of two that fits) instead of stopping: an
+    /// approximation, reported when it happens.
+    #[arg(long)]
+    prune_words: bool,
     /// No progress bars.
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// `--memory-limit` (or its default), spilling beside `output`.
+fn memory_limit(given: Option<ByteSize>, output: &std::path::Path, prune: bool) -> MemoryLimit {
+    MemoryLimit {
+        bytes: given.map_or_else(default_memory_limit, |l| l.0),
+        spill_dir: tokenkit::trainers::counts::spill_dir_for(output),
+        prune,
+    }
+}
+
+/// Arguments of `tokenkit count`.
+#[derive(Debug, Args)]
+pub struct CountArgs {
+    /// Input files: text (one sequence per line) or, with --jsonl-field, JSON lines.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The count file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The pre-tokenizer (as `tokenkit train`'s; train with the same).
+    #[arg(short, long, value_enum, default_value_t = Preset::ByteLevel)]
+    preset: Preset,
+    /// The normalizer (as `tokenkit train`'s; train with the same).
+    #[arg(long, value_enum, default_value_t = NormalizerKind::None)]
+    normalizer: NormalizerKind,
+    /// The input files are JSON lines; each line's FIELD (a string) is one sequence.
+    #[arg(long, value_name = "FIELD")]
+    jsonl_field: Option<String>,
+    /// With --jsonl-field: a bad line is an error (default: skipped and counted).
+    #[arg(long)]
+    strict: bool,
+    /// Memory for the counts (default: half of the machine's memory); past it they are spilled
+    /// in sorted runs to a temporary directory beside the output and merged.
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<ByteSize>,
+    /// No progress bars.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Runs `tokenkit count`: the words of the inputs, as `tokenkit train` would count them, into a
+/// count file for `tokenkit train --from-counts`.
+pub fn run_count(args: CountArgs) -> Result<()> {
+    let t0 = Instant::now();
+    if args.strict && args.jsonl_field.is_none() {
+        bail!("--strict applies to JSON lines input only (with --jsonl-field)");
+    }
+    let tokenizer_json = json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": normalizer_json(args.normalizer),
+        "pre_tokenizer": pre_tokenizer_json(args.preset),
+        "post_processor": null, "decoder": null,
+        "model": serde_json::to_value(ModelWrapper::from(BPE::default()))?,
+    });
+    let tok = Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))?;
+    tokenkit::utils::atomic_file::check_writable(&args.output).map_err(|e| anyhow!(e))?;
+    let input = match &args.jsonl_field {
+        Some(field) => TrainInput::Jsonl { files: args.files.clone(), field: field.clone(), strict: args.strict },
+        None => TrainInput::Files(args.files.clone()),
+    };
+    let bars = tokenkit::trainers::ProgressBars::new();
+    let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
+    let limit = memory_limit(args.memory_limit, &args.output, false);
+    let (info, stats) = tok.write_word_counts(&input, &limit, &args.output, progress).map_err(|e| anyhow!(e))?;
+    if stats.skipped > 0 {
+        eprintln!("tokenkit: skipped {} JSONL line(s):", stats.skipped);
+        for e in &stats.skip_examples {
+            eprintln!("  {e}");
+        }
+    }
+    eprintln!(
+        "tokenkit: counted {} words ({} distinct) in {} sequences ({:.1} MiB) -> {} in {:.2} s, peak memory {}",
+        info.occurrences,
+        info.words,
+        info.sequences,
+        stats.bytes as f64 / (1 << 20) as f64,
+        args.output.display(),
+        t0.elapsed().as_secs_f64(),
+        peak_memory_text()
+    );
+    Ok(())
+}
+
+/// Half of the machine's memory (Linux `MemTotal`), or 4 GiB where it cannot be read.
+fn default_memory_limit() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib << 10)
+    });
+    total.map_or(4 << 30, |t| t / 2)
 }
 
 /// The pre-tokenizer of `preset` as a tokenizer.json object.
@@ -586,6 +695,13 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     if matches!(args.model, ModelKind::Char | ModelKind::Word) {
         bail!("-m {} trains SentencePiece models only (add --format sentencepiece)", args.model.name());
     }
+    if !args.from_counts.is_empty() {
+        crate::reject(
+            &[("--jsonl-field", args.jsonl_field.is_some()), ("--strict", args.strict)],
+            "with --from-counts",
+            " (give it to tokenkit count)",
+        )?;
+    }
     apply_recipe(&mut args);
     check_options(&args)?;
     let (mut tok, trainer) = build(&args)?;
@@ -605,7 +721,16 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     let bars = tokenkit::trainers::ProgressBars::new();
     let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
     let counted = Instant::now();
-    let (counts, stats) = tok.count_words(&input, progress).map_err(|e| anyhow!(e))?;
+    let limit = memory_limit(args.memory_limit, &args.output, args.prune_words);
+    let (counts, stats, pruned) = if args.from_counts.is_empty() {
+        tok.count_words_within(&input, &limit, progress).map_err(|e| anyhow!(e))?
+    } else {
+        let (info, counted) = tokenkit::trainers::counts::merge_count_files(&args.from_counts).map_err(|e| anyhow!(e))?;
+        tok.check_word_cutting(&info).map_err(|e| anyhow!(e))?;
+        let (counts, pruned) = counted.into_word_counts(&limit).map_err(|e| anyhow!(e))?;
+        let stats = InputStats { sequences: info.sequences, bytes: info.inputs.iter().map(|i| i.bytes).sum(), ..Default::default() };
+        (counts, stats, pruned)
+    };
     let mut report = TrainReport { input: stats, count_seconds: counted.elapsed().as_secs_f64(), ..Default::default() };
     // The counting workers' heaps hold freed pages (their per-batch maps): hand them back
     // before training allocates its own tables (about 2 MiB off the peak on a 4 MB corpus).
@@ -625,6 +750,16 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
         for e in &stats.skip_examples {
             eprintln!("  {e}");
         }
+    }
+    if pruned.words > 0 {
+        eprintln!(
+            "tokenkit: note: --prune-words dropped {} distinct words seen fewer than {} times ({} occurrences) to fit \
+             --memory-limit {}: the result may differ from a run with more memory",
+            pruned.words,
+            pruned.below,
+            pruned.occurrences,
+            ByteSize(limit.bytes)
+        );
     }
     let peak = peak_memory_text();
     eprintln!(
@@ -683,6 +818,9 @@ fn run_sentencepiece(args: &TrainArgs, t0: Instant) -> Result<()> {
             ("--template", args.template.is_some()),
             ("--jsonl-field", args.jsonl_field.is_some()),
             ("--strict", args.strict),
+            ("--memory-limit", args.memory_limit.is_some()),
+            ("--prune-words", args.prune_words),
+            ("--from-counts", !args.from_counts.is_empty()),
             ("--limit-alphabet", args.limit_alphabet.is_some()),
             ("--continuing-subword-prefix", args.continuing_subword_prefix.is_some()),
             ("--end-of-word-suffix", args.end_of_word_suffix.is_some()),

@@ -72,6 +72,32 @@ where
     F: Fn(&str, &mut dyn FnMut(&str)) -> Result<()> + Sync,
 {
     let mut counts = WordCounts::default();
+    let n = count_batches(sequences, split, progress, |local| {
+        if counts.is_empty() {
+            counts = local;
+        } else {
+            for (w, c) in local {
+                *counts.entry(w).or_insert(0) += c;
+            }
+        }
+        Ok(())
+    })?;
+    Ok((counts, n))
+}
+
+/// [`count_words`] handing each batch's counts to `add` (which may keep them in memory or
+/// spill them); returns the number of sequences.
+pub(crate) fn count_batches<I, S, F>(
+    sequences: I,
+    split: &F,
+    progress: &dyn Progress,
+    mut add: impl FnMut(WordCounts) -> Result<()>,
+) -> Result<u64>
+where
+    I: Iterator<Item = Result<S>>,
+    S: AsRef<str> + Send + Sync,
+    F: Fn(&str, &mut dyn FnMut(&str)) -> Result<()> + Sync,
+{
     let mut batch: Vec<S> = Vec::new();
     let mut n = 0u64;
     let mut sequences = sequences.peekable();
@@ -87,17 +113,10 @@ where
             }
         }
         n += batch.len() as u64;
-        let local = count_batch(&batch, split)?;
-        if counts.is_empty() {
-            counts = local;
-        } else {
-            for (w, c) in local {
-                *counts.entry(w).or_insert(0) += c;
-            }
-        }
+        add(count_batch(&batch, split)?)?;
         progress.inc(batch.iter().map(|s| s.as_ref().len() as u64).sum());
     }
-    Ok((counts, n))
+    Ok(n)
 }
 
 /// Counts one batch: each worker fills its own map, then the maps are added up.

@@ -18,6 +18,7 @@
 //! The trainer types serialize to HF's JSON (`{"BpeTrainer": {...}}`, as
 //! `trainers.BpeTrainer().__getstate__()` writes it).
 
+pub mod counts;
 mod input;
 #[cfg(feature = "progress")]
 mod progress_bars;
@@ -31,6 +32,7 @@ pub use crate::models::training::{NoProgress, Progress, Stage, WordCounts};
 pub use crate::models::unigram::trainer::UnigramTrainer;
 pub use crate::models::wordlevel::trainer::WordLevelTrainer;
 pub use crate::models::wordpiece::trainer::WordPieceTrainer;
+pub use counts::{MemoryLimit, Pruned};
 pub use input::{count_words, InputStats, TrainInput, MAX_LINE_BYTES};
 #[cfg(feature = "progress")]
 pub use progress_bars::ProgressBars;

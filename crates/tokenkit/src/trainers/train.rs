@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::input::{total_size, with_stage, LineReader};
+use super::counts::{write_count_file, BoundedCounts, CountInfo, Counted, InputPrint, MemoryLimit, Pruned};
+use super::input::{count_batches, total_size, with_stage, LineReader};
 use super::{count_words, InputStats, NoProgress, Progress, Stage, TrainInput, TrainerWrapper, WordCounts};
 use crate::models::bpe::trainer::rebuild_bpe;
 use crate::models::ModelWrapper;
@@ -120,6 +121,69 @@ impl Tokenizer {
             count_words(LineReader::new(input, &mut stats), &split, progress).map(|(c, _)| c)
         })?;
         Ok((counts, stats))
+    }
+
+    /// [`count_words`](Self::count_words) within `limit`: the counts are spilled to disk and
+    /// merged when they do not fit, and the words kept for training are those whose training
+    /// fits in the limit (an error past it, or with [`MemoryLimit::prune`] the rarest dropped,
+    /// as the returned [`Pruned`] says).
+    pub fn count_words_within(
+        &self,
+        input: &TrainInput,
+        limit: &MemoryLimit,
+        progress: &dyn Progress,
+    ) -> Result<(WordCounts, InputStats, Pruned)> {
+        let (counted, stats) = self.count_bounded(input, limit, progress)?;
+        let (counts, pruned) = counted.into_word_counts(limit)?;
+        Ok((counts, stats, pruned))
+    }
+
+    /// Counts the words of `input` (spilling past `limit`) into a count file at `output`
+    /// (`tokenkit count`); returns what it records.
+    pub fn write_word_counts(
+        &self,
+        input: &TrainInput,
+        limit: &MemoryLimit,
+        output: &Path,
+        progress: &dyn Progress,
+    ) -> Result<(CountInfo, InputStats)> {
+        let inputs = input.files().iter().map(|p| InputPrint::of(p)).collect::<Result<Vec<_>>>()?;
+        let (counted, stats) = self.count_bounded(input, limit, progress)?;
+        let (normalizer, pre_tokenizer) = self.word_cutting()?;
+        let info = CountInfo::new(normalizer, pre_tokenizer, inputs, stats.sequences);
+        Ok((write_count_file(output, info, counted.into_sorted())?, stats))
+    }
+
+    /// Checks that words counted as `info` (a count file's) were cut as this tokenizer cuts them.
+    pub fn check_word_cutting(&self, info: &CountInfo) -> Result<()> {
+        let (normalizer, pre_tokenizer) = self.word_cutting()?;
+        for (what, here, there) in [("normalizer", &normalizer, &info.normalizer), ("pre-tokenizer", &pre_tokenizer, &info.pre_tokenizer)] {
+            if here != there {
+                return Err(Error::invalid(format!(
+                    "the counts were made with another {what} ({there}) than this training's ({here}): count with the \
+                     same --preset and --normalizer"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The normalizer and pre-tokenizer as tokenizer.json writes them (`null` for none).
+    fn word_cutting(&self) -> Result<(serde_json::Value, serde_json::Value)> {
+        let json = |v: serde_json::Result<serde_json::Value>| v.map_err(|e| Error::invalid(format!("pipeline as JSON: {e}")));
+        Ok((json(serde_json::to_value(self.get_normalizer()))?, json(serde_json::to_value(self.get_pre_tokenizer()))?))
+    }
+
+    fn count_bounded(&self, input: &TrainInput, limit: &MemoryLimit, progress: &dyn Progress) -> Result<(Counted, InputStats)> {
+        let total = total_size(input.files())?;
+        let mut stats = InputStats::default();
+        let how = self.word_splitter();
+        let split = |s: &str, f: &mut dyn FnMut(&str)| self.split_words(&how, s, f);
+        let mut counts = BoundedCounts::new(limit);
+        with_stage(progress, Stage::CountWords, Some(total), || {
+            count_batches(LineReader::new(input, &mut stats), &split, progress, |batch| counts.add(batch))
+        })?;
+        Ok((counts.finish()?, stats))
     }
 
     /// Trains the model on word counts and adds the trainer's special tokens. The model must

@@ -1,6 +1,6 @@
 //! Sorting more records than fit in memory: records are pushed into numbered groups, kept in
-//! memory up to a byte budget, and each time the budget is reached every group is sorted and
-//! written to disk as one sorted run. [`SortedRuns::for_each_sorted`] then gives each group's
+//! memory up to a byte budget, and each time the budget is reached (or the caller
+//! [`flush`](SortedRuns::flush)es) every group is sorted and written to disk as one sorted run. [`SortedRuns::for_each_sorted`] then gives each group's
 //! records in order, merging the runs on disk with what is still in memory.
 //!
 //! Runs are written in a temporary directory (removed when the value is dropped, whatever
@@ -11,21 +11,41 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use crate::{Error, Result};
 
-/// A fixed-size record, ordered as it is to be read back.
-pub trait Record: Copy + Ord + Send + Sync {
-    /// Its size on disk.
-    const BYTES: usize;
+/// A record, ordered as it is to be read back, written to a run as bytes (of a fixed size or
+/// not: each type reads back what it wrote).
+pub trait Record: Ord + Send + Sync + Sized {
     /// Appends its bytes to `out`.
     fn put(&self, out: &mut Vec<u8>);
-    /// The record of `bytes` (exactly [`BYTES`](Self::BYTES) of them).
-    fn get(bytes: &[u8]) -> Self;
+    /// The next record of a run's section, `None` at its end (an end inside a record is an
+    /// error).
+    fn read(input: &mut impl BufRead) -> std::io::Result<Option<Self>>;
+    /// The memory it holds while it waits in memory, in bytes (what the budget counts).
+    fn memory(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+/// The next `N` bytes of `input`, `None` if it ends before the first of them.
+pub fn read_array<const N: usize>(input: &mut impl BufRead) -> std::io::Result<Option<[u8; N]>> {
+    let mut buf = [0u8; N];
+    let mut filled = 0;
+    while filled < N {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) if filled == 0 => return Ok(None),
+            Ok(0) => return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "a spill run ends inside a record")),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(buf))
 }
 
 /// A 64-bit key and the number of the document it belongs to, ordered by key, then number
@@ -38,13 +58,13 @@ pub struct KeyDoc {
 }
 
 impl Record for KeyDoc {
-    const BYTES: usize = 12;
     fn put(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.key.to_le_bytes());
-        out.extend_from_slice(&self.doc.to_le_bytes());
+        out.extend_from_slice(&{ self.key }.to_le_bytes());
+        out.extend_from_slice(&{ self.doc }.to_le_bytes());
     }
-    fn get(b: &[u8]) -> Self {
-        KeyDoc { key: u64::from_le_bytes(b[..8].try_into().unwrap()), doc: u32::from_le_bytes(b[8..12].try_into().unwrap()) }
+    fn read(input: &mut impl BufRead) -> std::io::Result<Option<Self>> {
+        Ok(read_array::<12>(input)?
+            .map(|b| KeyDoc { key: u64::from_le_bytes(b[..8].try_into().unwrap()), doc: u32::from_le_bytes(b[8..].try_into().unwrap()) }))
     }
 }
 
@@ -58,24 +78,25 @@ pub struct HashSeq {
 }
 
 impl Record for HashSeq {
-    const BYTES: usize = 24;
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&{ self.hash }.to_le_bytes());
         out.extend_from_slice(&{ self.seq }.to_le_bytes());
     }
-    fn get(b: &[u8]) -> Self {
-        HashSeq { hash: u128::from_le_bytes(b[..16].try_into().unwrap()), seq: u64::from_le_bytes(b[16..24].try_into().unwrap()) }
+    fn read(input: &mut impl BufRead) -> std::io::Result<Option<Self>> {
+        Ok(read_array::<24>(input)?.map(|b| HashSeq {
+            hash: u128::from_le_bytes(b[..16].try_into().unwrap()),
+            seq: u64::from_le_bytes(b[16..].try_into().unwrap()),
+        }))
     }
 }
 
 /// A number alone.
 impl Record for u64 {
-    const BYTES: usize = 8;
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_le_bytes());
     }
-    fn get(b: &[u8]) -> Self {
-        u64::from_le_bytes(b[..8].try_into().unwrap())
+    fn read(input: &mut impl BufRead) -> std::io::Result<Option<Self>> {
+        Ok(read_array::<8>(input)?.map(u64::from_le_bytes))
     }
 }
 
@@ -87,6 +108,8 @@ struct Run {
     sections: Vec<u64>,
     /// 0 for a spill of the memory, `k + 1` for a merge of runs of level `k`.
     level: u32,
+    /// Written elsewhere and [`adopt`](SortedRuns::adopt)ed: read, never merged or removed.
+    adopted: bool,
 }
 
 /// Writes one run: records pushed group by group, each group closed with
@@ -114,8 +137,9 @@ impl RunWriter {
     }
 
     fn push<R: Record>(&mut self, r: &R) -> Result<()> {
+        let before = self.bytes.len();
         r.put(&mut self.bytes);
-        self.offset += R::BYTES as u64;
+        self.offset += (self.bytes.len() - before) as u64;
         if self.bytes.len() >= 1 << 16 {
             self.write_bytes()?;
         }
@@ -135,7 +159,7 @@ impl RunWriter {
     fn finish(mut self) -> Result<Run> {
         self.write_bytes()?;
         self.out.flush().map_err(|source| Error::Io { path: self.path.clone(), source })?;
-        Ok(Run { path: self.path, sections: self.sections, level: self.level })
+        Ok(Run { path: self.path, sections: self.sections, level: self.level, adopted: false })
     }
 }
 
@@ -143,9 +167,10 @@ impl RunWriter {
 #[derive(Debug)]
 pub struct SortedRuns<R: Record> {
     groups: Vec<Vec<R>>,
-    in_memory: usize,
-    /// Records held before a run is written (at least one).
-    capacity: usize,
+    /// The memory of the records held ([`Record::memory`]).
+    in_memory: u64,
+    /// The most memory held before a run is written (but at least one record is held).
+    budget: u64,
     /// Where the temporary directory is made.
     parent: PathBuf,
     dir: Option<tempfile::TempDir>,
@@ -163,11 +188,10 @@ impl<R: Record> SortedRuns<R> {
     /// `groups` empty groups holding up to `budget` bytes of records in memory, spilling into a
     /// temporary directory inside `parent`.
     pub fn new(groups: usize, budget: u64, parent: &Path) -> Self {
-        let capacity = (budget / std::mem::size_of::<R>().max(1) as u64).clamp(1, usize::MAX as u64) as usize;
         SortedRuns {
-            groups: vec![Vec::new(); groups],
+            groups: std::iter::repeat_with(Vec::new).take(groups).collect(),
             in_memory: 0,
-            capacity,
+            budget,
             parent: parent.to_owned(),
             dir: None,
             runs: Vec::new(),
@@ -178,12 +202,30 @@ impl<R: Record> SortedRuns<R> {
 
     /// Adds `record` to `group`, writing a run first if the memory budget is full.
     pub fn push(&mut self, group: usize, record: R) -> Result<()> {
-        if self.in_memory >= self.capacity {
+        let memory = record.memory() as u64;
+        if self.in_memory > 0 && self.in_memory + memory > self.budget {
             self.spill()?;
         }
         self.groups[group].push(record);
-        self.in_memory += 1;
+        self.in_memory += memory;
         Ok(())
+    }
+
+    /// Writes the records in memory as a run now (nothing when there are none): for a caller
+    /// that keeps its own buffer and hands it over whole when that is full.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.in_memory == 0 {
+            return Ok(());
+        }
+        self.spill()
+    }
+
+    /// Adds a sorted run written elsewhere: the bytes `start..end` of `path` hold the records of
+    /// group 0 (of a single group) in order. It is read when the records are, and left in
+    /// place. Records out of order in it come out of order.
+    pub fn adopt(&mut self, path: &Path, start: u64, end: u64) {
+        assert_eq!(self.groups.len(), 1, "adopted runs are of one group");
+        self.runs.push(Run { path: path.to_owned(), sections: vec![start, end], level: u32::MAX, adopted: true });
     }
 
     /// Runs written to disk so far (each spill of the memory is one, whether or not it has been
@@ -212,7 +254,7 @@ impl<R: Record> SortedRuns<R> {
         // number of spills), never once per merge.
         while let Some(tail) = self.runs.len().checked_sub(MAX_RUNS) {
             let level = self.runs[tail].level;
-            if self.runs[tail..].iter().any(|r| r.level != level) {
+            if self.runs[tail..].iter().any(|r| r.level != level || r.adopted) {
                 break;
             }
             self.merge_runs(tail)?;
@@ -241,7 +283,7 @@ impl<R: Record> SortedRuns<R> {
         let runs = self.runs.split_off(from);
         let old: Vec<PathBuf> = runs.iter().map(|r| r.path.clone()).collect();
         let sorted: Sorted<R> = Sorted {
-            memory: vec![Vec::new(); self.groups.len()].into_iter().enumerate(),
+            memory: std::iter::repeat_with(Vec::new).take(self.groups.len()).collect::<Vec<_>>().into_iter().enumerate(),
             runs,
             _dir: None,
             group: 0,
@@ -362,7 +404,7 @@ impl<R: Record> Iterator for Sorted<R> {
 
 /// Where merged records come from: a run's section of a group, or the group in memory.
 enum Source<R> {
-    Disk { reader: BufReader<std::io::Take<File>>, buf: Vec<u8>, path: PathBuf },
+    Disk { reader: BufReader<std::io::Take<File>>, path: PathBuf },
     Memory(std::vec::IntoIter<R>),
 }
 
@@ -373,29 +415,13 @@ impl<R: Record> Source<R> {
         let (start, end) = (run.sections[group], run.sections[group + 1]);
         file.seek(SeekFrom::Start(start)).map_err(failed)?;
         let reader = BufReader::with_capacity(1 << 16, file.take(end - start));
-        Ok(Source::Disk { reader, buf: vec![0; R::BYTES], path: run.path.clone() })
+        Ok(Source::Disk { reader, path: run.path.clone() })
     }
 
     fn next(&mut self) -> Result<Option<R>> {
         match self {
             Source::Memory(records) => Ok(records.next()),
-            Source::Disk { reader, buf, path } => {
-                // A section holds whole records: the only clean end is before the first byte.
-                let mut filled = 0;
-                while filled < buf.len() {
-                    match reader.read(&mut buf[filled..]) {
-                        Ok(0) if filled == 0 => return Ok(None),
-                        Ok(0) => {
-                            let source = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "a spill run ends inside a record");
-                            return Err(Error::Io { path: path.clone(), source });
-                        }
-                        Ok(n) => filled += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(Error::Io { path: path.clone(), source: e }),
-                    }
-                }
-                Ok(Some(R::get(buf)))
-            }
+            Source::Disk { reader, path } => R::read(reader).map_err(|source| Error::Io { path: path.clone(), source }),
         }
     }
 }
