@@ -19,7 +19,8 @@ and prints the ratio peer/tokenkit (above 1: tokenkit loads faster). The files:
 
   cl100k_base, o200k_base    tiktoken.Encoding (rank file read with tiktoken's own loader)
                              vs tokenkit's TiktokenCore.from_file (tiktoken mode)
-  Llama-3, GPT-2, BERT       tokenizers.Tokenizer.from_file vs tokenkit.Tokenizer.from_file
+  Llama-3, GPT-2, BERT,      tokenizers.Tokenizer.from_file vs tokenkit.Tokenizer.from_file
+  XLNet (Unigram)
   tokenizer.json
   Llama-2 .model             sentencepiece.SentencePieceProcessor vs tokenkit.sentencepiece's
   Tekken tekken.json         mistral_common's Tekkenizer.from_file vs tokenkit.Tokenizer.from_file
@@ -60,6 +61,7 @@ CASES = {
     "llama3-json": ("registry/llama3/tokenizer.json", "hf", "tk"),
     "gpt2-json": ("hub/gpt2.json", "hf", "tk"),
     "bert-json": ("registry/bert_uncased/tokenizer.json", "hf", "tk"),
+    "xlnet-json": ("hub/xlnet_base_cased.json", "hf", "tk"),
     "llama2-model": ("hub/llama2.model", "spm", "tk-spm"),
     "albert-model": ("registry/albert/spiece.model", "spm", "tk-spm"),
     "xlnet-model": ("hub/xlnet_base_cased.model", "spm", "tk-spm"),

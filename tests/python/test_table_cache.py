@@ -253,6 +253,25 @@ def test_unigram_ids_before_and_after_the_trie_is_built(rel):
     print(f"{rel}: {len(inputs)}/{len(inputs)} texts identical to sentencepiece, before and after the trie was built")
 
 
+def test_unigram_json_ids_same_before_and_after_the_trie_is_built():
+    """A Unigram tokenizer.json (HF's `models.Unigram`, XLNet's) builds no trie at load: its
+    pieces are looked up by their text until it has encoded 4 bytes per piece of text it had
+    not seen (distinct words; here Japanese lines, one word each, are more than twice that),
+    then it builds its trie. HF tokenizers' ids on both sides, in one fresh process."""
+    tokenizers = pytest.importorskip("tokenizers")
+    path = need("hub/xlnet_base_cased.json")
+    ja = list(dict.fromkeys(need("corpora/ja/wagahai.txt").read_text(encoding="utf-8").splitlines()))[:3000]
+    # One load encodes them all: English prose (before the build), the Japanese lines, then
+    # code lines, whose words are mostly new, and the odd texts of `texts()` (after it).
+    english = texts()
+    inputs = english[:1500] + ja + english[1500:]
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    assert sum(len(t.encode()) for t in ja) > 2 * 4 * hf.get_vocab_size()
+    expected = [hf.encode(t).ids for t in inputs]
+    assert run_tokenizer({"TOKENKIT_CACHE": "0"}, str(path), "load", inputs=inputs) == expected
+    print(f"xlnet tokenizer.json: {len(inputs)}/{len(inputs)} texts identical to HF tokenizers, before and after the trie was built")
+
+
 def test_cached_sentencepiece_bpe_tables_give_sentencepiece_ids(tmp_path):
     """A BPE `.model`'s tables (vocabulary, scores, types, merge tables) are stored on the first
     load; later loads read them, a truncated entry is built again; every time sentencepiece's

@@ -569,7 +569,10 @@ fn specs_walk_matches_prost() {
     // a varint key of two bytes; then pieces the walk leaves to prost (a group, a bad wire type,
     // bad UTF-8, a cut): where the walk answers, it answers as prost.
     let piece = |body: &[u8]| [&[0x0A, body.len() as u8][..], body].concat();
+    // The first is the common layout (text, score, one-byte type) read without the walk; so is
+    // the last, whose text is a `▁` and bad UTF-8.
     let odd = [
+        piece(b"\x0A\x04\xE2\x96\x81a\x15\x00\x00\x80\x3F\x18\x04"),
         piece(b"\x0A\x01a\x15\x00\x00\x80\x3F\x0A\x02bc\x18\x05\x20\x07\x2A\x01z\x18\x09"),
         piece(b"\x0A\x01d\x80\x01\x05"),
         piece(b"\x0A\x01e\x1B\x1C"),
@@ -577,6 +580,7 @@ fn specs_walk_matches_prost() {
         piece(b"\x0A\x02\xC3\x28"),
         piece(b"\x0A\x05ab"),
         piece(b"\x00\x01"),
+        piece(b"\x0A\x04\xE2\x96\x81\xFF\x15\x00\x00\x80\x3F"),
     ];
     for (i, p) in odd.iter().enumerate() {
         let raw = [p.as_slice(), &small.encode_to_vec()].concat();
@@ -587,7 +591,7 @@ fn specs_walk_matches_prost() {
                 let want: Vec<proto::PieceRef<'_>> = decoded.pieces.iter().map(proto::PieceRef::from).collect();
                 assert_eq!(walked, want, "piece {i}");
             }
-            None => assert!(i >= 2, "piece {i}: the walk should take it"),
+            None => assert!(i >= 3, "piece {i}: the walk should take it"),
         }
     }
     for cut in 0..files[0].len().min(4000) {

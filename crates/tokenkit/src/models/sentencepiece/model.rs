@@ -215,7 +215,8 @@ impl Tables {
             }
             // sentencepiece refuses a NUL in any model, a non-finite score in a Unigram one
             // (its BPE ranks by position and loads such scores).
-            if piece.contains('\0') {
+            // On bytes: a char pattern sets up a searcher per piece.
+            if piece.as_bytes().contains(&0) {
                 return Err(err(format!("piece {id} ({piece:?}) holds a NUL character")));
             }
             if let Some(score) = p.score.filter(|s| !s.is_finite() && model_type == ModelType::Unigram) {
@@ -254,7 +255,7 @@ impl Tables {
             return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
         }
         let words_independent =
-            words_independent(norm_spec, trainer, vocab.iter().filter(|&(_, id)| is_mergeable(kinds[id as usize])).map(|(p, _)| p));
+            words_independent(norm_spec, trainer, pieces.iter().zip(&kinds).filter(|&(_, &k)| is_mergeable(k)).map(|(p, _)| p.piece));
         let algorithm = match model_type {
             // Built when first needed ([`SpViterbi::lazy`], [`LazyBpe`]).
             ModelType::Unigram => AlgorithmTables::Unigram(None),
@@ -1006,7 +1007,11 @@ fn words_independent<'a>(norm_spec: &NormalizerSpec, trainer: &TrainerSpec, mut 
             while let Some(r) = rest.strip_prefix(space) {
                 rest = r;
             }
-            !rest.windows(3).any(|w| w[0] == space[0] && w[1] == space[1] && w[2] == space[2])
+            // Most pieces have no byte of `▁` left (a plain loop: pieces are a few bytes).
+            match rest.iter().position(|&b| b == space[0]) {
+                None => true,
+                Some(at) => !rest[at..].windows(3).any(|w| w == space),
+            }
         })
 }
 

@@ -71,6 +71,21 @@ pub fn piece_refs(raw: &[u8]) -> Option<Vec<PieceRef<'_>>> {
 /// merges them; unknown fields skipped.
 fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
     use prost::encoding::decode_varint;
+    // Nearly every piece is its text (shorter than 128 bytes), its score and maybe a one-byte
+    // type, once each and in this order: read without the general walk.
+    if let [0x0A, len @ 0..=0x7F, rest @ ..] = m {
+        if let Some((piece, tail)) = rest.split_at_checked(usize::from(*len)) {
+            let r#type = match *tail {
+                [0x15, _, _, _, _] => Some(None),
+                [0x15, _, _, _, _, 0x18, t @ 0..=0x7F] => Some(Some(i32::from(t))),
+                _ => None,
+            };
+            if let Some(r#type) = r#type {
+                let score = f32::from_le_bytes([tail[1], tail[2], tail[3], tail[4]]);
+                return Some(PieceRef { piece: utf8(piece)?, score: Some(score), r#type });
+            }
+        }
+    }
     let mut p = PieceRef { piece: "", score: None, r#type: None };
     while !m.is_empty() {
         // Nearly every key is one byte: fields 1 to 15.
@@ -85,7 +100,7 @@ fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
             (0, _) => return None,
             (1, 2) => {
                 let len = usize::try_from(decode_varint(&mut m).ok()?).ok()?;
-                p.piece = std::str::from_utf8(m.get(..len)?).ok()?;
+                p.piece = utf8(m.get(..len)?)?;
                 m = &m[len..];
             }
             (2, 5) => {
@@ -102,6 +117,18 @@ fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
         }
     }
     Some(p)
+}
+
+/// `bytes` as text when it is valid UTF-8: most pieces are a few ASCII bytes after an optional
+/// `▁`, which a plain loop checks in a fraction of what `from_utf8` costs on a few bytes.
+#[inline]
+fn utf8(bytes: &[u8]) -> Option<&str> {
+    let tail = bytes.strip_prefix("\u{2581}".as_bytes()).unwrap_or(bytes);
+    if tail.iter().all(|&b| b < 0x80) {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).ok()
 }
 
 /// The length of the body of a field of wire type `wire` whose key was read from `rest`

@@ -5,6 +5,10 @@
 //! `min_score - 10` (SentencePiece's `kUnkPenalty`); consecutive unk segments are fused into
 //! one token whose value is the raw text. With `byte_fallback`, such a segment becomes its
 //! UTF-8 bytes as `<0xNN>` tokens (each spanning the whole segment) when all exist.
+//!
+//! A load builds no trie: pieces are looked up by their text (the pieces of a `.model`'s
+//! lazy [`spm::SpViterbi`], the same [`spm::Pieces`]) until the model has encoded as many
+//! bytes as the trie costs to build, then the trie is built and walked.
 
 pub mod lattice;
 pub mod spm;
@@ -17,10 +21,12 @@ use std::sync::{Arc, OnceLock};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use super::bpe::byte_token_ids;
+use self::spm::{PieceSource, Pieces, SpViterbi};
+use super::bpe::byte_token;
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
+use super::sentencepiece::model::LAZY_UNIGRAM_BYTES_PER_PIECE;
 use super::serialization::{deserialize_via_fields, missing, ModelFields, VocabField};
-use crate::base::vocab::{to_std_map, ReverseVocab, VocabMap};
+use crate::base::vocab::{ReverseVocab, Vocab, VocabMap};
 use crate::base::{Model, Token};
 use crate::utils::trie::Trie;
 use crate::{Error, Result};
@@ -57,8 +63,9 @@ thread_local! {
 /// The Unigram model (HF `models.Unigram`).
 pub struct Unigram {
     pieces: Vec<(String, f64)>,
-    token_to_ids: VocabMap,
-    trie: Trie,
+    /// Finds the pieces at each position: by their text (its vocabulary, which is also the
+    /// piece → id map) until enough text was encoded, then in its trie.
+    viterbi: SpViterbi,
     min_score: f64,
     unk_id: Option<usize>,
     byte_fallback: bool,
@@ -73,8 +80,7 @@ impl Clone for Unigram {
     fn clone(&self) -> Self {
         Self {
             pieces: self.pieces.clone(),
-            token_to_ids: self.token_to_ids.clone(),
-            trie: self.trie.clone(),
+            viterbi: self.viterbi.clone(),
             min_score: self.min_score,
             unk_id: self.unk_id,
             byte_fallback: self.byte_fallback,
@@ -123,20 +129,22 @@ impl Unigram {
         if u32::try_from(pieces.len()).is_err() {
             return Err(Error::invalid("Unigram: more than 2^32 pieces"));
         }
-        let mut token_to_ids = VocabMap::with_capacity_and_hasher(pieces.len(), Default::default());
-        let mut min_score = f64::INFINITY;
-        for (id, (piece, score)) in pieces.iter().enumerate() {
-            token_to_ids.insert(piece.clone(), id as u32);
-            if *score < min_score {
-                min_score = *score;
-            }
-        }
-        let trie = Trie::new(pieces.iter().map(|(p, _)| (p.as_str(), token_to_ids[p.as_str()])));
-        let byte_ids = if byte_fallback { byte_token_ids(&token_to_ids) } else { None };
+        let min_score = pieces.iter().map(|(_, score)| *score).fold(f64::INFINITY, f64::min);
+        // A piece listed twice has its last id (as in HF's map).
+        let vocab = Vocab::from_distinct_tokens(pieces.iter().map(|(p, _)| p.as_str())).unwrap_or_else(|_| {
+            let mut map = VocabMap::with_capacity_and_hasher(pieces.len(), Default::default());
+            map.extend(pieces.iter().enumerate().map(|(id, (p, _))| (p.clone(), id as u32)));
+            Vocab::new(map)
+        });
+        let byte_ids = byte_fallback.then(|| byte_ids(&vocab)).flatten();
+        // Every piece takes part; the scores the Viterbi here adds are the `f64` ones.
+        let n = pieces.len();
+        let scores = pieces.iter().map(|&(_, score)| score as f32).collect();
+        let (unk, unk_score) = (unk_id.map_or(NONE, |u| u as u32), (min_score - UNK_PENALTY) as f32);
+        let viterbi = SpViterbi::lazy(vocab, vec![0; n].into(), |_| true, scores, unk, unk_score, Vec::new());
         Ok(Self {
             pieces,
-            token_to_ids,
-            trie,
+            viterbi,
             min_score,
             unk_id,
             byte_fallback,
@@ -172,9 +180,35 @@ impl Unigram {
         Error::MissingToken("Unigram: encountered an unknown char but the model has no unk_id".into())
     }
 
+    /// The piece → id map.
+    fn vocab(&self) -> &Vocab {
+        self.viterbi.vocab().unwrap_or_else(|| unreachable!("the Viterbi of a Unigram is lazy"))
+    }
+
+    /// Whether the trie is built (pieces are looked up by their text until then).
+    pub fn trie_built(&self) -> bool {
+        self.viterbi.trie_built()
+    }
+
+    /// The trie of the pieces, built now if it is not.
+    pub fn trie(&self) -> &Trie {
+        self.viterbi.trie()
+    }
+
     /// Viterbi best path over `s`, as `(start, end, id)` segments in reverse order, with
-    /// consecutive unk segments already fused.
+    /// consecutive unk segments already fused. Counts `s` towards building the trie.
     fn best_path(&self, s: &str, out: &mut Vec<(u32, u32, u32)>) -> Result<()> {
+        if self.viterbi.trie_due(s.len(), LAZY_UNIGRAM_BYTES_PER_PIECE * self.pieces.len()) {
+            self.viterbi.build_trie();
+        }
+        match self.viterbi.piece_source() {
+            PieceSource::Trie(built) => self.best_path_with(built, s, out),
+            PieceSource::Lookup(lookup) => self.best_path_with(&lookup, s, out),
+        }
+    }
+
+    /// [`Self::best_path`] with the pieces found by `pieces`.
+    fn best_path_with(&self, pieces: &impl Pieces, s: &str, out: &mut Vec<(u32, u32, u32)>) -> Result<()> {
         let unk_score = self.min_score - UNK_PENALTY;
         let unk_id = self.unk_id.map(|u| u as u32);
         BEST.with(|best| {
@@ -187,25 +221,25 @@ impl Unigram {
             best.clear();
             best.resize(s.len() + 1, BestNode { score: 0.0, start: NONE, id: 0 });
             let bytes = s.as_bytes();
-            for (start, c) in s.char_indices() {
-                let here = best[start].score;
-                let char_len = c.len_utf8();
-                let mut has_single = false;
-                self.trie.common_prefixes(&bytes[start..], |len, id| {
-                    let cand = self.pieces[id as usize].1 + here;
-                    let target = &mut best[start + len];
+            let mut start = 0;
+            while start < bytes.len() {
+                let (from, here) = (start as u32, best[start].score);
+                let mut unknown = false;
+                start = pieces.at(bytes, start, |end, found| {
+                    // A char that no single-char piece covers gets an unk edge.
+                    let (cand, id) = match found {
+                        Some((id, _)) => (self.pieces[id as usize].1 + here, id),
+                        None => (unk_score + here, unk_id.unwrap_or(NONE)),
+                    };
+                    unknown |= found.is_none();
+                    let target = &mut best[end];
                     // Strictly better only: on ties the earliest start wins.
                     if target.start == NONE || cand > target.score {
-                        *target = BestNode { score: cand, start: start as u32, id };
+                        *target = BestNode { score: cand, start: from, id };
                     }
-                    has_single |= len == char_len;
                 });
-                if !has_single {
-                    let cand = unk_score + here;
-                    let target = &mut best[start + char_len];
-                    if target.start == NONE || cand > target.score {
-                        *target = BestNode { score: cand, start: start as u32, id: unk_id.ok_or_else(Self::missing_unk)? };
-                    }
+                if unknown && unk_id.is_none() {
+                    return Err(Self::missing_unk());
                 }
             }
             // Walk back from the end, fusing runs of unk.
@@ -242,7 +276,7 @@ impl Unigram {
             }
             // An unk run: its text may still be a piece; else bytes; else the unk id.
             let text = &s[start as usize..end as usize];
-            if let Some(&id) = self.token_to_ids.get(text) {
+            if let Some(id) = self.vocab().id(text) {
                 out.push(Segment { id, start, end, raw: true });
                 continue;
             }
@@ -331,7 +365,7 @@ impl Model for Unigram {
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.token_to_ids.get(token).copied()
+        self.vocab().id(token)
     }
 
     fn id_to_token(&self, id: u32) -> Option<&str> {
@@ -339,7 +373,7 @@ impl Model for Unigram {
     }
 
     fn get_vocab(&self) -> HashMap<String, u32> {
-        to_std_map(&self.token_to_ids)
+        self.vocab().to_std_map()
     }
 
     fn get_vocab_size(&self) -> usize {
@@ -359,6 +393,12 @@ impl Serialize for Unigram {
 }
 
 deserialize_via_fields!(Unigram);
+
+/// The ids of the `<0xNN>` pieces, `None` when there is none.
+fn byte_ids(vocab: &Vocab) -> Option<Box<[u32; 256]>> {
+    let ids: Box<[u32; 256]> = Box::new(std::array::from_fn(|b| vocab.id(&byte_token(b as u8)).unwrap_or(NONE)));
+    ids.iter().any(|&id| id != NONE).then_some(ids)
+}
 
 #[cfg(test)]
 mod tests;

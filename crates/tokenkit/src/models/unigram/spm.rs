@@ -107,7 +107,7 @@ pub struct SpViterbi {
 
 /// The trie and what is known of its walks.
 #[derive(Debug, Clone, PartialEq)]
-struct Built {
+pub(crate) struct Built {
     trie: Trie,
     /// The trie walked along `▁` (the start of most words, three bytes): the cursor after it
     /// and the id (`NONE` for none) and score of the piece `▁`; `None` when no piece starts
@@ -167,8 +167,9 @@ impl PieceLookup {
     }
 }
 
-/// Where [`SpViterbi::fill`] finds the pieces that start at each position.
-trait Pieces {
+/// Where a Viterbi ([`SpViterbi::fill`], HF's in [`super::Unigram`]) finds the pieces that
+/// start at each position.
+pub(crate) trait Pieces {
     /// Calls `f(end, found)` for the first char of `text[start..]`, ending at the returned
     /// `end` (`found`: the id and score of the piece that is that char, `None` when there is
     /// none), then `f(end, Some(found))` for each longer piece that is a prefix, shortest first.
@@ -216,9 +217,17 @@ impl Pieces for Built {
     }
 }
 
+/// Where a [`SpViterbi`] finds its pieces now ([`SpViterbi::piece_source`]).
+pub(crate) enum PieceSource<'a> {
+    /// The trie, built.
+    Trie(&'a Built),
+    /// Lookups by text, before the trie is built.
+    Lookup(Lookup<'a>),
+}
+
 /// The pieces looked up by their text: every prefix of up to `longest` bytes that ends at a
 /// char boundary (a piece is valid UTF-8, so one that is a prefix ends at one).
-struct Lookup<'a> {
+pub(crate) struct Lookup<'a> {
     pieces: &'a PieceLookup,
     scores: &'a [f32],
     longest: usize,
@@ -486,13 +495,24 @@ impl SpViterbi {
     /// near `±f32::MAX`. So the `FAST` loop compares scores alone and gives up (returns
     /// `false`) when a rebase makes a NaN; the general loop follows sentencepiece through NaNs.
     fn fill<const FAST: bool, const MARGIN: bool>(&self, text: &[u8], sum: f32, best: &mut Vec<Node>, second: &mut Vec<f32>) -> bool {
-        match (self.built.get(), &self.lookup) {
-            (None, Some(pieces)) => {
-                let lookup = Lookup { pieces, scores: &self.scores, longest: self.longest };
-                self.fill_with::<FAST, MARGIN>(&lookup, text, sum, best, second)
-            }
-            _ => self.fill_with::<FAST, MARGIN>(self.built().0, text, sum, best, second),
+        match self.piece_source() {
+            PieceSource::Lookup(lookup) => self.fill_with::<FAST, MARGIN>(&lookup, text, sum, best, second),
+            PieceSource::Trie(built) => self.fill_with::<FAST, MARGIN>(built, text, sum, best, second),
         }
+    }
+
+    /// Where the pieces are found now: by their text in a lazy model whose trie is not built,
+    /// else in the trie.
+    pub(crate) fn piece_source(&self) -> PieceSource<'_> {
+        match (self.built.get(), &self.lookup) {
+            (None, Some(pieces)) => PieceSource::Lookup(Lookup { pieces, scores: &self.scores, longest: self.longest }),
+            _ => PieceSource::Trie(self.built().0),
+        }
+    }
+
+    /// The vocabulary of a lazy model ([`Self::lazy`]).
+    pub(crate) fn vocab(&self) -> Option<&Vocab> {
+        self.lookup.as_ref().map(|l| &l.vocab)
     }
 
     /// [`Self::fill`] with the pieces found by `pieces`.

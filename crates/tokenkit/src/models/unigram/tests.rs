@@ -66,3 +66,41 @@ fn serialization_like_hf() {
         r#"{"type":"Unigram","unk_id":null,"vocab":[["a",-11.363813895245276]],"byte_fallback":false}"#
     );
 }
+
+/// A load builds no trie: pieces are looked up by their text until the model has encoded
+/// `LAZY_UNIGRAM_BYTES_PER_PIECE` bytes a piece, then the trie is built; tokens are the same
+/// as with the trie built from the start (unknown chars, byte fallback and ties included: the
+/// half-integer scores make many), and the cases above (HF's outputs) run on lookups.
+#[test]
+fn lookups_same_as_the_trie() {
+    use rand::{Rng as _, SeedableRng as _};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let chars = ["a", "b", "é", "▁", "中", "x", "<0x78>"];
+    let mut compared = 0;
+    for _ in 0..50 {
+        let mut p = vec![("<unk>".to_string(), 0.0)];
+        for _ in 0..40 {
+            let n = rng.gen_range(1..5);
+            let piece: String = (0..n).map(|_| chars[rng.gen_range(0..7)]).collect();
+            p.push((piece, -(rng.gen_range(1..20) as f64) / 2.0));
+        }
+        let unk = rng.gen_bool(0.9).then_some(0);
+        let (lazy, eager) = (Unigram::new(p.clone(), unk, true).unwrap(), Unigram::new(p, unk, true).unwrap());
+        eager.trie();
+        assert!(!lazy.trie_built() && eager.trie_built());
+        let texts: Vec<String> = (0..60).map(|_| (0..rng.gen_range(1..30)).map(|_| chars[rng.gen_range(0..6)]).collect()).collect();
+        for text in &texts {
+            let (a, b) =
+                (lazy.tokenize(text).map(|t| t.into_iter().map(|t| (t.id, t.value, t.offsets)).collect::<Vec<_>>()), eager.tokenize(text));
+            let b = b.map(|t| t.into_iter().map(|t| (t.id, t.value, t.offsets)).collect::<Vec<_>>());
+            assert_eq!(a.is_ok(), b.is_ok(), "{text:?}");
+            if let (Ok(a), Ok(b)) = (a, b) {
+                assert_eq!(a, b, "{text:?} (trie built: {})", lazy.trie_built());
+            }
+            compared += 1;
+        }
+        assert!(lazy.trie_built(), "the trie was not built after {} bytes", texts.iter().map(String::len).sum::<usize>());
+        assert_eq!(lazy.trie(), eager.trie());
+    }
+    assert_eq!(compared, 3000);
+}
