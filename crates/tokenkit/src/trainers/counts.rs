@@ -596,6 +596,45 @@ mod tests {
         }
     }
 
+    /// Count files merge by adding counts (each word once, in order); a file cut with another
+    /// pre-tokenizer, a file out of order and a cut-short file are errors.
+    #[test]
+    fn count_files_merge_and_bad_ones_are_errors() {
+        let tmp = tempfile::tempdir().unwrap();
+        let info = |pre: &str| CountInfo::new(serde_json::Value::Null, serde_json::json!({"type": pre}), Vec::new(), 1);
+        let words = |list: &[(&str, u64)]| list.iter().map(|&(w, c)| Ok((w.to_owned(), c))).collect::<Vec<_>>().into_iter();
+        let (a, b, c) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("c"));
+        let written = write_count_file(&a, info("X"), words(&[("a", 2), ("bé", 1), ("c", 5)])).unwrap();
+        assert_eq!((written.words, written.occurrences), (3, 8));
+        write_count_file(&b, info("X"), words(&[("", 1), ("bé", 3), ("d", 1)])).unwrap();
+        let (merged, counted) = merge_count_files(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!((merged.sequences, merged.occurrences), (2, 13));
+        let got: Vec<(String, u64)> = counted.into_sorted().map(|r| r.unwrap()).collect();
+        let want: Vec<(String, u64)> = [("", 1), ("a", 2), ("bé", 4), ("c", 5), ("d", 1)].map(|(w, c)| (w.to_owned(), c)).to_vec();
+        assert_eq!(got, want);
+
+        write_count_file(&c, info("Y"), words(&[("a", 1)])).unwrap();
+        let err = merge_count_files(&[a.clone(), c.clone()]).unwrap_err().to_string();
+        assert!(err.contains("another normalizer or pre-tokenizer"), "{err}");
+        assert!(write_count_file(&c, info("X"), words(&[("b", 1), ("a", 1)])).is_err());
+
+        // Records out of order, written by hand.
+        let mut bytes = std::fs::read(&a).unwrap();
+        let mut body = Vec::new();
+        WordCount { word: "z".into(), count: 1 }.put(&mut body);
+        WordCount { word: "a".into(), count: 1 }.put(&mut body);
+        let tail = bytes.split_off(read_count_info(&a).unwrap().1 as usize);
+        let unsorted = [COUNT_FILE_MAGIC.as_slice(), &body, &tail].concat();
+        std::fs::write(&c, unsorted).unwrap();
+        let (_, counted) = merge_count_files(std::slice::from_ref(&c)).unwrap();
+        let err = counted.into_sorted().find_map(|r| r.err()).unwrap().to_string();
+        assert!(err.contains("out of order"), "{err}");
+
+        std::fs::write(&c, &std::fs::read(&a).unwrap()[..30]).unwrap();
+        let err = merge_count_files(&[c]).unwrap_err().to_string();
+        assert!(err.contains("cut short"), "{err}");
+    }
+
     #[test]
     fn a_truncated_run_is_an_error() {
         let mut bytes = Vec::new();
