@@ -1,11 +1,11 @@
 """`tokenkit corpus dedup --near` against datatrove's MinHash pipeline, exact dedup against datatrove's ExactDedup and a
-Python set, and `tokenkit corpus pii` against a Python `re` pass (the seed-style approach):
+Python set, `tokenkit corpus pii` and `tokenkit corpus clean` against Python `re` passes (the seed-style approach):
 documents/s, documents per CPU second and peak RSS of each, in one run, on the same JSONL built
 from the shared corpora (documents of random sentences of the en/zh/code texts, plus planted exact
 and near duplicates), and the documents removed by both MinHash implementations.
 
     .venv/bin/python benches/python/bench_corpus.py [--mb 50] [--threads 2] [--dt-mb MB] [--spill-memory 64M]
-        [--exact-memory 4M] [--tasks exact,near,pii] [--tmp DIR] [--dt-python DTVENV/bin/python]
+        [--exact-memory 4M] [--tasks exact,near,pii,clean] [--tmp DIR] [--dt-python DTVENV/bin/python]
 
 Each tool runs in its own process; peak RSS is GNU time's %M (the largest process of the tree).
 datatrove is a benchmark dependency, not a test one: pip install 'datatrove[processing]' orjson spacy, in a venv of
@@ -169,6 +169,22 @@ with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "w", encoding="
         out.write(json.dumps(d, ensure_ascii=False) + "\n")
 '''
 
+# The seed-style cleaning pass tokenkit corpus clean's defaults replace: control and invisible
+# characters out (keeping \n and \t), NFC, runs of spaces made one and lines stripped.
+PYTHON_CLEAN = r'''
+import json, re, sys, unicodedata
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+SPACES = re.compile(r"[^\S\n]+")
+BLANKS = re.compile(r"\n{3,}")
+with open(sys.argv[1], encoding="utf-8") as f, open(sys.argv[2], "w", encoding="utf-8") as out:
+    for line in f:
+        d = json.loads(line)
+        t = unicodedata.normalize("NFC", CONTROLS.sub("", d["text"]))
+        t = BLANKS.sub("\n\n", "\n".join(l.strip() for l in SPACES.sub(" ", t).split("\n"))).strip()
+        d["text"] = t
+        out.write(json.dumps(d, ensure_ascii=False) + "\n")
+'''
+
 PYTHON_EXACT = r'''
 import json, sys, hashlib
 seen = set()
@@ -198,7 +214,7 @@ def main() -> None:
                     help="a second tokenkit near dedup with this --memory-limit (band keys spilled to disk)")
     ap.add_argument("--exact-memory", default="4M",
                     help="a second tokenkit exact dedup with this --memory-limit (two passes, hashes sorted on disk)")
-    ap.add_argument("--tasks", default="exact,near,pii", help="the tasks to run (comma-separated: exact, near, pii)")
+    ap.add_argument("--tasks", default="exact,near,pii,clean", help="the tasks to run (comma-separated: exact, near, pii, clean)")
     ap.add_argument("--tmp", help="directory for the corpus and outputs (default: the system's temporary directory)")
     ap.add_argument("--dt-python", default=sys.executable,
                     help="the Python that has datatrove (a venv of its own keeps its dependencies out of the test venv)")
@@ -227,6 +243,7 @@ def main() -> None:
         py = sys.executable
         (d / "dt.py").write_text(DATATROVE)
         (d / "pii_re.py").write_text(PYTHON_RE)
+        (d / "clean_re.py").write_text(PYTHON_CLEAN)
         (d / "exact.py").write_text(PYTHON_EXACT)
         (d / "dt_exact.py").write_text(DATATROVE_EXACT)
         tasks = set(args.tasks.split(","))
@@ -268,13 +285,19 @@ def main() -> None:
                 ("pii", "Python re pass (7 patterns, no verification)", n,
                  [py, str(d / "pii_re.py"), str(corpus), str(d / "py_pii.jsonl")]),
             ]
+        if "clean" in tasks:
+            runs += [
+                ("clean", "tokenkit corpus clean (controls, NFC, spaces)", n,
+                 tk + ["clean", *common, "-o", str(d / "tk_clean.jsonl"), str(corpus)]),
+                ("clean", "Python pass (re + unicodedata)", n, [py, str(d / "clean_re.py"), str(corpus), str(d / "py_clean.jsonl")]),
+            ]
         print(f"{'task':<12} {'tool':<48} {'docs':>10} {'wall s':>8} {'CPU s':>8} {'docs/s':>10} {'docs/CPU s':>10} {'peak RSS':>10}")
         for task, name, docs, cmd in runs:
             secs, cpu, rss = run_measured(cmd)
             rows.append((task, name, docs / secs, docs / cpu, rss))
             print(f"{task:<12} {name:<48} {docs:>10,} {secs:8.2f} {cpu:8.2f} {docs / secs:>10,.0f} {docs / cpu:>10,.0f} {rss:7.1f} MiB",
                   flush=True)
-        for task in ("exact dedup", "near dedup", "pii"):
+        for task in ("exact dedup", "near dedup", "pii", "clean"):
             mine = [r for r in rows if r[0] == task and r[1].startswith("tokenkit")]
             peers = [r for r in rows if r[0] == task and not r[1].startswith(("tokenkit", " "))]
             for a in mine:
@@ -294,6 +317,11 @@ def main() -> None:
         if "near" in tasks:
             print(f"near dedup with --memory-limit {args.spill_memory}: the same output "
                   f"{(d / 'tk_near.jsonl').read_bytes() == (d / 'tk_near_spill.jsonl').read_bytes()}")
+        if "clean" in tasks:
+            texts = lambda p: [json.loads(l)["text"] for l in p.open(encoding="utf-8")]  # noqa: E731
+            a, b = texts(d / "tk_clean.jsonl"), texts(d / "py_clean.jsonl")
+            print(f"clean: {sum(x == y for x, y in zip(a, b)):,} of {len(b):,} documents the same text as the Python pass "
+                  f"({len(a):,} written by tokenkit)")
         if "exact" in tasks:
             tk_exact = (d / "tk_exact.jsonl").read_bytes()
             print(f"exact dedup with --memory-limit {args.exact_memory}: the same output {tk_exact == (d / 'tk_exact_spill.jsonl').read_bytes()}")

@@ -203,6 +203,22 @@ def corpus_files() -> list[str]:
     return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
+# What a fresh clone without ../shared has in place of the shared corpora: botchan (from a
+# registry) and small built-in samples per language.
+CORPUS_FALLBACK = {"en": "en/botchan.txt", "zh": "builtin/zh/sample.txt", "ja": "builtin/ja/sample.txt",
+                   "code": "builtin/code/sample.py.txt", "mixed": "builtin/mixed/sample.txt"}
+
+
+def corpus_rels(rels: Sequence[str], fallback: Sequence[str] | None = None) -> list[str]:
+    """The files of `rels` this checkout has, else the fallbacks: `fallback`, or for each of
+    `rels` the fresh clone's file of its language (`CORPUS_FALLBACK`)."""
+    d = corpus_dir()
+    have = lambda rs: [r for r in rs if d is not None and (d / r).is_file()]  # noqa: E731
+    if fallback is None:
+        fallback = list(dict.fromkeys(CORPUS_FALLBACK[r.split("/")[0]] for r in rels if r.split("/")[0] in CORPUS_FALLBACK))
+    return have(rels) or have(fallback)
+
+
 @lru_cache(maxsize=4)
 def corpus_lines(rel: str) -> tuple[str, ...]:
     """Lines of a corpus file without their trailing '\\n' (a '\\r' is kept)."""

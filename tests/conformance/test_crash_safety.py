@@ -55,7 +55,8 @@ def corpus(tmp_path_factory) -> Path:
     if not h.corpus_files():
         pytest.skip("no corpora")
     out = tmp_path_factory.mktemp("crash-corpus") / "corpus.jsonl"
-    lines = [l for rel in ("en/pride_and_prejudice.txt", "zh/lunyu.txt") for l in h.corpus_lines(rel)[:1500]]
+    lines = [l for rel in h.corpus_rels(("en/pride_and_prejudice.txt", "zh/lunyu.txt"))
+             for l in h.corpus_lines(rel)[:1500]]
     out.write_text("".join(json.dumps({"text": l}, ensure_ascii=False) + "\n" for l in lines), encoding="utf-8")
     return out
 

@@ -33,7 +33,7 @@ def corpus(tmp_path_factory) -> Path:
         pytest.skip("no corpora")
     out = tmp_path_factory.mktemp("minimind") / "pretrain.jsonl"
     rows = []
-    for rel in ("en/pride_and_prejudice.txt", "zh/lunyu.txt", "ja/wagahai.txt", "code/cpython-3.11-stdlib.py.txt"):
+    for rel in h.corpus_rels(("en/pride_and_prejudice.txt", "zh/lunyu.txt", "ja/wagahai.txt", "code/cpython-3.11-stdlib.py.txt")):
         lines = h.corpus_lines(rel)[:1500]
         for i in range(0, len(lines), 10):  # documents of 10 lines, as in a pretraining JSONL
             rows.append({"text": "".join(lines[i:i + 10])})

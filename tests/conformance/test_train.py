@@ -58,8 +58,7 @@ FALLBACK = {
 
 def corpus_rels(name: str) -> list[str]:
     """The corpus files of `name` that this checkout has: the shared ones, else the fallbacks."""
-    have = lambda rels: [r for r in rels if (h.corpus_dir() / r).is_file()]  # noqa: E731
-    return have(CORPORA[name]) or have(FALLBACK[name])
+    return h.corpus_rels(CORPORA[name], FALLBACK[name])
 
 
 @pytest.fixture(scope="module")
