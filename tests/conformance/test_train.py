@@ -337,9 +337,16 @@ def _spm_tokens_per_byte(files: list[str], vocab: int, held: str, tmp: Path) -> 
         import sentencepiece as spm
     except ImportError:
         return None
-    spm.SentencePieceTrainer.train(input=",".join(files), model_prefix=str(tmp / "spm"), vocab_size=vocab,
-                                   model_type="unigram", minloglevel=2, num_threads=2,
-                                   character_coverage=1.0, input_sentence_size=0)
+    try:
+        spm.SentencePieceTrainer.train(input=",".join(files), model_prefix=str(tmp / "spm"), vocab_size=vocab,
+                                       model_type="unigram", minloglevel=2, num_threads=2,
+                                       character_coverage=1.0, input_sentence_size=0)
+    except RuntimeError as e:
+        # A small corpus (a fresh clone's built-in sample) has fewer pieces than the vocabulary:
+        # sentencepiece has no model of that size to compare with.
+        if "Vocabulary size too high" in str(e):
+            return None
+        raise
     sp = spm.SentencePieceProcessor(model_file=str(tmp / "spm.model"))
     lines = [l for l in held.splitlines() if l.strip()]
     return sum(len(x) for x in sp.encode(lines)) / max(1, sum(len(l.encode("utf-8")) for l in lines))
