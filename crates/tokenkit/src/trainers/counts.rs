@@ -22,11 +22,12 @@ use crate::{Error, Result};
 /// word's allocation rounded up.
 const MAP_ENTRY_BYTES: u64 = 64;
 
-/// Peak memory of training per byte of the word map it trains on ([`map_memory`]), measured with
-/// `tokenkit train` (byte-level BPE, 30,000 merges) on 100 MB of text with 1.2M distinct
-/// words: 331 MiB peak for 91 MiB of map. The trainers build their own tables from the
-/// words (symbol ids, pair counts and positions).
-const TRAINING_PER_MAP_BYTE: u64 = 4;
+/// Peak memory of training per byte of the word map it trains on ([`map_memory`]), the largest
+/// measured with `tokenkit train` (peak RSS over the map's memory): byte-level BPE 30k on 100 MB
+/// with 1.2M distinct words 3.6 (331 MiB for 91 MiB of map); on 30 MB of whitespace-split words
+/// (1.2M distinct, 88 MiB of map) BPE 8k 5.0, WordPiece 8k 5.0, Unigram 8k 5.4. The trainers build
+/// their own tables from the words (symbol ids, pair counts and positions, Unigram's lattices).
+const TRAINING_PER_MAP_BYTE: u64 = 6;
 
 /// The share of the limit the counting map may fill before it is spilled (draining it into a
 /// run holds the records beside the map's table for a moment).
