@@ -245,7 +245,7 @@ pub struct TrainArgs {
 fn memory_limit(given: Option<ByteSize>, output: &std::path::Path, prune: bool) -> MemoryLimit {
     MemoryLimit {
         bytes: given.map_or_else(default_memory_limit, |l| l.0),
-        spill_dir: tokenkit::trainers::counts::spill_dir_for(output),
+        spill_dir: tokenkit::utils::atomic_file::parent_dir(output).to_owned(),
         prune,
     }
 }
@@ -287,29 +287,14 @@ pub fn run_count(args: CountArgs) -> Result<()> {
     if args.strict && args.jsonl_field.is_none() {
         bail!("--strict applies to JSON lines input only (with --jsonl-field)");
     }
-    let tokenizer_json = json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": normalizer_json(args.normalizer),
-        "pre_tokenizer": pre_tokenizer_json(args.preset),
-        "post_processor": null, "decoder": null,
-        "model": serde_json::to_value(ModelWrapper::from(BPE::default()))?,
-    });
-    let tok = Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))?;
+    let tok = pipeline(args.normalizer, args.preset, serde_json::Value::Null, &BPE::default().into())?;
     tokenkit::utils::atomic_file::check_writable(&args.output).map_err(|e| anyhow!(e))?;
-    let input = match &args.jsonl_field {
-        Some(field) => TrainInput::Jsonl { files: args.files.clone(), field: field.clone(), strict: args.strict },
-        None => TrainInput::Files(args.files.clone()),
-    };
+    let input = train_input(&args.files, args.jsonl_field.as_deref(), args.strict);
     let bars = tokenkit::trainers::ProgressBars::new();
     let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
     let limit = memory_limit(args.memory_limit, &args.output, false);
     let (info, stats) = tok.write_word_counts(&input, &limit, &args.output, progress).map_err(|e| anyhow!(e))?;
-    if stats.skipped > 0 {
-        eprintln!("tokenkit: skipped {} JSONL line(s):", stats.skipped);
-        for e in &stats.skip_examples {
-            eprintln!("  {e}");
-        }
-    }
+    report_skipped(&stats, args.jsonl_field.as_deref());
     eprintln!(
         "tokenkit: counted {} words ({} distinct) in {} sequences ({:.1} MiB) -> {} in {:.2} s, peak memory {}",
         info.occurrences,
@@ -606,19 +591,42 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
             (Unigram::default().into(), t.into())
         }
     };
+    Ok((pipeline(args.normalizer, args.preset, decoder_json(args), &model)?, trainer))
+}
+
+/// A tokenizer of `model` with the normalizer and pre-tokenizer of the options (what training
+/// and `tokenkit count` cut words with) and `decoder`.
+fn pipeline(normalizer: NormalizerKind, preset: Preset, decoder: serde_json::Value, model: &ModelWrapper) -> Result<Tokenizer> {
     let tokenizer_json = json!({
         "version": "1.0",
         "truncation": null,
         "padding": null,
         "added_tokens": [],
-        "normalizer": normalizer_json(args.normalizer),
-        "pre_tokenizer": pre_tokenizer_json(args.preset),
+        "normalizer": normalizer_json(normalizer),
+        "pre_tokenizer": pre_tokenizer_json(preset),
         "post_processor": null,
-        "decoder": decoder_json(args),
-        "model": serde_json::to_value(&model)?,
+        "decoder": decoder,
+        "model": serde_json::to_value(model)?,
     });
-    let tok = Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))?;
-    Ok((tok, trainer))
+    Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))
+}
+
+/// The training input: `files` as text, or as JSON lines with `jsonl_field`.
+fn train_input(files: &[PathBuf], jsonl_field: Option<&str>, strict: bool) -> TrainInput {
+    match jsonl_field {
+        Some(field) => TrainInput::Jsonl { files: files.to_vec(), field: field.to_owned(), strict },
+        None => TrainInput::Files(files.to_vec()),
+    }
+}
+
+/// Says how many JSONL lines were skipped, with the first few reasons.
+fn report_skipped(stats: &InputStats, jsonl_field: Option<&str>) {
+    if stats.skipped > 0 {
+        eprintln!("tokenkit: skipped {} JSONL line(s) without a string field `{}`:", stats.skipped, jsonl_field.unwrap_or(""));
+        for e in &stats.skip_examples {
+            eprintln!("  {e}");
+        }
+    }
 }
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), when known.
@@ -714,10 +722,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     if trainer.vocab_size() < n_special {
         bail!("--vocab-size {} is smaller than the {} special tokens", trainer.vocab_size(), n_special);
     }
-    let input = match &args.jsonl_field {
-        Some(field) => TrainInput::Jsonl { files: args.files.clone(), field: field.clone(), strict: args.strict },
-        None => TrainInput::Files(args.files.clone()),
-    };
+    let input = train_input(&args.files, args.jsonl_field.as_deref(), args.strict);
     let bars = tokenkit::trainers::ProgressBars::new();
     let progress: &dyn Progress = if args.quiet { &tokenkit::trainers::NoProgress } else { &bars };
     let counted = Instant::now();
@@ -741,16 +746,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     tok.with_post_processor(post);
     let saved = save_outputs(&args, &tok)?;
     let stats = &report.input;
-    if stats.skipped > 0 {
-        eprintln!(
-            "tokenkit: skipped {} JSONL line(s) without a string field `{}`:",
-            stats.skipped,
-            args.jsonl_field.as_deref().unwrap_or("")
-        );
-        for e in &stats.skip_examples {
-            eprintln!("  {e}");
-        }
-    }
+    report_skipped(stats, args.jsonl_field.as_deref());
     if pruned.words > 0 {
         eprintln!(
             "tokenkit: note: --prune-words dropped {} distinct words seen fewer than {} times ({} occurrences) to fit \

@@ -417,10 +417,7 @@ fn keep_or_drop(first: bool, report: &mut Report) -> Verdict {
 
 /// Where spilled runs go: a temporary directory beside the output.
 fn spill_dir(opts: &CorpusOptions) -> &Path {
-    match opts.output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
+    crate::utils::atomic_file::parent_dir(&opts.output)
 }
 
 /// Runs an exact deduplication step and returns its report: `decide` gets each document's

@@ -332,14 +332,6 @@ impl Iterator for MergedCounts {
     }
 }
 
-/// The spill directory for an output file: its own directory (where the user has room for it).
-pub fn spill_dir_for(output: &Path) -> PathBuf {
-    match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    }
-}
-
 /// The first and last 8 bytes of a count file.
 const COUNT_FILE_MAGIC: &[u8; 8] = b"TKCOUNT1";
 
@@ -472,9 +464,8 @@ pub fn read_count_info(path: &Path) -> Result<(CountInfo, u64)> {
     Ok((info, end))
 }
 
-/// The counts of several count files, merged in word order (equal words summed), within
-/// `spill_dir`'s reach only for reading: nothing is written. All must have the same normalizer
-/// and pre-tokenizer; returns their information merged (inputs listed in order, totals added;
+/// The counts of several count files, merged in word order (equal words summed) as they are
+/// read (nothing is written). All must have the same normalizer and pre-tokenizer; returns their information merged (inputs listed in order, totals added;
 /// `words` the sum of the files', an upper bound of the merged distinct words).
 pub fn merge_count_files(paths: &[PathBuf]) -> Result<(CountInfo, Counted)> {
     let mut runs = SortedRuns::<WordCount>::new(1, u64::MAX, Path::new("."));

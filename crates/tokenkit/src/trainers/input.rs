@@ -72,17 +72,22 @@ where
     F: Fn(&str, &mut dyn FnMut(&str)) -> Result<()> + Sync,
 {
     let mut counts = WordCounts::default();
-    let n = count_batches(sequences, split, progress, |local| {
-        if counts.is_empty() {
-            counts = local;
-        } else {
-            for (w, c) in local {
-                *counts.entry(w).or_insert(0) += c;
-            }
-        }
+    let n = count_batches(sequences, split, progress, |batch| {
+        add_counts(&mut counts, batch);
         Ok(())
     })?;
     Ok((counts, n))
+}
+
+/// Adds one batch's counts into `counts` (taking the batch whole when `counts` is empty).
+pub(crate) fn add_counts(counts: &mut WordCounts, batch: WordCounts) {
+    if counts.is_empty() {
+        *counts = batch;
+    } else {
+        for (w, c) in batch {
+            *counts.entry(w).or_insert(0) += c;
+        }
+    }
 }
 
 /// [`count_words`] handing each batch's counts to `add` (which may keep them in memory or

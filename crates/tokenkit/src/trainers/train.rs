@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::counts::{write_count_file, BoundedCounts, CountInfo, Counted, InputPrint, MemoryLimit, Pruned};
-use super::input::{count_batches, total_size, with_stage, LineReader};
+use super::input::{add_counts, count_batches, total_size, with_stage, LineReader};
 use super::{count_words, InputStats, NoProgress, Progress, Stage, TrainInput, TrainerWrapper, WordCounts};
 use crate::models::bpe::trainer::rebuild_bpe;
 use crate::models::ModelWrapper;
@@ -113,14 +113,22 @@ impl Tokenizer {
 
     /// Counts the words of files (lines with their endings, or a JSONL field).
     pub fn count_words(&self, input: &TrainInput, progress: &dyn Progress) -> Result<(WordCounts, InputStats)> {
+        let mut counts = WordCounts::default();
+        let stats = self.count_input(input, progress, |batch| {
+            add_counts(&mut counts, batch);
+            Ok(())
+        })?;
+        Ok((counts, stats))
+    }
+
+    /// Reads `input`, handing each batch's word counts to `add`.
+    fn count_input(&self, input: &TrainInput, progress: &dyn Progress, add: impl FnMut(WordCounts) -> Result<()>) -> Result<InputStats> {
         let total = total_size(input.files())?;
         let mut stats = InputStats::default();
         let how = self.word_splitter();
         let split = |s: &str, f: &mut dyn FnMut(&str)| self.split_words(&how, s, f);
-        let counts = with_stage(progress, Stage::CountWords, Some(total), || {
-            count_words(LineReader::new(input, &mut stats), &split, progress).map(|(c, _)| c)
-        })?;
-        Ok((counts, stats))
+        with_stage(progress, Stage::CountWords, Some(total), || count_batches(LineReader::new(input, &mut stats), &split, progress, add))?;
+        Ok(stats)
     }
 
     /// [`count_words`](Self::count_words) within `limit`: the counts are spilled to disk and
@@ -175,14 +183,8 @@ impl Tokenizer {
     }
 
     fn count_bounded(&self, input: &TrainInput, limit: &MemoryLimit, progress: &dyn Progress) -> Result<(Counted, InputStats)> {
-        let total = total_size(input.files())?;
-        let mut stats = InputStats::default();
-        let how = self.word_splitter();
-        let split = |s: &str, f: &mut dyn FnMut(&str)| self.split_words(&how, s, f);
         let mut counts = BoundedCounts::new(limit);
-        with_stage(progress, Stage::CountWords, Some(total), || {
-            count_batches(LineReader::new(input, &mut stats), &split, progress, |batch| counts.add(batch))
-        })?;
+        let stats = self.count_input(input, progress, |batch| counts.add(batch))?;
         Ok((counts.finish()?, stats))
     }
 

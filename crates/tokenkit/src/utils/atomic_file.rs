@@ -199,7 +199,7 @@ pub fn check_writable(path: impl AsRef<Path>) -> Result<()> {
 }
 
 /// The directory `path` is in (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
+pub fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

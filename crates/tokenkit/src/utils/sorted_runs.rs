@@ -1,7 +1,8 @@
 //! Sorting more records than fit in memory: records are pushed into numbered groups, kept in
 //! memory up to a byte budget, and each time the budget is reached (or the caller
-//! [`flush`](SortedRuns::flush)es) every group is sorted and written to disk as one sorted run. [`SortedRuns::for_each_sorted`] then gives each group's
-//! records in order, merging the runs on disk with what is still in memory.
+//! [`flush`](SortedRuns::flush)es) every group is sorted and written to disk as one sorted
+//! run. [`SortedRuns::for_each_sorted`] then gives each group's records in order, merging the
+//! runs on disk with what is still in memory.
 //!
 //! Runs are written in a temporary directory (removed when the value is dropped, whatever
 //! happens) inside a directory the caller chooses: the output's own, so that the spill goes
@@ -106,11 +107,13 @@ struct Run {
     path: PathBuf,
     /// The byte offset of each group's section, and the end of the last.
     sections: Vec<u64>,
-    /// 0 for a spill of the memory, `k + 1` for a merge of runs of level `k`.
+    /// 0 for a spill of the memory, `k + 1` for a merge of runs of level `k`, [`ADOPTED`] for
+    /// a run written elsewhere.
     level: u32,
-    /// Written elsewhere and [`adopt`](SortedRuns::adopt)ed: read, never merged or removed.
-    adopted: bool,
 }
+
+/// The level of an [`adopt`](SortedRuns::adopt)ed run: read, never merged or removed.
+const ADOPTED: u32 = u32::MAX;
 
 /// Writes one run: records pushed group by group, each group closed with
 /// [`end_group`](Self::end_group).
@@ -159,7 +162,7 @@ impl RunWriter {
     fn finish(mut self) -> Result<Run> {
         self.write_bytes()?;
         self.out.flush().map_err(|source| Error::Io { path: self.path.clone(), source })?;
-        Ok(Run { path: self.path, sections: self.sections, level: self.level, adopted: false })
+        Ok(Run { path: self.path, sections: self.sections, level: self.level })
     }
 }
 
@@ -225,7 +228,7 @@ impl<R: Record> SortedRuns<R> {
     /// place. Records out of order in it come out of order.
     pub fn adopt(&mut self, path: &Path, start: u64, end: u64) {
         assert_eq!(self.groups.len(), 1, "adopted runs are of one group");
-        self.runs.push(Run { path: path.to_owned(), sections: vec![start, end], level: u32::MAX, adopted: true });
+        self.runs.push(Run { path: path.to_owned(), sections: vec![start, end], level: ADOPTED });
     }
 
     /// Runs written to disk so far (each spill of the memory is one, whether or not it has been
@@ -254,7 +257,7 @@ impl<R: Record> SortedRuns<R> {
         // number of spills), never once per merge.
         while let Some(tail) = self.runs.len().checked_sub(MAX_RUNS) {
             let level = self.runs[tail].level;
-            if self.runs[tail..].iter().any(|r| r.level != level || r.adopted) {
+            if level == ADOPTED || self.runs[tail..].iter().any(|r| r.level != level) {
                 break;
             }
             self.merge_runs(tail)?;

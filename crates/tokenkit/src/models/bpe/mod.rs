@@ -45,13 +45,13 @@ pub fn byte_token(b: u8) -> String {
     format!("<0x{b:02X}>")
 }
 
-/// The ids of the 256 `<0xNN>` byte tokens ([`NO_ID`] where absent), or `None` when the
-/// vocabulary has none of them.
-pub(crate) fn byte_token_ids(vocab: &VocabMap) -> Option<Box<[u32; 256]>> {
+/// The ids of the 256 `<0xNN>` byte tokens ([`NO_ID`] where absent) found by `id_of`, or `None`
+/// when the vocabulary has none of them.
+pub(crate) fn byte_token_ids(id_of: impl Fn(&str) -> Option<u32>) -> Option<Box<[u32; 256]>> {
     let mut ids = Box::new([NO_ID; 256]);
     let mut any = false;
     for (b, slot) in ids.iter_mut().enumerate() {
-        if let Some(&id) = vocab.get(&byte_token(b as u8)) {
+        if let Some(id) = id_of(&byte_token(b as u8)) {
             *slot = id;
             any = true;
         }
@@ -191,7 +191,7 @@ impl BpeBuilder {
             merges.insert((a_id, b_id), (rank as u32, new_id));
         }
         let unk_id = self.unk_token.as_ref().and_then(|t| self.vocab.get(t).copied());
-        let byte_ids = if self.byte_fallback { byte_token_ids(&self.vocab) } else { None };
+        let byte_ids = if self.byte_fallback { byte_token_ids(|t| self.vocab.get(t).copied()) } else { None };
         let prefix = self.continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
         let suffix = self.end_of_word_suffix.as_deref().filter(|s| !s.is_empty());
         let chars = CharIds::new(&self.vocab, "");

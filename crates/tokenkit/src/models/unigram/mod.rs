@@ -22,7 +22,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use self::spm::{PieceSource, Pieces, SpViterbi};
-use super::bpe::byte_token;
+use super::bpe::byte_token_ids;
 use super::cache::{Cache, DEFAULT_CACHE_CAPACITY, MAX_CACHED_LENGTH};
 use super::sentencepiece::model::LAZY_UNIGRAM_BYTES_PER_PIECE;
 use super::serialization::{deserialize_via_fields, missing, ModelFields, VocabField};
@@ -136,7 +136,7 @@ impl Unigram {
             map.extend(pieces.iter().enumerate().map(|(id, (p, _))| (p.clone(), id as u32)));
             Vocab::new(map)
         });
-        let byte_ids = byte_fallback.then(|| byte_ids(&vocab)).flatten();
+        let byte_ids = byte_fallback.then(|| byte_token_ids(|t| vocab.id(t))).flatten();
         // Every piece takes part; the scores the Viterbi here adds are the `f64` ones.
         let n = pieces.len();
         let scores = pieces.iter().map(|&(_, score)| score as f32).collect();
@@ -393,12 +393,6 @@ impl Serialize for Unigram {
 }
 
 deserialize_via_fields!(Unigram);
-
-/// The ids of the `<0xNN>` pieces, `None` when there is none.
-fn byte_ids(vocab: &Vocab) -> Option<Box<[u32; 256]>> {
-    let ids: Box<[u32; 256]> = Box::new(std::array::from_fn(|b| vocab.id(&byte_token(b as u8)).unwrap_or(NONE)));
-    ids.iter().any(|&id| id != NONE).then_some(ids)
-}
 
 #[cfg(test)]
 mod tests;
