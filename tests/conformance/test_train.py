@@ -669,6 +669,46 @@ def test_count_files_and_train_from_counts(corpora, tmp_path):
     h._finish(GROUP, "count-files", "mixed", "tokenkit count / train --from-counts", got)
 
 
+def test_count_resumes_from_complete_parts(corpora, tmp_path):
+    """`tokenkit count` of several files stopped by a bad file keeps its complete parts; once the
+    file is mended, the next run takes the parts of unchanged files, counts the changed and the
+    rest, and writes Python's word counts of the whole; the parts are removed at the end."""
+    from collections import Counter
+
+    checks = []
+    lines = b"".join(open(f, "rb").read() for f in corpora["mixed"] + corpora["en"]).split(b"\n")
+    files = []
+    for k in range(3):
+        files.append(tmp_path / f"in{k}.txt")
+        files[-1].write_bytes(b"\n".join(lines[k * len(lines) // 3:(k + 1) * len(lines) // 3]) + b"\n")
+    bad = tmp_path / "in3.txt"
+    bad.write_bytes(b"a fine line\n\xff not UTF-8\n")
+    files.append(bad)
+    out = tmp_path / "all.counts"
+    parts = tmp_path / "all.counts.parts"
+    args = ["count", "-q", "-p", "whitespace", "-o", str(out), *map(str, files)]
+    r = h.run_cli(args, b"", check=False)
+    err = r.stderr.decode("utf-8", "replace")
+    checks.append(("stopped by the bad file", r.returncode != 0 and "invalid UTF-8" in err and "panicked" not in err))
+    checks.append(("no output, the complete parts kept", not out.exists() and
+                   sorted(p.name for p in parts.iterdir()) == [f"part-{k:04}.counts" for k in range(3)]))
+    bad.write_bytes(b"a fine line\nand another\n")
+    with open(files[1], "ab") as f:
+        f.write(b"changed after the interruption\n")
+    r = h.run_cli(args, b"")
+    err = r.stderr.decode("utf-8", "replace")
+    checks.append(("resumed two parts (the changed file counted again)", "2 complete part(s)" in err))
+    want = Counter(w for f in files for line in open(f, encoding="utf-8", newline="") for w in _whitespace_words(line))
+    info, words = _read_count_file(out)
+    checks.append(("resumed counts: Python's word counts of all files", words == dict(want)))
+    checks.append(("inputs recorded in order", [i["path"] for i in info["inputs"]] == list(map(str, files))))
+    checks.append(("sequences of all files", info["sequences"] == sum(len(list(open(f, "rb"))) for f in files)))
+    checks.append(("parts removed", not parts.exists()))
+    got = h.Outcome(identical=sum(ok for _, ok in checks), total=len(checks),
+                    mismatches=[f"  {name}" for name, ok in checks if not ok])
+    h._finish(GROUP, "count-resume", "mixed", "tokenkit count resumes from its parts", got)
+
+
 BAD = [
     ("empty-file", lambda d: [d / "empty.txt"], [], "no words"),
     ("blank-lines", lambda d: [d / "blank.txt"], ["-p", "bert"], "no words"),

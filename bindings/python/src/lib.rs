@@ -16,6 +16,7 @@ mod chat;
 mod component;
 mod convert;
 mod corpus;
+mod counts;
 mod data;
 mod decode_stream;
 mod encoding;
@@ -44,6 +45,7 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<tokenizer::PyTokenizer>()?;
     m.add_class::<encoding::PyEncoding>()?;
+    m.add_class::<counts::PyWordCounts>()?;
     m.add_class::<added_token::PyAddedToken>()?;
     m.add_class::<decode_stream::PyDecodeStream>()?;
     m.add_class::<component::PyComponent>()?;

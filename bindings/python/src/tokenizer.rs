@@ -15,6 +15,7 @@ use tokenkit::{
 
 use crate::added_token::PyAddedToken;
 use crate::component::{json_of, parse_json, to_python};
+use crate::counts::PyWordCounts;
 use crate::encoding::{padding_direction, truncation_direction, PyEncoding};
 use crate::errors::{guard, tk_err, value_err};
 use crate::numpy;
@@ -377,6 +378,53 @@ impl PyTokenizer {
             return Err(e);
         }
         result?;
+        slf.borrow_mut().tok = Arc::new(tok);
+        Ok(())
+    }
+
+    /// Counts the words of `iterator` (strings, or batches of strings) as training would see
+    /// them: normalized, then pre-tokenized. The counts of several batches (other processes,
+    /// Ray blocks, Spark partitions) add up with `+`; `train_from_counts` trains on them.
+    fn count_words(&self, py: Python<'_>, iterator: &Bound<'_, PyAny>) -> PyResult<PyWordCounts> {
+        let tok = self.tok.clone();
+        let progress = tokenkit::trainers::NoProgress;
+        let texts: Option<Vec<String>> = iterator.downcast::<PyList>().ok().and_then(|list| list.extract().ok());
+        let (counts, sequences) = if let Some(texts) = texts {
+            run(py, || tok.count_words_from_iterator(texts.iter(), &progress))?
+        } else {
+            let iter = iterator.try_iter()?.unbind();
+            let error = std::sync::Mutex::new(None);
+            let result = run(py, || tok.count_words_from_iterator(train::PySequences::new(iter, &error), &progress));
+            if let Some(e) = error.into_inner().ok().flatten() {
+                return Err(e);
+            }
+            result?
+        };
+        let info = guard(|| tok.word_count_info(Vec::new(), sequences))?;
+        Ok(PyWordCounts { counts, info: Some(info) })
+    }
+
+    /// Trains the model on word counts (`WordCounts`, a dict or `(word, count)` pairs) with
+    /// `trainer`, as `train_from_iterator` would on the text they were counted from. Counts that
+    /// record how they were cut must have been cut by this tokenizer's normalizer and
+    /// pre-tokenizer.
+    #[pyo3(signature = (counts, trainer = None))]
+    fn train_from_counts(slf: &Bound<'_, Self>, counts: &Bound<'_, PyAny>, trainer: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let counts = match counts.extract::<PyRef<'_, PyWordCounts>>() {
+            Ok(c) => c.clone(),
+            Err(_) => PyWordCounts::from_pairs(counts)?,
+        };
+        let mut tok = (*slf.borrow().tok).clone();
+        if let Some(info) = &counts.info {
+            guard(|| tok.check_word_cutting(info))?;
+        }
+        let trainer = train::trainer_from_python(trainer, tok.get_model())?;
+        let progress = train::progress(&trainer);
+        let mut report = tokenkit::trainers::TrainReport {
+            input: tokenkit::trainers::InputStats { sequences: counts.info.as_ref().map_or(0, |i| i.sequences), ..Default::default() },
+            ..Default::default()
+        };
+        run(slf.py(), || tok.train_from_word_counts(&trainer, &counts.counts, &*progress, &mut report))?;
         slf.borrow_mut().tok = Arc::new(tok);
         Ok(())
     }

@@ -9,7 +9,7 @@ Offsets reported to Python are character offsets, as HF reports them.
 from enum import Enum
 from typing import List, Tuple, Union
 
-from ._tokenkit import AddedToken, Encoding, Tokenizer, __version__
+from ._tokenkit import AddedToken, Encoding, Tokenizer, WordCounts, __version__
 from ._base import Regex, Token
 from . import decoders, models, normalizers, pre_tokenizers, processors, trainers
 from . import implementations
@@ -49,7 +49,7 @@ class SplitDelimiterBehavior(Enum):
 
 
 __all__ = [
-    "AddedToken", "Encoding", "Tokenizer", "Regex", "Token", "decoders", "models", "normalizers", "pre_tokenizers",
+    "AddedToken", "Encoding", "Tokenizer", "WordCounts", "Regex", "Token", "decoders", "models", "normalizers", "pre_tokenizers",
     "processors", "trainers", "Offsets", "TextInputSequence", "PreTokenizedInputSequence", "TextEncodeInput",
     "PreTokenizedEncodeInput", "InputSequence", "EncodeInput", "OffsetReferential", "OffsetType",
     "SplitDelimiterBehavior", "AutoTokenizer", "BatchEncoding", "PreTrainedTokenizer", "__version__",

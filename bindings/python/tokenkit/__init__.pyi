@@ -212,6 +212,50 @@ class Encoding:
             direction (:obj:`str`, defaults to ``"right"``): Which end to cut.
         """
 
+class WordCounts:
+    """Word (pre-token) counts: each distinct word and how many times it was seen, and the
+    normalizer and pre-tokenizer that cut them when a tokenizer counted them.
+
+    ``WordCounts(pairs, tokenizer=None)`` takes a dict or ``(word, count)`` pairs (equal words add
+    up), recording ``tokenizer``'s cutting if given. ``a + b`` adds (counts cut differently are
+    an error); ``==`` compares words and counts. Pickles compactly; :meth:`save` writes the
+    count file ``tokenkit train --from-counts`` reads.
+    """
+    def __init__(self, pairs: Optional[Union[Dict[str, int], Iterable[Tuple[str, int]]]] = None,
+                 tokenizer: Optional["Tokenizer"] = None) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, word: str) -> bool: ...
+    def __getitem__(self, word: str) -> int: ...
+    def __add__(self, other: "WordCounts") -> "WordCounts": ...
+    def __iadd__(self, other: "WordCounts") -> "WordCounts": ...
+    def get(self, word: str, default: Optional[int] = None) -> Optional[int]: ...
+    def items(self) -> List[Tuple[str, int]]:
+        """``(word, count)`` pairs, in no particular order."""
+    def keys(self) -> List[str]: ...
+    def update(self, other: Union["WordCounts", Dict[str, int], Iterable[Tuple[str, int]]]) -> None:
+        """Adds ``other`` into these counts."""
+    @property
+    def total(self) -> int:
+        """The sum of the counts."""
+    @property
+    def sequences(self) -> int:
+        """Sequences counted (0 for counts given as pairs)."""
+    @property
+    def normalizer(self) -> Optional[str]:
+        """The normalizer that cut the words, as tokenizer.json JSON (None: not recorded)."""
+    @property
+    def pre_tokenizer(self) -> Optional[str]:
+        """The pre-tokenizer that cut the words, as tokenizer.json JSON (None: not recorded)."""
+    def to_bytes(self) -> bytes:
+        """The count file's bytes (``tokenkit count``'s format)."""
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "WordCounts": ...
+    def save(self, path: str) -> None:
+        """Writes a count file, atomically."""
+    @classmethod
+    def load(cls, *paths: str) -> "WordCounts":
+        """The counts of one or more count files, added up."""
+
 class Tokenizer:
     """A tokenizer: normalizer → pre-tokenizer → model → post-processor, the decoder, the added
     vocabulary, padding and truncation.
@@ -319,6 +363,16 @@ class Tokenizer:
         """Trains the model on the strings of ``iterator`` (strings or batches of strings), read as
         they come; an exception raised by the iterator is re-raised. ``length`` is accepted for
         compatibility with HF and unused."""
+    def count_words(self, iterator: Iterable[Union[str, Iterable[str]]]) -> "WordCounts":
+        """Counts the words of ``iterator`` (strings or batches of strings) as training sees them:
+        normalized, then pre-tokenized. Counts of separate batches (processes, Ray blocks, Spark
+        partitions) add up with ``+``; :meth:`train_from_counts` trains on them."""
+    def train_from_counts(
+        self, counts: Union["WordCounts", Dict[str, int], Iterable[Tuple[str, int]]], trainer: Optional[Trainer] = None
+    ) -> None:
+        """Trains the model on word counts, as :meth:`train_from_iterator` would on the text they
+        were counted from. Counts that record their cutting must match this tokenizer's
+        normalizer and pre-tokenizer."""
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """Decodes ids to text. An id outside the vocabulary raises (HF drops it silently)."""
     def decode_batch(self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> List[str]:

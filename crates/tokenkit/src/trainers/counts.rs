@@ -400,9 +400,34 @@ impl CountInfo {
 
 /// Writes a count file (atomically: `path` appears only complete) of `words`, which must come
 /// in byte order, each once; returns `info` with its totals.
-pub fn write_count_file(path: &Path, mut info: CountInfo, words: impl Iterator<Item = Result<(String, u64)>>) -> Result<CountInfo> {
+pub fn write_count_file(path: &Path, info: CountInfo, words: impl Iterator<Item = Result<(String, u64)>>) -> Result<CountInfo> {
     let mut out = crate::utils::atomic_file::AtomicWriter::create(path)?;
-    out.write(COUNT_FILE_MAGIC)?;
+    let info = write_counts(&mut |b| out.write(b), info, words)?;
+    out.finish()?;
+    Ok(info)
+}
+
+/// A count file's bytes (as [`write_count_file`] writes them), and `info` with its totals.
+pub fn count_file_bytes(info: CountInfo, words: impl Iterator<Item = Result<(String, u64)>>) -> Result<(Vec<u8>, CountInfo)> {
+    let mut bytes = Vec::new();
+    let info = write_counts(
+        &mut |b| {
+            bytes.extend_from_slice(b);
+            Ok(())
+        },
+        info,
+        words,
+    )?;
+    Ok((bytes, info))
+}
+
+/// Hands a count file's bytes to `out` in pieces.
+fn write_counts(
+    out: &mut dyn FnMut(&[u8]) -> Result<()>,
+    mut info: CountInfo,
+    words: impl Iterator<Item = Result<(String, u64)>>,
+) -> Result<CountInfo> {
+    out(COUNT_FILE_MAGIC)?;
     let (mut words_n, mut occurrences) = (0u64, 0u64);
     let mut buf = Vec::with_capacity(1 << 16);
     let mut last: Option<String> = None;
@@ -414,21 +439,47 @@ pub fn write_count_file(path: &Path, mut info: CountInfo, words: impl Iterator<I
         let record = WordCount { word, count };
         record.put(&mut buf);
         if buf.len() >= 1 << 16 {
-            out.write(&buf)?;
+            out(&buf)?;
             buf.clear();
         }
         words_n += 1;
         occurrences += record.count;
         last = Some(record.word);
     }
-    out.write(&buf)?;
+    out(&buf)?;
     info.words = words_n;
     info.occurrences = occurrences;
     let json = serde_json::to_vec(&info).map_err(|e| Error::invalid(format!("count file information: {e}")))?;
-    out.write(&json)?;
-    out.write(&(json.len() as u64).to_le_bytes())?;
-    out.write(COUNT_FILE_MAGIC)?;
-    out.finish()?;
+    out(&json)?;
+    out(&(json.len() as u64).to_le_bytes())?;
+    out(COUNT_FILE_MAGIC)?;
+    Ok(info)
+}
+
+/// Checks a count file's first 8 and last 16 bytes (of `len`); returns the length of its
+/// information block. `name` names the file in errors.
+fn check_frame(name: &str, len: u64, head: &[u8], tail: &[u8]) -> Result<u64> {
+    let bad = |why: &str| Error::invalid(format!("{name}: not a tokenkit count file ({why})"));
+    if len < 24 || head != COUNT_FILE_MAGIC {
+        return Err(bad("it does not start with TKCOUNT1"));
+    }
+    if &tail[8..] != COUNT_FILE_MAGIC {
+        return Err(bad("it does not end with TKCOUNT1: cut short?"));
+    }
+    let json_len = u64::from_le_bytes(tail[..8].try_into().expect("16 bytes"));
+    if json_len > len - 24 {
+        return Err(bad("its information block is longer than the file"));
+    }
+    Ok(json_len)
+}
+
+/// Parses a count file's information block.
+fn parse_info(name: &str, json: &[u8]) -> Result<CountInfo> {
+    let bad = |why: &str| Error::invalid(format!("{name}: not a tokenkit count file ({why})"));
+    let info: CountInfo = serde_json::from_slice(json).map_err(|e| bad(&format!("its information block: {e}")))?;
+    if info.format != "tokenkit word counts" || info.version != 1 {
+        return Err(bad(&format!("format {:?} version {}", info.format, info.version)));
+    }
     Ok(info)
 }
 
@@ -436,32 +487,60 @@ pub fn write_count_file(path: &Path, mut info: CountInfo, words: impl Iterator<I
 pub fn read_count_info(path: &Path) -> Result<(CountInfo, u64)> {
     use std::io::{Read, Seek, SeekFrom};
     let io = |source| Error::Io { path: path.to_owned(), source };
-    let bad = |why: &str| Error::invalid(format!("{}: not a tokenkit count file ({why})", path.display()));
+    let name = path.display().to_string();
     let mut f = std::fs::File::open(path).map_err(io)?;
     let len = f.metadata().map_err(io)?.len();
-    let mut head = [0u8; 8];
-    if len < 24 || f.read_exact(&mut head).is_err() || &head != COUNT_FILE_MAGIC {
-        return Err(bad("it does not start with TKCOUNT1"));
+    let (mut head, mut tail) = ([0u8; 8], [0u8; 16]);
+    if len >= 24 {
+        f.read_exact(&mut head).map_err(io)?;
+        f.seek(SeekFrom::End(-16)).map_err(io)?;
+        f.read_exact(&mut tail).map_err(io)?;
     }
-    let mut tail = [0u8; 16];
-    f.seek(SeekFrom::End(-16)).map_err(io)?;
-    f.read_exact(&mut tail).map_err(io)?;
-    if &tail[8..] != COUNT_FILE_MAGIC {
-        return Err(bad("it does not end with TKCOUNT1: cut short?"));
-    }
-    let json_len = u64::from_le_bytes(tail[..8].try_into().unwrap());
-    if json_len > len - 24 {
-        return Err(bad("its information block is longer than the file"));
-    }
+    let json_len = check_frame(&name, len, &head, &tail)?;
     let end = len - 16 - json_len;
     f.seek(SeekFrom::Start(end)).map_err(io)?;
     let mut json = vec![0u8; json_len as usize];
     f.read_exact(&mut json).map_err(io)?;
-    let info: CountInfo = serde_json::from_slice(&json).map_err(|e| bad(&format!("its information block: {e}")))?;
-    if info.format != "tokenkit word counts" || info.version != 1 {
-        return Err(bad(&format!("format {:?} version {}", info.format, info.version)));
+    Ok((parse_info(&name, &json)?, end))
+}
+
+/// The information and counts of a count file's bytes ([`count_file_bytes`]); a word given
+/// twice or out of order is an error.
+pub fn read_count_bytes(bytes: &[u8]) -> Result<(CountInfo, WordCounts)> {
+    const NAME: &str = "count bytes";
+    let len = bytes.len() as u64;
+    let (head, tail) = if len >= 24 { (&bytes[..8], &bytes[bytes.len() - 16..]) } else { (&[][..], &[0u8; 16][..]) };
+    let json_len = check_frame(NAME, len, head, tail)?;
+    let end = bytes.len() - 16 - json_len as usize;
+    let info = parse_info(NAME, &bytes[end..bytes.len() - 16])?;
+    let mut records = &bytes[8..end];
+    let mut counts = WordCounts::default();
+    let mut last: Option<String> = None;
+    while let Some(r) = WordCount::read(&mut records).map_err(|e| Error::invalid(format!("{NAME}: {e}")))? {
+        if last.as_ref().is_some_and(|l| *l >= r.word) {
+            return Err(Error::invalid(format!("{NAME}: word counts out of order ({:?} after {:?})", r.word, last.unwrap_or_default())));
+        }
+        counts.insert(r.word.clone(), r.count);
+        last = Some(r.word);
     }
-    Ok((info, end))
+    Ok((info, counts))
+}
+
+impl CountInfo {
+    /// Whether words counted as `other` were cut as these were (same normalizer and
+    /// pre-tokenizer): only then do their counts add up.
+    pub fn same_cutting(&self, other: &CountInfo) -> bool {
+        (&self.normalizer, &self.pre_tokenizer) == (&other.normalizer, &other.pre_tokenizer)
+    }
+
+    /// Adds `other`'s inputs and totals to these (`words` becomes an upper bound of the distinct
+    /// words of both).
+    pub fn add(&mut self, other: CountInfo) {
+        self.inputs.extend(other.inputs);
+        self.sequences += other.sequences;
+        self.words += other.words;
+        self.occurrences += other.occurrences;
+    }
 }
 
 /// The counts of several count files, merged in word order (equal words summed) as they are
@@ -476,7 +555,7 @@ pub fn merge_count_files(paths: &[PathBuf]) -> Result<(CountInfo, Counted)> {
         match &mut merged {
             None => merged = Some(info),
             Some(m) => {
-                if (&m.normalizer, &m.pre_tokenizer) != (&info.normalizer, &info.pre_tokenizer) {
+                if !m.same_cutting(&info) {
                     return Err(Error::invalid(format!(
                         "{}: counted with another normalizer or pre-tokenizer than {} (count files merge only when the \
                          words were cut the same way)",
@@ -484,10 +563,7 @@ pub fn merge_count_files(paths: &[PathBuf]) -> Result<(CountInfo, Counted)> {
                         paths[0].display()
                     )));
                 }
-                m.inputs.extend(info.inputs);
-                m.sequences += info.sequences;
-                m.words += info.words;
-                m.occurrences += info.occurrences;
+                m.add(info);
             }
         }
     }

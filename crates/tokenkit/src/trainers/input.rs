@@ -39,6 +39,14 @@ pub enum TrainInput {
 }
 
 impl TrainInput {
+    /// The same input (format and options) over other files.
+    pub fn with_files(&self, files: Vec<PathBuf>) -> TrainInput {
+        match self {
+            TrainInput::Files(_) => TrainInput::Files(files),
+            TrainInput::Jsonl { field, strict, .. } => TrainInput::Jsonl { files, field: field.clone(), strict: *strict },
+        }
+    }
+
     /// The files read.
     pub fn files(&self) -> &[PathBuf] {
         match self {
@@ -63,6 +71,17 @@ pub struct InputStats {
 /// How many skip reasons are kept in [`InputStats::skip_examples`].
 const MAX_SKIP_EXAMPLES: usize = 5;
 
+impl InputStats {
+    /// Adds what `other` read.
+    pub fn add(&mut self, other: InputStats) {
+        self.sequences += other.sequences;
+        self.bytes += other.bytes;
+        self.skipped += other.skipped;
+        let room = MAX_SKIP_EXAMPLES.saturating_sub(self.skip_examples.len());
+        self.skip_examples.extend(other.skip_examples.into_iter().take(room));
+    }
+}
+
 /// Counts the words of `sequences` with `split` (which calls its callback once per word of a
 /// sequence), in parallel batches. Reports [`Stage::CountWords`] progress in bytes.
 pub fn count_words<I, S, F>(sequences: I, split: &F, progress: &dyn Progress) -> Result<(WordCounts, u64)>
@@ -79,14 +98,13 @@ where
     Ok((counts, n))
 }
 
-/// Adds one batch's counts into `counts` (taking the batch whole when `counts` is empty).
-pub(crate) fn add_counts(counts: &mut WordCounts, batch: WordCounts) {
-    if counts.is_empty() {
-        *counts = batch;
-    } else {
-        for (w, c) in batch {
-            *counts.entry(w).or_insert(0) += c;
-        }
+/// Adds one batch's counts into `counts` (the smaller map into the larger).
+pub fn add_counts(counts: &mut WordCounts, mut batch: WordCounts) {
+    if counts.len() < batch.len() {
+        std::mem::swap(counts, &mut batch);
+    }
+    for (w, c) in batch {
+        *counts.entry(w).or_insert(0) += c;
     }
 }
 
@@ -145,13 +163,8 @@ where
             }
             Ok(m)
         })
-        .try_reduce(AHashMap::new, |mut a, mut b| {
-            if a.len() < b.len() {
-                std::mem::swap(&mut a, &mut b);
-            }
-            for (w, c) in b {
-                *a.entry(w).or_insert(0) += c;
-            }
+        .try_reduce(AHashMap::new, |mut a, b| {
+            add_counts(&mut a, b);
             Ok(a)
         })
 }

@@ -33,10 +33,10 @@ pub use crate::models::unigram::trainer::UnigramTrainer;
 pub use crate::models::wordlevel::trainer::WordLevelTrainer;
 pub use crate::models::wordpiece::trainer::WordPieceTrainer;
 pub use counts::{MemoryLimit, Pruned};
-pub use input::{count_words, InputStats, TrainInput, MAX_LINE_BYTES};
+pub use input::{add_counts, count_words, InputStats, TrainInput, MAX_LINE_BYTES};
 #[cfg(feature = "progress")]
 pub use progress_bars::ProgressBars;
-pub use train::TrainReport;
+pub use train::{parts_dir, TrainReport, MAX_PARTS};
 
 /// Every trainer, with HF's externally tagged JSON form (`{"BpeTrainer": {...}}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -27,8 +27,10 @@ impl Progress for ProgressBars {
             None => ProgressBar::new_spinner(),
         };
         let template = match stage {
-            Stage::CountWords => "[{elapsed_precise}] {msg:<16} {wide_bar} {binary_bytes:>9}/{binary_total_bytes:9} {binary_bytes_per_sec}",
-            _ => "[{elapsed_precise}] {msg:<16} {wide_bar} {pos:>9}/{len:9}",
+            Stage::CountWords => {
+                "[{elapsed_precise}] {msg:<16} {wide_bar} {binary_bytes:>9}/{binary_total_bytes:9} {binary_bytes_per_sec:>11} ETA {eta}"
+            }
+            _ => "[{elapsed_precise}] {msg:<16} {wide_bar} {pos:>9}/{len:9} {per_sec:>11} ETA {eta}",
         };
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style);

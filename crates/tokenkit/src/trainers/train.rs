@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::counts::{write_count_file, BoundedCounts, CountInfo, Counted, InputPrint, MemoryLimit, Pruned};
+use super::counts::{
+    merge_count_files, read_count_info, write_count_file, BoundedCounts, CountInfo, Counted, InputPrint, MemoryLimit, Pruned,
+};
 use super::input::{add_counts, count_batches, total_size, with_stage, LineReader};
 use super::{count_words, InputStats, NoProgress, Progress, Stage, TrainInput, TrainerWrapper, WordCounts};
 use crate::models::bpe::trainer::rebuild_bpe;
@@ -124,10 +126,15 @@ impl Tokenizer {
     /// Reads `input`, handing each batch's word counts to `add`.
     fn count_input(&self, input: &TrainInput, progress: &dyn Progress, add: impl FnMut(WordCounts) -> Result<()>) -> Result<InputStats> {
         let total = total_size(input.files())?;
+        with_stage(progress, Stage::CountWords, Some(total), || self.count_lines(input, progress, add))
+    }
+
+    /// [`count_input`](Self::count_input) inside a counting stage already started.
+    fn count_lines(&self, input: &TrainInput, progress: &dyn Progress, add: impl FnMut(WordCounts) -> Result<()>) -> Result<InputStats> {
         let mut stats = InputStats::default();
         let how = self.word_splitter();
         let split = |s: &str, f: &mut dyn FnMut(&str)| self.split_words(&how, s, f);
-        with_stage(progress, Stage::CountWords, Some(total), || count_batches(LineReader::new(input, &mut stats), &split, progress, add))?;
+        count_batches(LineReader::new(input, &mut stats), &split, progress, add)?;
         Ok(stats)
     }
 
@@ -147,19 +154,68 @@ impl Tokenizer {
     }
 
     /// Counts the words of `input` (spilling past `limit`) into a count file at `output`
-    /// (`tokenkit count`); returns what it records.
+    /// (`tokenkit count`); returns what it records, what was read, and how many parts an
+    /// interrupted run had left.
+    ///
+    /// Several input files are counted in parts (each file, or consecutive files in at most
+    /// [`MAX_PARTS`] groups), each written as a count file to `<output>.parts/` when complete,
+    /// then merged into `output`, and the parts removed. A run that was interrupted leaves its
+    /// complete parts: the next run with the same inputs (paths, sizes and modification times)
+    /// and the same normalizer and pre-tokenizer takes them instead of counting those files again.
     pub fn write_word_counts(
         &self,
         input: &TrainInput,
         limit: &MemoryLimit,
         output: &Path,
         progress: &dyn Progress,
-    ) -> Result<(CountInfo, InputStats)> {
-        let inputs = input.files().iter().map(|p| InputPrint::of(p)).collect::<Result<Vec<_>>>()?;
-        let (counted, stats) = self.count_bounded(input, limit, progress)?;
+    ) -> Result<(CountInfo, InputStats, usize)> {
+        let files = input.files();
+        let prints = files.iter().map(|p| InputPrint::of(p)).collect::<Result<Vec<_>>>()?;
+        if files.len() < 2 {
+            let (counted, stats) = self.count_bounded(input, limit, progress)?;
+            let info = self.word_count_info(prints, stats.sequences)?;
+            return Ok((write_count_file(output, info, counted.into_sorted())?, stats, 0));
+        }
+        let dir = parts_dir(output);
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        let mut stats = InputStats::default();
+        let mut resumed = 0;
+        let mut parts = Vec::new();
+        let total = prints.iter().map(|p| p.bytes).sum();
+        with_stage(progress, Stage::CountWords, Some(total), || -> Result<()> {
+            for (k, range) in part_groups(&prints).into_iter().enumerate() {
+                let part = dir.join(format!("part-{k:04}.counts"));
+                let want = self.word_count_info(prints[range.clone()].to_vec(), 0)?;
+                let bytes: u64 = want.inputs.iter().map(|p| p.bytes).sum();
+                match read_count_info(&part) {
+                    Ok((done, _)) if done.inputs == want.inputs && done.same_cutting(&want) => {
+                        stats.add(InputStats { sequences: done.sequences, bytes, ..Default::default() });
+                        progress.inc(bytes);
+                        resumed += 1;
+                    }
+                    _ => {
+                        let mut counts = BoundedCounts::new(limit);
+                        let read = self.count_lines(&input.with_files(files[range].to_vec()), progress, |b| counts.add(b))?;
+                        let info = CountInfo { sequences: read.sequences, ..want };
+                        write_count_file(&part, info, counts.finish()?.into_sorted())?;
+                        stats.add(read);
+                    }
+                }
+                parts.push(part);
+            }
+            Ok(())
+        })?;
+        let (info, counted) = merge_count_files(&parts)?;
+        let info = write_count_file(output, info, counted.into_sorted())?;
+        std::fs::remove_dir_all(&dir).map_err(|source| Error::Io { path: dir, source })?;
+        Ok((info, stats, resumed))
+    }
+
+    /// The information of word counts of `inputs` (`sequences` of them) made by this tokenizer:
+    /// its normalizer and pre-tokenizer, which training from the counts must use too.
+    pub fn word_count_info(&self, inputs: Vec<InputPrint>, sequences: u64) -> Result<CountInfo> {
         let (normalizer, pre_tokenizer) = self.word_cutting()?;
-        let info = CountInfo::new(normalizer, pre_tokenizer, inputs, stats.sequences);
-        Ok((write_count_file(output, info, counted.into_sorted())?, stats))
+        Ok(CountInfo::new(normalizer, pre_tokenizer, inputs, sequences))
     }
 
     /// Checks that words counted as `info` (a count file's) were cut as this tokenizer cuts them.
@@ -169,7 +225,7 @@ impl Tokenizer {
             if here != there {
                 return Err(Error::invalid(format!(
                     "the counts were made with another {what} ({there}) than this training's ({here}): count with the \
-                     same --preset and --normalizer"
+                     same normalizer and pre-tokenizer (tokenkit count's --preset and --normalizer)"
                 )));
             }
         }
@@ -217,7 +273,7 @@ impl Tokenizer {
         let (counts, stats) = self.count_words(input, progress)?;
         let count_seconds = t0.elapsed().as_secs_f64();
         let mut report = TrainReport { input: stats, count_seconds, ..Default::default() };
-        self.train_from_word_counts(trainer, counts, progress, &mut report)?;
+        self.train_from_word_counts(trainer, &counts, progress, &mut report)?;
         Ok(report)
     }
 
@@ -254,7 +310,7 @@ impl Tokenizer {
         let (counts, n) = self.count_words_from_iterator(sequences, progress)?;
         let input = InputStats { sequences: n, bytes, ..Default::default() };
         let mut report = TrainReport { input, count_seconds: t0.elapsed().as_secs_f64(), ..Default::default() };
-        self.train_from_word_counts(trainer, counts, progress, &mut report)?;
+        self.train_from_word_counts(trainer, &counts, progress, &mut report)?;
         Ok(report)
     }
 
@@ -265,7 +321,7 @@ impl Tokenizer {
     pub fn train_from_word_counts(
         &mut self,
         trainer: &TrainerWrapper,
-        counts: WordCounts,
+        counts: &WordCounts,
         progress: &dyn Progress,
         report: &mut TrainReport,
     ) -> Result<()> {
@@ -278,11 +334,37 @@ impl Tokenizer {
         }
         let t1 = Instant::now();
         report.distinct_words = counts.len();
-        self.train_from_counts(trainer, &counts, progress)?;
+        self.train_from_counts(trainer, counts, progress)?;
         report.train_seconds = t1.elapsed().as_secs_f64();
         report.vocab_size = self.get_vocab_size(true);
         Ok(())
     }
+}
+
+/// The most parts [`Tokenizer::write_word_counts`] writes (their merge holds a file open each).
+pub const MAX_PARTS: usize = 200;
+
+/// Where the parts of the count file `output` go: `<output>.parts`.
+pub fn parts_dir(output: &Path) -> PathBuf {
+    let mut name = output.file_name().unwrap_or_default().to_os_string();
+    name.push(".parts");
+    output.with_file_name(name)
+}
+
+/// The inputs of each part: one file each, or with more than [`MAX_PARTS`] files, consecutive
+/// files of about `1 / MAX_PARTS` of the bytes each.
+fn part_groups(inputs: &[InputPrint]) -> Vec<std::ops::Range<usize>> {
+    let target = if inputs.len() > MAX_PARTS { inputs.iter().map(|p| p.bytes).sum::<u64>().div_ceil(MAX_PARTS as u64) } else { 0 };
+    let mut groups = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, p) in inputs.iter().enumerate() {
+        bytes += p.bytes;
+        if bytes >= target || i + 1 == inputs.len() {
+            groups.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    groups
 }
 
 fn trainer_kind(t: &TrainerWrapper) -> &'static str {
@@ -291,5 +373,28 @@ fn trainer_kind(t: &TrainerWrapper) -> &'static str {
         TrainerWrapper::WordPieceTrainer(_) => "WordPieceTrainer",
         TrainerWrapper::WordLevelTrainer(_) => "WordLevelTrainer",
         TrainerWrapper::UnigramTrainer(_) => "UnigramTrainer",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One part per file up to MAX_PARTS files; past it, consecutive groups covering every file
+    /// once, at most MAX_PARTS of them, even with one file much larger than the rest.
+    #[test]
+    fn parts_cover_the_inputs_in_order() {
+        let prints = |sizes: &[u64]| -> Vec<InputPrint> {
+            sizes.iter().enumerate().map(|(i, &bytes)| InputPrint { path: format!("f{i}"), bytes, modified: None }).collect()
+        };
+        assert_eq!(part_groups(&prints(&[5, 0, 7])), vec![0..1, 1..2, 2..3]);
+        for sizes in [vec![10u64; 450], (0..1000).map(|i| if i == 17 { 1 << 30 } else { i % 7 }).collect()] {
+            let groups = part_groups(&prints(&sizes));
+            assert!(groups.len() <= MAX_PARTS, "{} parts", groups.len());
+            assert_eq!(groups.first().unwrap().start, 0);
+            assert_eq!(groups.last().unwrap().end, sizes.len());
+            assert!(groups.windows(2).all(|w| w[0].end == w[1].start && w[0].start < w[0].end));
+        }
+        assert_eq!(parts_dir(Path::new("/x/all.counts")), Path::new("/x/all.counts.parts"));
     }
 }
