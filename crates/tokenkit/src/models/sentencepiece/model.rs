@@ -560,6 +560,7 @@ impl SentencePiece {
     /// same bytes stored them; then only the specs are decoded. Otherwise the whole file is
     /// decoded and checked, the tables built and stored.
     pub fn from_bytes(raw: Vec<u8>, name: &str) -> Result<Self> {
+        let raw: Table<u8> = raw.into();
         let err = |msg: String| Error::invalid(format!("{name}: {msg}"));
         let not_a_model = |e: prost::DecodeError| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}"));
         let scan = Scan::new(&raw).map_err(not_a_model)?;
@@ -567,21 +568,31 @@ impl SentencePiece {
         let trainer = specs.trainer_spec.clone().unwrap_or_default();
         let mut norm_spec = specs.normalizer_spec.clone().unwrap_or_default();
         let model_type = trainer_model_type(&trainer);
-        // The charsmap moves into the normalizer, which checks it when the tables are built
-        // (a model whose tables were stored passed that check).
-        let charsmap_bytes = match &scan.charsmap {
-            Some(range) => Some(raw[range.clone()].to_vec()),
-            None => norm_spec.precompiled_charsmap.take(),
+        // The charsmap goes to the normalizer, which checks it when the tables are built (a model
+        // whose tables were stored passed that check). It stays in the file's bytes (those the
+        // model keeps), unless prost decoded the specs.
+        let decoded_charsmap = norm_spec.precompiled_charsmap.take().filter(|c| !c.is_empty());
+        let charsmap_in = |file: &Table<u8>| {
+            let blob = match (&scan.charsmap, &decoded_charsmap) {
+                (Some(range), _) if !range.is_empty() => file.slice(range.clone()),
+                (None, Some(bytes)) => bytes.clone().into(),
+                _ => return Ok(None),
+            };
+            Precompiled::from_table(blob).map(Some).map_err(|e| err(format!("normalizer_spec: {e}")))
         };
-        let charsmap = match charsmap_bytes.filter(|c| !c.is_empty()) {
-            Some(bytes) => Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?),
-            None => None,
-        };
+        let mut charsmap = charsmap_in(&raw)?;
         let key = || entry_key(&raw);
         let build = || Tables::build(&raw, &scan, &trainer, &norm_spec, charsmap.as_ref(), err, not_a_model);
         let (tables, cache_status) =
             table_cache::cached_status_keyed(key, |p| Tables::read_table(p.reader(), &raw, model_type), build, |t| t.write_table(&raw))?;
         let Tables { raw: stored, vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm } = tables;
+        // The model keeps the entry's copy of the file (the bytes read are freed): the charsmap
+        // is read there.
+        if let Some(stored) = &stored {
+            if charsmap.is_some() && scan.charsmap.is_some() {
+                charsmap = charsmap_in(stored)?;
+            }
+        }
         let byte_fallback = trainer.byte_fallback.unwrap_or(false);
         let user_defined: Vec<(&str, u32)> = (0..vocab.len() as u32)
             .filter(|&id| kinds[id as usize] == PieceType::UserDefined as u8)
@@ -630,7 +641,7 @@ impl SentencePiece {
         Ok(Self {
             inner: Arc::new(Inner {
                 // The file's copy in the entry, when there is one: the bytes read are freed.
-                raw: stored.unwrap_or_else(|| raw.into()),
+                raw: stored.unwrap_or(raw),
                 // Not kept from a build: a string per piece, which the vocabulary holds flat.
                 proto: OnceLock::new(),
                 trainer,

@@ -78,15 +78,26 @@ impl Scan {
     /// The walk of [`Self::new`]: `None` for a file it does not take.
     fn walk(raw: &[u8]) -> Option<Walk> {
         let mut w = Walk { charsmap: Some(None), ..Walk::default() };
-        for f in fields(raw) {
-            let f = f?;
+        let text_len = |body: &[u8]| match *body {
+            [0x0A, len @ 0..=0x7F, ..] => usize::from(len),
+            _ => body.len(),
+        };
+        // The pieces before any other field (all of them in every file seen), shorter than 128
+        // bytes (nearly all): counted in a loop of their own.
+        let mut rest = raw;
+        while let [0x0A, len @ 0..=0x7F, ref tail @ ..] = *rest {
+            let Some(body) = tail.get(..usize::from(len)) else { break };
+            w.pieces += 1;
+            w.text_bytes += text_len(body);
+            rest = &tail[body.len()..];
+        }
+        let base = raw.len() - rest.len();
+        for f in fields(rest) {
+            let f = Field { at: base + f?.at, ..f? };
             match f.key {
                 PIECE_KEY => {
                     w.pieces += 1;
-                    w.text_bytes += match *f.body {
-                        [0x0A, len @ 0..=0x7F, ..] => usize::from(len),
-                        _ => f.body.len(),
-                    };
+                    w.text_bytes += text_len(f.body);
                 }
                 k if k >> 3 == 1 => return None,
                 // The normalizer spec without its charsmap, which is located; when its fields do
