@@ -204,16 +204,8 @@ pub struct Vocab {
     shared_ids: bool,
 }
 
-/// The hash of a token in [`Vocab`]'s table (vocabularies come from model files, not from the
-/// text being encoded, so a keyed hash buys nothing here; it is the same in every process, as
-/// the table kept in the table cache needs).
-#[inline]
-fn hash_token(token: &str) -> u64 {
-    hash_bytes(token.as_bytes(), 0)
-}
-
 /// The token → entry table of a [`ReverseVocab`] whose tokens are distinct: open addressing
-/// (linear probing, at most half full) over entry indices, hashed by [`hash_token`]; a flat
+/// (linear probing, at most half full) over entry indices, hashed by [`token_hash`]; a flat
 /// array, so the table cache holds it as it is.
 #[derive(Debug, Clone)]
 struct TokenIndex {
@@ -224,42 +216,199 @@ struct TokenIndex {
 impl TokenIndex {
     /// The table of `r`'s entries, whose tokens must be distinct.
     fn new(r: &ReverseVocab) -> Self {
-        Self::build(r, false).unwrap_or_else(|_| unreachable!("duplicates are only looked for when asked"))
-    }
-
-    /// The table of `r`'s entries; with `check`, `Err(e)` for the first entry `e` whose token
-    /// an earlier entry has.
-    fn build(r: &ReverseVocab, check: bool) -> Result<Self, usize> {
-        let n = r.entries();
-        let mut slots = vec![NO_ENTRY; (n * 2).max(2).next_power_of_two()];
-        let mask = slots.len() - 1;
-        for e in 0..n {
-            let token = r.entry(e);
-            let mut i = hash_token(token) as usize & mask;
-            while slots[i] != NO_ENTRY {
-                if check && r.entry(slots[i] as usize) == token {
-                    return Err(e);
-                }
-                i = (i + 1) & mask;
+        let mut slots = vec![NO_ENTRY; (r.entries() * 2).max(2).next_power_of_two()];
+        for e in 0..r.entries() {
+            let token = r.entry(e).as_bytes();
+            // A token found would be a duplicate (none, as said): never equal.
+            if let Ok(i) = probe(&slots, token, |_| false) {
+                slots[i] = e as u32;
             }
-            slots[i] = e as u32;
         }
-        Ok(Self { slots: slots.into() })
+        Self { slots: slots.into() }
     }
 
     /// The entry of `token` in `r`.
     #[inline]
     fn find(&self, r: &ReverseVocab, token: &str) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut i = hash_token(token) as usize & mask;
-        loop {
-            match self.slots[i] {
-                NO_ENTRY => return None,
-                e if r.entry(e as usize) == token => return Some(e),
-                _ => i = (i + 1) & mask,
-            }
+        probe(&self.slots, token.as_bytes(), |e| r.entry(e as usize) == token).err()
+    }
+}
+
+/// Where `token` is in `slots` (a [`TokenIndex`]'s), probing from its hash: `Err(e)` when it is
+/// the token of the entry `e` there (`is(e)` says whether it is), else `Ok` with the free slot
+/// where it would go.
+#[inline]
+fn probe(slots: &[u32], token: &[u8], is: impl Fn(u32) -> bool) -> Result<usize, u32> {
+    let mask = slots.len() - 1;
+    let mut i = token_hash(token) as usize & mask;
+    loop {
+        match slots[i] {
+            NO_ENTRY => return Ok(i),
+            e if is(e) => return Err(e),
+            _ => i = (i + 1) & mask,
         }
     }
+}
+
+/// The hash of a token in a [`TokenIndex`]: its bytes read as a few fixed-size words (a short
+/// token as two overlapping halves, a long one 8 bytes at a time, its last 8 bytes overlapping),
+/// each mixed in by a 64 x 64 → 128-bit multiply folded to 64 bits (wyhash's), so that tokens of a
+/// few bytes, most of a vocabulary, take no loop and no copy of their own length. Vocabularies
+/// come from model files, not from the text being encoded, so a keyed hash buys nothing here; the
+/// table kept in the table cache needs the same hash in every process.
+#[inline]
+fn token_hash(t: &[u8]) -> u64 {
+    const P0: u64 = 0xa076_1d64_78bd_642f;
+    const P1: u64 = 0xe703_7ed1_a0b4_28db;
+    let mum = |a: u64, b: u64| {
+        let r = u128::from(a) * u128::from(b);
+        (r as u64) ^ (r >> 64) as u64
+    };
+    let n = t.len();
+    let mut h = n as u64 ^ P0;
+    let last = match n {
+        0 => 0,
+        1..=3 => u64::from(t[0]) | u64::from(t[n / 2]) << 8 | u64::from(t[n - 1]) << 16,
+        4..=8 => {
+            let half = |i: usize| {
+                let mut w = [0u8; 4];
+                w.copy_from_slice(&t[i..i + 4]);
+                u64::from(u32::from_le_bytes(w))
+            };
+            half(0) | half(n - 4) << 32
+        }
+        _ => {
+            let word = |c: &[u8]| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&c[..8]);
+                u64::from_le_bytes(w)
+            };
+            let mut chunks = t.chunks_exact(8);
+            for c in &mut chunks {
+                h = mum(h ^ word(c), P1);
+            }
+            if chunks.remainder().is_empty() {
+                0
+            } else {
+                word(&t[n - 8..])
+            }
+        }
+    };
+    mum(h ^ last, P1)
+}
+
+/// Why [`DistinctTokens::push`] did not add a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushError {
+    /// The token is the one of this earlier id.
+    Duplicate(u32),
+    /// The tokens would pass 4 GiB, or 2^31 of them (or [`DistinctTokens::push_in`] was given
+    /// fewer bytes than the token's).
+    Full,
+}
+
+/// Builds the [`Vocab`] of distinct tokens given in id order (the token of id `i` the `i`-th
+/// one: a SentencePiece model's pieces), its token → id table filled as the tokens come: a
+/// file's pieces are read, stored and indexed in one pass, each while its bytes are at hand.
+/// Tokens are bytes, checked to be text once they are all in ([`Self::finish`]).
+#[derive(Debug)]
+pub struct DistinctTokens {
+    text: Vec<u8>,
+    starts: Vec<u32>,
+    /// [`TokenIndex`]'s slots, at most half full.
+    slots: Vec<u32>,
+}
+
+impl DistinctTokens {
+    /// Room for `tokens` tokens of `text_bytes` bytes in all (more are taken, at the cost of
+    /// growing).
+    pub fn with_capacity(tokens: usize, text_bytes: usize) -> Self {
+        let mut starts = Vec::with_capacity(tokens + 1);
+        starts.push(0);
+        Self { text: Vec::with_capacity(text_bytes), starts, slots: vec![NO_ENTRY; (tokens * 2).max(2).next_power_of_two()] }
+    }
+
+    /// The number of tokens added.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether no token was added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The token of entry `e`.
+    #[inline]
+    fn entry(&self, e: u32) -> &[u8] {
+        let e = e as usize;
+        &self.text[self.starts[e] as usize..self.starts[e + 1] as usize]
+    }
+
+    /// Adds `token`, with the next id; nothing when it is an earlier token, or when the
+    /// tokens would pass 4 GiB.
+    #[inline]
+    pub fn push(&mut self, token: &[u8]) -> Result<(), PushError> {
+        self.push_in(token, token.len())
+    }
+
+    /// [`Self::push`] of the token `bytes[..len]`, the bytes after it read too, not stored: a
+    /// token of at most 16 bytes is copied as 16 (a copy of its own length is a call to `memcpy`,
+    /// whose branches on the length cost more than the copy).
+    #[inline]
+    pub fn push_in(&mut self, bytes: &[u8], len: usize) -> Result<(), PushError> {
+        let token = bytes.get(..len).ok_or(PushError::Full)?;
+        let e = self.len();
+        let end = u32::try_from(self.text.len() + token.len()).map_err(|_| PushError::Full)?;
+        if e >= (NO_ENTRY >> 1) as usize {
+            return Err(PushError::Full);
+        }
+        if 2 * (e + 1) > self.slots.len() {
+            // Past the capacity: twice the slots, the tokens so far put in again.
+            self.slots = vec![NO_ENTRY; self.slots.len() * 2];
+            for e in 0..e as u32 {
+                if let Ok(i) = probe(&self.slots, self.entry(e), |_| false) {
+                    self.slots[i] = e;
+                }
+            }
+        }
+        let slot = probe(&self.slots, token, |o| self.entry(o) == token).map_err(PushError::Duplicate)?;
+        self.slots[slot] = e as u32;
+        match bytes.first_chunk::<16>() {
+            Some(window) if len <= 16 => {
+                let at = self.text.len();
+                self.text.extend_from_slice(window);
+                self.text.truncate(at + len);
+            }
+            _ => self.text.extend_from_slice(token),
+        }
+        self.starts.push(end);
+        Ok(())
+    }
+
+    /// The vocabulary; `None` when the tokens are not text (each one UTF-8).
+    pub fn finish(self) -> Option<Vocab> {
+        let Self { text, starts, slots } = self;
+        // Checked with SIMD at once (most tokens are a few bytes), then each token's start: a
+        // text cut at char boundaries is text in every part.
+        simdutf8::basic::from_utf8(&text).ok()?;
+        if !starts.iter().all(|&s| text.get(s as usize).is_none_or(|&b| !is_continuation(b))) {
+            return None;
+        }
+        // SAFETY: checked just above.
+        let text = unsafe { String::from_utf8_unchecked(text) };
+        let ids: Vec<u32> = (0..starts.len() as u32 - 1).collect();
+        let reverse = ReverseVocab { text, starts: starts.into(), ids: ids.into(), by_id: ById::Identity };
+        let vocab = Vocab::from_reverse(reverse);
+        let _ = vocab.by_token.set(TokenIndex { slots: slots.into() });
+        Some(vocab)
+    }
+}
+
+/// Whether `b` continues a UTF-8 char (`0b10xx_xxxx`).
+#[inline]
+fn is_continuation(b: u8) -> bool {
+    (b as i8) < -0x40
 }
 
 impl PartialEq for Vocab {
@@ -279,11 +428,13 @@ impl Vocab {
     /// The vocabulary of `tokens`, the token of id `i` the `i`-th one (a SentencePiece model's
     /// pieces); `Err(i)` when token `i` is also an earlier one.
     pub fn from_distinct_tokens<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Result<Self, usize> {
-        let reverse = ReverseVocab::from_tokens(tokens);
-        let index = TokenIndex::build(&reverse, true)?;
-        let vocab = Self::from_reverse(reverse);
-        let _ = vocab.by_token.set(index);
-        Ok(vocab)
+        let tokens = tokens.into_iter();
+        let mut b = DistinctTokens::with_capacity(tokens.size_hint().0, 0);
+        for (i, t) in tokens.enumerate() {
+            b.push(t.as_bytes()).map_err(|_| i)?;
+        }
+        // The tokens are text, and fewer than 4 GiB of it (`push` says so).
+        Ok(b.finish().unwrap_or_else(|| unreachable!("tokens given as text are text")))
     }
 
     /// The vocabulary of `reverse`'s entries, whose tokens must be distinct.
@@ -467,6 +618,38 @@ mod tests {
         assert_eq!(r.get(1), None);
         assert_eq!(r.get(7), None);
         assert_eq!(serde_json::to_string(&OrderedVocab(&r)).unwrap(), r#"{"a":0,"b":2}"#);
+    }
+
+    /// Tokens pushed one by one, past the capacity they were sized for, are found by id and by
+    /// text; a token pushed again is refused (naming the first), as are bytes that are not text
+    /// (a token not UTF-8, or a char cut between two tokens). A token pushed with the bytes after
+    /// it ([`DistinctTokens::push_in`]) is the same token.
+    #[test]
+    fn distinct_tokens() {
+        let tokens: Vec<String> = (0..2000).map(|i| format!("\u{2581}t{i}")).chain(["".into(), "x".repeat(40), "é".into()]).collect();
+        let mut b = DistinctTokens::with_capacity(3, 4);
+        for (i, t) in tokens.iter().enumerate() {
+            if i % 2 == 0 {
+                b.push(t.as_bytes()).unwrap();
+            } else {
+                let followed = format!("{t}and what follows it in the file");
+                b.push_in(followed.as_bytes(), t.len()).unwrap();
+            }
+        }
+        assert_eq!(b.push(b"\xE2\x96\x81t7"), Err(PushError::Duplicate(7)));
+        assert_eq!(b.push_in(b"t", 2), Err(PushError::Full));
+        let vocab = b.finish().unwrap();
+        assert_eq!(vocab.len(), tokens.len());
+        for (i, t) in tokens.iter().enumerate() {
+            assert_eq!((vocab.id(t), vocab.token(i as u32)), (Some(i as u32), Some(t.as_str())), "{t:?}");
+        }
+        assert_eq!((vocab.id("\u{2581}t2000"), vocab.id("x")), (None, None));
+        assert_eq!(Vocab::from_distinct_tokens(["a", "b", "a"]).err(), Some(2));
+        for cut in [&[b"a".as_slice(), b"\xFF"][..], &[b"\xC3", b"\xA9"]] {
+            let mut b = DistinctTokens::with_capacity(2, 2);
+            cut.iter().for_each(|t| b.push(t).unwrap());
+            assert!(b.finish().is_none(), "{cut:?}");
+        }
     }
 
     #[test]

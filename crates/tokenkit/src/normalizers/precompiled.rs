@@ -12,6 +12,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::base::{NormalizedString, Normalizer};
 use crate::utils::char_memo::CharMemo;
+use crate::utils::table_cache::Table;
 use crate::{Error, Result};
 
 /// Applies a SentencePiece `precompiled_charsmap` the way HF tokenizers does: the text is
@@ -22,19 +23,53 @@ use crate::{Error, Result};
 #[derive(Clone, Deserialize)]
 #[serde(try_from = "PrecompiledFields")]
 pub struct Precompiled {
-    /// The trie's size in bytes as the blob gives it (the blob is not kept: [`Self::charsmap`]
-    /// puts it back together from this, the units and the strings, which hold all its bytes).
-    trie_bytes: u32,
-    /// The double-array trie units.
-    trie: Vec<u32>,
-    /// The NUL-separated replacement strings.
-    normalized: String,
+    /// The blob as read: a view of a `.model` file's bytes when it was read from one, which the
+    /// model keeps anyway (the charsmap is most of a spec's bytes).
+    blob: Table<u8>,
+    /// The double-array trie units, in `blob`.
+    trie: Units,
+    /// Where the NUL-separated replacement strings start in `blob` (checked to be UTF-8).
+    strings_at: usize,
     /// `ascii_mapped[b]`: the one-char string `b` has a replacement.
     ascii_mapped: [bool; 128],
     /// The grapheme `"\r\n"` has a replacement.
     crlf_mapped: bool,
     /// Which chars [`keeps_char`](Self::keeps_char) found left as is.
     kept: CharMemo,
+}
+
+/// The units of a charsmap's trie, read where they are in its blob (little-endian `u32`s after
+/// the blob's size field, at any alignment).
+#[derive(Clone)]
+struct Units {
+    blob: Table<u8>,
+    /// How many units there are.
+    n: usize,
+}
+
+impl Units {
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Unit `i`, if there is one.
+    #[inline]
+    fn get(&self, i: usize) -> Option<u32> {
+        if i >= self.n {
+            return None;
+        }
+        let b = self.blob.get(4 + 4 * i..8 + 4 * i)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    #[inline]
+    fn first(&self) -> Option<u32> {
+        self.get(0)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blob[4..4 + 4 * self.n].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
 }
 
 /// The serialized field of [`Precompiled`], validated by `TryFrom`.
@@ -59,20 +94,20 @@ impl Serialize for Precompiled {
         use serde::ser::SerializeStruct;
         let mut s = serializer.serialize_struct("Precompiled", 2)?;
         s.serialize_field("type", "Precompiled")?;
-        s.serialize_field("precompiled_charsmap", &BASE64.encode(self.charsmap()))?;
+        s.serialize_field("precompiled_charsmap", &BASE64.encode(&*self.blob))?;
         s.end()
     }
 }
 
 impl PartialEq for Precompiled {
     fn eq(&self, other: &Self) -> bool {
-        (self.trie_bytes, &self.trie, &self.normalized) == (other.trie_bytes, &other.trie, &other.normalized)
+        self.blob == other.blob
     }
 }
 
 impl std::fmt::Debug for Precompiled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Precompiled").field("trie_units", &self.trie.len()).field("normalized_bytes", &self.normalized.len()).finish()
+        f.debug_struct("Precompiled").field("trie_units", &self.trie.len()).field("normalized_bytes", &self.normalized().len()).finish()
     }
 }
 
@@ -97,30 +132,35 @@ impl Precompiled {
     /// Parses a raw (not base64) charsmap; an error if it is truncated, has an empty trie or
     /// its replacement strings are not UTF-8.
     pub fn from_bytes(charsmap: impl Into<Vec<u8>>) -> Result<Self> {
-        let mut charsmap = charsmap.into();
+        Self::from_table(charsmap.into().into())
+    }
+
+    /// [`Self::from_bytes`] of a charsmap that stays where it is (a view of the `.model` file's
+    /// bytes, shared, not copied).
+    pub fn from_table(blob: Table<u8>) -> Result<Self> {
         let err = |msg: String| Error::invalid(format!("Precompiled: invalid precompiled_charsmap: {msg}"));
-        let Some(size) = charsmap.get(..4) else {
-            return Err(err(format!("{} bytes, too short to hold the trie size (4 bytes)", charsmap.len())));
+        let Some(size) = blob.get(..4) else {
+            return Err(err(format!("{} bytes, too short to hold the trie size (4 bytes)", blob.len())));
         };
         let trie_bytes = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
         // As in HF, a size that is not a multiple of 4 is rounded down to whole units.
         let units = trie_bytes / 4;
         let trie_end = 4 + units * 4;
-        if charsmap.len() < trie_end {
-            return Err(err(format!("the trie is announced as {trie_bytes} bytes but only {} bytes follow", charsmap.len() - 4)));
+        if blob.len() < trie_end {
+            return Err(err(format!("the trie is announced as {trie_bytes} bytes but only {} bytes follow", blob.len() - 4)));
         }
         if units == 0 {
             return Err(err("the trie is empty".into()));
         }
-        let trie = charsmap[4..trie_end].chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
         // Whatever follows the whole units (a size that is no multiple of 4 leaves a few bytes)
         // is in the strings, so that the blob is theirs and the units' bytes after the size.
-        let normalized = String::from_utf8(charsmap.split_off(trie_end))
-            .map_err(|e| err(format!("the replacement strings are not valid UTF-8 (byte {})", e.utf8_error().valid_up_to())))?;
+        if let Err(e) = std::str::from_utf8(&blob[trie_end..]) {
+            return Err(err(format!("the replacement strings are not valid UTF-8 (byte {})", e.valid_up_to())));
+        }
         let mut precompiled = Self {
-            trie_bytes: trie_bytes as u32,
-            trie,
-            normalized,
+            trie: Units { blob: blob.clone(), n: units },
+            blob,
+            strings_at: trie_end,
             ascii_mapped: [false; 128],
             crlf_mapped: false,
             kept: CharMemo::default(),
@@ -133,6 +173,15 @@ impl Precompiled {
         Ok(precompiled)
     }
 
+    /// The NUL-separated replacement strings.
+    #[inline]
+    fn normalized(&self) -> &str {
+        let strings = self.blob.get(self.strings_at..).unwrap_or_default();
+        // SAFETY: checked to be UTF-8 when the charsmap was read (`from_table`); the blob is a
+        // read-only table, never written to.
+        unsafe { std::str::from_utf8_unchecked(strings) }
+    }
+
     /// [`Self::check_trie`], walked once per charsmap: a known charsmap ([`is_checked`]) passes
     /// without it, and another one that passed is remembered in the
     /// [`table_cache`](crate::utils::table_cache) under the hash of its bytes, so a further load
@@ -142,11 +191,11 @@ impl Precompiled {
     pub fn check_trie_cached(&self) -> Result<()> {
         use crate::utils::table_cache;
         const PASSED: &[u8] = b"check_trie passed";
-        let blob = self.charsmap();
-        if is_checked(&blob) {
+        let blob = &*self.blob;
+        if is_checked(blob) {
             return Ok(());
         }
-        let key = table_cache::Key::new("Precompiled::check_trie", &[&blob]);
+        let key = table_cache::Key::new("Precompiled::check_trie", &[blob]);
         let read =
             |p: &table_cache::Payload| if **p == *PASSED { Ok(()) } else { Err(Error::invalid("table cache: malformed check entry")) };
         table_cache::cached(&key, read, || self.check_trie(), |()| Some(PASSED.to_vec()))
@@ -160,76 +209,58 @@ impl Precompiled {
         let err = |msg: String| Error::invalid(format!("Precompiled: invalid precompiled_charsmap: {msg}"));
         let n = self.trie.len();
         const VALUE_UNIT: u32 = 0x8000_0000;
-        for (i, &unit) in self.trie.iter().enumerate() {
+        for (i, unit) in self.trie.iter().enumerate() {
             if unit & VALUE_UNIT == 0 && ((i ^ offset(unit)) | 0xFF) >= n {
                 return Err(err(format!("unit {i} has children past the {n} units of the trie")));
             }
         }
+        let strings = self.normalized().len();
         let mut seen = vec![false; n];
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
             if std::mem::replace(&mut seen[i], true) {
                 continue;
             }
-            let unit = self.trie[i];
+            let Some(unit) = self.trie.get(i) else { continue };
             let base = i ^ offset(unit);
             if has_leaf(unit) {
                 match self.trie.get(base) {
-                    Some(&v) if v & VALUE_UNIT != 0 && (value(v) as usize) < self.normalized.len() => {}
+                    Some(v) if v & VALUE_UNIT != 0 && (value(v) as usize) < strings => {}
                     _ => return Err(err(format!("the key ending at unit {i} has no valid replacement"))),
                 }
             }
-            // The children lie in the 256 units of `base`'s block: when the block is whole (always
-            // for a unit the first pass checked), a fixed-size array without bounds checks.
-            let lo = base & !0xFF;
-            match self.trie.get(lo..lo + 256).and_then(|b| <&[u32; 256]>::try_from(b).ok()) {
-                Some(block) => {
-                    for c in 1..=255usize {
-                        let k = (base & 0xFF) ^ c;
-                        if label(block[k]) == c as u32 {
-                            stack.push(lo + k);
-                        }
-                    }
-                }
-                None => {
-                    for c in 1..=255u32 {
-                        let j = base ^ c as usize;
-                        if self.trie.get(j).is_some_and(|&u| label(u) == c) {
-                            stack.push(j);
-                        }
-                    }
+            // The children lie in the 256 units of `base`'s block.
+            for c in 1..=255u32 {
+                let j = base ^ c as usize;
+                if self.trie.get(j).is_some_and(|u| label(u) == c) {
+                    stack.push(j);
                 }
             }
         }
         Ok(())
     }
 
-    /// The raw charsmap blob (put back together: a copy, not kept apart from the trie and the
-    /// strings, which would hold every byte twice).
+    /// The raw charsmap blob (a copy).
     pub fn charsmap(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4 + 4 * self.trie.len() + self.normalized.len());
-        out.extend_from_slice(&self.trie_bytes.to_le_bytes());
-        out.extend(self.trie.iter().flat_map(|u| u.to_le_bytes()));
-        out.extend_from_slice(self.normalized.as_bytes());
-        out
+        self.blob.to_vec()
     }
 
     /// The value of the shortest key of the trie that is a prefix of `key` (stopping at a NUL
     /// byte), as HF's `common_prefix_search(..)[0]`. A malformed trie gives `None`, not a panic.
     fn shortest_prefix_value(&self, key: &[u8]) -> Option<u32> {
-        let mut pos = offset(*self.trie.first()?);
+        let mut pos = offset(self.trie.first()?);
         for &b in key {
             if b == 0 {
                 break;
             }
             pos ^= b as usize;
-            let unit = *self.trie.get(pos)?;
+            let unit = self.trie.get(pos)?;
             if label(unit) != b as u32 {
                 return None;
             }
             pos ^= offset(unit);
             if has_leaf(unit) {
-                return Some(value(*self.trie.get(pos)?));
+                return Some(value(self.trie.get(pos)?));
             }
         }
         None
@@ -241,19 +272,19 @@ impl Precompiled {
     /// the key. A malformed trie gives `None`, not a panic.
     pub fn longest_prefix(&self, key: &[u8]) -> Option<(usize, &str)> {
         const MAX_RESULTS: usize = 32;
-        let mut pos = offset(*self.trie.first()?);
+        let mut pos = offset(self.trie.first()?);
         let mut found = None;
         let mut n_results = 0;
         for (i, &b) in key.iter().enumerate() {
             pos ^= b as usize;
-            let Some(&unit) = self.trie.get(pos) else { break };
+            let Some(unit) = self.trie.get(pos) else { break };
             if label(unit) != b as u32 {
                 break;
             }
             pos ^= offset(unit);
             if has_leaf(unit) {
                 if n_results < MAX_RESULTS {
-                    if let Some(&leaf) = self.trie.get(pos) {
+                    if let Some(leaf) = self.trie.get(pos) {
                         found = Some((i + 1, value(leaf)));
                     }
                 }
@@ -262,19 +293,20 @@ impl Precompiled {
         }
         let (len, start) = found?;
         let start = start as usize;
-        let rest = self.normalized.as_bytes().get(start..)?;
+        let normalized = self.normalized();
+        let rest = normalized.as_bytes().get(start..)?;
         let end = start + rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-        Some((len, self.normalized.get(start..end)?))
+        Some((len, normalized.get(start..end)?))
     }
 
     /// Whether some key of the trie starts with the bytes `prefix`.
     pub fn has_key_with_prefix(&self, prefix: &[u8]) -> bool {
-        let Some(&root) = self.trie.first() else { return false };
+        let Some(root) = self.trie.first() else { return false };
         let mut pos = offset(root);
         for &b in prefix {
             pos ^= b as usize;
             match self.trie.get(pos) {
-                Some(&unit) if label(unit) == b as u32 => pos ^= offset(unit),
+                Some(unit) if label(unit) == b as u32 => pos ^= offset(unit),
                 _ => return false,
             }
         }
@@ -283,7 +315,7 @@ impl Precompiled {
 
     /// The root node of the trie, to walk it with [`step`](Self::step).
     pub(crate) fn root(&self) -> Option<usize> {
-        self.trie.first().map(|&root| offset(root))
+        self.trie.first().map(offset)
     }
 
     /// The node reached from `node` by byte `b`, if some key continues that way, and whether
@@ -291,7 +323,7 @@ impl Precompiled {
     pub(crate) fn step(&self, node: usize, b: u8) -> Option<(usize, bool)> {
         let pos = node ^ b as usize;
         match self.trie.get(pos) {
-            Some(&unit) if label(unit) == b as u32 => Some((pos ^ offset(unit), has_leaf(unit))),
+            Some(unit) if label(unit) == b as u32 => Some((pos ^ offset(unit), has_leaf(unit))),
             _ => None,
         }
     }
@@ -299,17 +331,18 @@ impl Precompiled {
     /// Whether some key of the trie starts with byte `b` (when not, text starting with `b` is
     /// left as is by [`longest_prefix`](Self::longest_prefix)).
     pub fn has_key_starting_with(&self, b: u8) -> bool {
-        let Some(&root) = self.trie.first() else { return false };
+        let Some(root) = self.trie.first() else { return false };
         let pos = offset(root) ^ b as usize;
-        self.trie.get(pos).is_some_and(|&unit| label(unit) == b as u32)
+        self.trie.get(pos).is_some_and(|unit| label(unit) == b as u32)
     }
 
     /// The replacement of the shortest key that prefixes `chunk`, if any.
     pub fn transform(&self, chunk: &str) -> Option<&str> {
         let start = self.shortest_prefix_value(chunk.as_bytes())? as usize;
-        let rest = self.normalized.as_bytes().get(start..)?;
+        let normalized = self.normalized();
+        let rest = normalized.as_bytes().get(start..)?;
         let end = start + rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-        self.normalized.get(start..end)
+        normalized.get(start..end)
     }
 }
 

@@ -407,9 +407,11 @@ unsafe impl<T: Pod> Send for Table<T> {}
 unsafe impl<T: Pod> Sync for Table<T> {}
 
 impl<T: Pod> Table<T> {
-    /// The elements, mutable: copied first when the table is shared or mapped.
+    /// The elements, mutable: copied first when the table is shared, mapped or a part of one
+    /// ([`Self::slice`]).
     pub fn make_mut(&mut self) -> &mut [T] {
-        if let Owner::Map(_) = self.owner {
+        let whole = matches!(&self.owner, Owner::Vec(v) if v.as_ptr() == self.ptr.as_ptr().cast_const() && v.len() == self.len);
+        if !whole {
             self.owner = Owner::Vec(Arc::new(self.to_vec()));
         }
         match &mut self.owner {
@@ -420,6 +422,19 @@ impl<T: Pod> Table<T> {
                 v.as_mut_slice()
             }
             Owner::Map(_) => unreachable!("a mapped table was copied above"),
+        }
+    }
+
+    /// The elements `range` of this table, shared with it (no copy); empty when `range` is not
+    /// within it.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Self {
+        match self.get(range) {
+            Some(part) => Self {
+                ptr: std::ptr::NonNull::new(part.as_ptr().cast_mut()).unwrap_or(std::ptr::NonNull::dangling()),
+                len: part.len(),
+                owner: self.owner.clone(),
+            },
+            None => Self::default(),
         }
     }
 
@@ -686,6 +701,14 @@ mod tests {
         // The same payload read from memory: copies with the same values.
         let (a2, b2, _) = read(Reader::new(&payload)).unwrap();
         assert!(!a2.is_mapped() && a2 == a && b2 == b);
+        // A part of a table is a view of it, copied when written to (of a table built in memory too).
+        let part = b.slice(1..3);
+        assert!(part.is_mapped() && part[..] == [8, 9] && b.slice(2..9).is_empty());
+        let mut built: Table<u32> = vec![1, 2, 3].into();
+        let mut part = built.slice(1..2);
+        part.make_mut()[0] = 20;
+        built.make_mut()[0] = 10;
+        assert_eq!((&part[..], &built[..]), (&[20][..], &[10, 2, 3][..]));
         // A mapped table written to is copied first; its clones keep the old values.
         drop(payload);
         let mut m = b.clone();

@@ -20,10 +20,10 @@ use serde::{Serialize, Serializer};
 
 use super::bpe::BpeTables;
 use super::proto::{
-    piece_refs, trainer_model_type, ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec, PieceRef, PieceType, SentencePieceText,
-    TextPiece, TrainerSpec,
+    for_each_piece, piece_fields, piece_refs, trainer_model_type, ModelProto, ModelType, NBestSentencePieceText, NormalizerSpec,
+    PieceBytes, PieceRef, PieceType, Scan, SentencePieceText, TextPiece, TrainerSpec,
 };
-use crate::base::vocab::{TokenSlots, Vocab};
+use crate::base::vocab::{DistinctTokens, PushError, TokenSlots, Vocab};
 use crate::base::{Model, Token};
 use crate::models::cache::{Cache, DEFAULT_CACHE_CAPACITY};
 use crate::models::unigram::lattice::pick_weighted;
@@ -196,56 +196,237 @@ fn is_mergeable(kind: u8) -> bool {
     [PieceType::Normal, PieceType::UserDefined, PieceType::Unused].iter().any(|&k| k as u8 == kind)
 }
 
-impl Tables {
-    /// Builds the tables from the file's pieces and specs, checking the pieces as sentencepiece
-    /// does.
-    fn build(pieces: &[PieceRef<'_>], trainer: &TrainerSpec, norm_spec: &NormalizerSpec, err: impl Fn(String) -> Error) -> Result<Self> {
-        let byte_fallback = trainer.byte_fallback.unwrap_or(false);
-        let model_type = trainer_model_type(trainer);
-        let n = pieces.len();
-        let mut scores = Vec::with_capacity(n);
-        let mut kinds = Vec::with_capacity(n);
-        let mut unk_id = None;
-        let mut byte_ids = Box::new([u32::MAX; 256]);
-        let mut n_bytes = 0;
-        for (id, p) in pieces.iter().enumerate() {
-            let piece = p.piece;
-            if piece.is_empty() {
-                return Err(err(format!("piece {id} is empty")));
-            }
-            // sentencepiece refuses a NUL in any model, a non-finite score in a Unigram one
-            // (its BPE ranks by position and loads such scores).
-            // On bytes: a char pattern sets up a searcher per piece.
-            if piece.as_bytes().contains(&0) {
-                return Err(err(format!("piece {id} ({piece:?}) holds a NUL character")));
-            }
-            if let Some(score) = p.score.filter(|s| !s.is_finite() && model_type == ModelType::Unigram) {
-                return Err(err(format!("piece {id} ({piece:?}): score {score} is not a finite number")));
-            }
-            let kind = p.kind();
-            match kind {
-                PieceType::Unknown => {
-                    if unk_id.replace(id as u32).is_some() {
-                        return Err(err("the model has more than one unknown piece".into()));
-                    }
-                }
-                PieceType::Byte => {
-                    if !byte_fallback {
-                        return Err(err(format!("byte piece {piece:?} in a model without byte_fallback")));
-                    }
-                    let b = parse_byte_piece(piece).ok_or_else(|| err(format!("byte piece {piece:?} is not <0xNN>")))?;
-                    byte_ids[b as usize] = id as u32;
-                    n_bytes += 1;
-                }
-                PieceType::Normal | PieceType::UserDefined | PieceType::Unused | PieceType::Control => {}
-            }
-            scores.push(p.score.unwrap_or(0.0));
-            kinds.push(kind as u8);
+/// The pieces' tables as they are read, one piece at a time ([`Self::push`], checking each as
+/// sentencepiece does), before [`Tables::build`] checks them as a whole.
+struct PieceTables {
+    byte_fallback: bool,
+    unigram: bool,
+    /// The pieces' texts (until [`Self::duplicate`] is found).
+    vocab: DistinctTokens,
+    scores: Vec<f32>,
+    kinds: Vec<u8>,
+    unk_id: Option<u32>,
+    byte_ids: Box<[u32; 256]>,
+    n_bytes: usize,
+    /// The earlier piece whose text the first piece defined twice has (then the pieces after it
+    /// are checked, not stored).
+    duplicate: Option<u32>,
+    /// Some mergeable piece has a `▁` after another char ([`words_independent`]).
+    spaced: bool,
+}
+
+/// The pieces of a `.model` file as [`read_pieces`] gives them.
+struct ReadPieces {
+    tables: PieceTables,
+    /// The vocabulary (`None` when a piece was refused).
+    vocab: Option<Vocab>,
+    /// The first piece's error, when one was refused.
+    refused: Option<Error>,
+}
+
+impl PieceTables {
+    /// Room for `pieces` pieces of `text_bytes` bytes of text, in a model trained by `trainer`.
+    fn new(pieces: usize, text_bytes: usize, trainer: &TrainerSpec) -> Self {
+        Self {
+            byte_fallback: trainer.byte_fallback.unwrap_or(false),
+            unigram: trainer_model_type(trainer) == ModelType::Unigram,
+            vocab: DistinctTokens::with_capacity(pieces, text_bytes),
+            scores: Vec::with_capacity(pieces),
+            kinds: Vec::with_capacity(pieces),
+            unk_id: None,
+            byte_ids: Box::new([u32::MAX; 256]),
+            n_bytes: 0,
+            duplicate: None,
+            spaced: false,
         }
-        let vocab = Vocab::from_distinct_tokens(pieces.iter().map(|p| p.piece))
-            .map_err(|i| err(format!("piece {:?} is defined twice", pieces[i].piece)))?;
+    }
+
+    /// Adds the next piece, or refuses it as sentencepiece does (the error names it). `bytes`
+    /// starts with the piece's text and goes on as far as the file does (see
+    /// [`DistinctTokens::push_in`]).
+    #[inline]
+    fn push(&mut self, p: PieceBytes<'_>, bytes: &[u8], err: &impl Fn(String) -> Error) -> Result<()> {
+        let piece = p.piece;
+        let kind = p.kind();
+        let score = p.score.unwrap_or(0.0);
+        // Most pieces: normal, of a few bytes, none a NUL, a finite score.
+        let window = bytes.first_chunk::<16>().filter(|_| piece.len() <= 16);
+        let plain = !piece.is_empty()
+            && !window.map_or_else(|| piece.contains(&0), |w| has_nul(w, piece.len()))
+            && (score.is_finite() || !self.unigram)
+            && !matches!(kind, PieceType::Unknown | PieceType::Byte);
+        if !plain {
+            self.special(p, err)?;
+        }
+        self.scores.push(score);
+        self.kinds.push(kind as u8);
+        if !self.spaced && is_mergeable(kind as u8) {
+            self.spaced = window.is_none_or(|w| !ascii_after_space(w, piece.len())) && space_inside(piece);
+        }
+        if self.duplicate.is_none() {
+            match self.vocab.push_in(bytes, piece.len()) {
+                Ok(()) => {}
+                Err(PushError::Duplicate(earlier)) => self.duplicate = Some(earlier),
+                Err(PushError::Full) => return Err(err("the pieces pass 4 GiB".into())),
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of [`Self::push`] for a piece that is not plain: refused, or the unknown
+    /// piece, or a byte piece.
+    #[inline(never)]
+    fn special(&mut self, p: PieceBytes<'_>, err: &impl Fn(String) -> Error) -> Result<()> {
+        let id = self.kinds.len();
+        let piece = p.piece;
+        // The text of a piece of a file whose pieces are UTF-8 ([`read_pieces`] reports an error
+        // only then).
+        let text = || String::from_utf8_lossy(piece);
+        if piece.is_empty() {
+            return Err(err(format!("piece {id} is empty")));
+        }
+        // sentencepiece refuses a NUL in any model, a non-finite score in a Unigram one (its
+        // BPE ranks by position and loads such scores).
+        if piece.contains(&0) {
+            return Err(err(format!("piece {id} ({:?}) holds a NUL character", text())));
+        }
+        if let Some(score) = p.score.filter(|s| !s.is_finite() && self.unigram) {
+            return Err(err(format!("piece {id} ({:?}): score {score} is not a finite number", text())));
+        }
+        match p.kind() {
+            PieceType::Unknown => {
+                if self.unk_id.replace(id as u32).is_some() {
+                    return Err(err("the model has more than one unknown piece".into()));
+                }
+            }
+            PieceType::Byte => {
+                if !self.byte_fallback {
+                    return Err(err(format!("byte piece {:?} in a model without byte_fallback", text())));
+                }
+                let b = std::str::from_utf8(piece)
+                    .ok()
+                    .and_then(parse_byte_piece)
+                    .ok_or_else(|| err(format!("byte piece {:?} is not <0xNN>", text())))?;
+                self.byte_ids[b as usize] = id as u32;
+                self.n_bytes += 1;
+            }
+            PieceType::Normal | PieceType::UserDefined | PieceType::Unused | PieceType::Control => {}
+        }
+        Ok(())
+    }
+}
+
+/// The first `len` bytes of `window` as two words, the bytes past `len` set to `pad`.
+#[inline]
+fn words(window: &[u8; 16], len: usize, pad: u64) -> [u64; 2] {
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&window[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    // The bits of the first `n` bytes (`n` at most 8).
+    let keep = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+    let (lo, hi) = (keep(len.min(8)), keep(len.saturating_sub(8)));
+    [word(0) & lo | pad & !lo, word(8) & hi | pad & !hi]
+}
+
+/// Whether the first `len` bytes of `window` (`len` at most 16) hold a NUL, a word at a time.
+#[inline]
+fn has_nul(window: &[u8; 16], len: usize) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    words(window, len, u64::MAX).iter().any(|&x| x.wrapping_sub(ONES) & !x & (ONES << 7) != 0)
+}
+
+/// Whether the first `len` bytes of `window` (`len` at most 16) are ASCII after a first `▁`,
+/// if any: then the piece has no `▁` but at its start ([`space_inside`] is false).
+#[inline]
+fn ascii_after_space(window: &[u8; 16], len: usize) -> bool {
+    let [lo, hi] = words(window, len, 0);
+    // `▁` is E2 96 81: its bytes dropped when it leads.
+    let lo = if lo & 0xFF_FFFF == 0x81_96E2 { lo & !0xFF_FFFF } else { lo };
+    (lo | hi) & 0x8080_8080_8080_8080 == 0
+}
+
+/// Reads the pieces of the `.model` file `raw` (scanned as `scan`, trained by `trainer`) in one
+/// walk over the file, each piece's text copied once from the file's bytes. A file the walk does
+/// not take, or whose pieces are not all text, is decoded by prost: an error when it is no
+/// `ModelProto` (the only error; a piece sentencepiece refuses is [`ReadPieces::refused`]).
+fn read_pieces(
+    raw: &[u8],
+    scan: &Scan,
+    trainer: &TrainerSpec,
+    err: &impl Fn(String) -> Error,
+    not_a_model: impl Fn(prost::DecodeError) -> Error,
+) -> Result<ReadPieces> {
+    let mut tables = PieceTables::new(scan.pieces, scan.text_bytes, trainer);
+    let mut refused = None;
+    let walked = for_each_piece(raw, |at, body| {
+        let p = piece_fields(body)?;
+        // The piece's text and the file after it.
+        let from = at + (p.piece.as_ptr() as usize - body.as_ptr() as usize);
+        match tables.push(p, &raw[from..], err) {
+            Ok(()) => Some(()),
+            Err(e) => {
+                refused = Some(e);
+                None
+            }
+        }
+    });
+    match (walked, refused) {
+        // A piece is refused once the file is known to be a model whose pieces are text (else
+        // it is prost's error).
+        (_, Some(e)) if piece_refs(raw).is_some() => return Ok(ReadPieces { tables, vocab: None, refused: Some(e) }),
+        (Some(()), None) => {
+            let vocab = std::mem::replace(&mut tables.vocab, DistinctTokens::with_capacity(0, 0));
+            if let Some(vocab) = vocab.finish() {
+                return Ok(ReadPieces { tables, vocab: Some(vocab), refused: None });
+            }
+        }
+        _ => {}
+    }
+    let decoded = prost::Message::decode(raw).map_err(not_a_model)?;
+    let decoded: ModelProto = decoded;
+    let mut tables = PieceTables::new(decoded.pieces.len(), 0, trainer);
+    for p in &decoded.pieces {
+        let p = PieceBytes::from(PieceRef::from(p));
+        if let Err(e) = tables.push(p, p.piece, err) {
+            return Ok(ReadPieces { tables, vocab: None, refused: Some(e) });
+        }
+    }
+    let vocab = std::mem::replace(&mut tables.vocab, DistinctTokens::with_capacity(0, 0)).finish();
+    Ok(ReadPieces { tables, vocab, refused: None })
+}
+
+impl Tables {
+    /// Builds the tables from the `.model` file `raw` (scanned as `scan`, its specs `trainer` and
+    /// `norm_spec`, its charsmap `charsmap`), checking the pieces and the charsmap as
+    /// sentencepiece does.
+    fn build(
+        raw: &[u8],
+        scan: &Scan,
+        trainer: &TrainerSpec,
+        norm_spec: &NormalizerSpec,
+        charsmap: Option<&Precompiled>,
+        err: impl Fn(String) -> Error,
+        not_a_model: impl Fn(prost::DecodeError) -> Error,
+    ) -> Result<Self> {
+        let ReadPieces { tables, vocab, refused } = read_pieces(raw, scan, trainer, &err, not_a_model)?;
+        if tables.kinds.is_empty() && refused.is_none() {
+            return Err(err("the model has no pieces".into()));
+        }
+        if let Some(c) = charsmap {
+            c.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
+        }
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        let PieceTables { unigram, byte_fallback, scores, kinds, unk_id, byte_ids, n_bytes, duplicate, spaced, .. } = tables;
+        let vocab = vocab.ok_or_else(|| err("the pieces are not UTF-8 text".into()))?;
+        if let Some(earlier) = duplicate {
+            return Err(err(format!("piece {:?} is defined twice", vocab.token(earlier).unwrap_or_default())));
+        }
         let any_mergeable = kinds.iter().any(|&k| is_mergeable(k));
-        if !any_mergeable && model_type == ModelType::Unigram {
+        if !any_mergeable && unigram {
             // sentencepiece's Unigram: "no pieces are loaded" (only control, unknown and byte
             // pieces); its BPE loads such a model.
             return Err(err("the model has no normal, user-defined or unused piece".into()));
@@ -254,9 +435,8 @@ impl Tables {
         if byte_fallback && n_bytes != 256 {
             return Err(err(format!("byte_fallback is set but the model has {n_bytes} byte pieces, not 256")));
         }
-        let words_independent =
-            words_independent(norm_spec, trainer, pieces.iter().zip(&kinds).filter(|&(_, &k)| is_mergeable(k)).map(|(p, _)| p.piece));
-        let algorithm = match model_type {
+        let words_independent = words_independent(norm_spec, trainer) && !spaced;
+        let algorithm = match trainer_model_type(trainer) {
             // Built when first needed ([`SpViterbi::lazy`], [`LazyBpe`]).
             ModelType::Unigram => AlgorithmTables::Unigram(None),
             ModelType::Bpe => AlgorithmTables::Bpe(None),
@@ -380,41 +560,39 @@ impl SentencePiece {
     /// same bytes stored them; then only the specs are decoded. Otherwise the whole file is
     /// decoded and checked, the tables built and stored.
     pub fn from_bytes(raw: Vec<u8>, name: &str) -> Result<Self> {
-        use prost::Message as _;
+        let raw: Table<u8> = raw.into();
         let err = |msg: String| Error::invalid(format!("{name}: {msg}"));
         let not_a_model = |e: prost::DecodeError| err(format!("not a valid SentencePiece model (protobuf ModelProto): {e}"));
-        let specs = ModelProto::decode_specs(&raw).map_err(not_a_model)?;
-        let trainer = specs.trainer_spec.unwrap_or_default();
-        let mut norm_spec = specs.normalizer_spec.unwrap_or_default();
+        let scan = Scan::new(&raw).map_err(not_a_model)?;
+        let specs = &scan.specs;
+        let trainer = specs.trainer_spec.clone().unwrap_or_default();
+        let mut norm_spec = specs.normalizer_spec.clone().unwrap_or_default();
         let model_type = trainer_model_type(&trainer);
-        // The charsmap moves into the normalizer, which checks it when the tables are built
-        // (a model whose tables were stored passed that check).
-        let charsmap = match norm_spec.precompiled_charsmap.take().filter(|c| !c.is_empty()) {
-            Some(bytes) => Some(Precompiled::from_bytes(bytes).map_err(|e| err(format!("normalizer_spec: {e}")))?),
-            None => None,
-        };
-        let key = || entry_key(&raw);
-        let build = || {
-            // The pieces borrowed from the file; prost decodes a file the walk does not take.
-            let decoded: ModelProto;
-            let pieces = match piece_refs(&raw) {
-                Some(pieces) => pieces,
-                None => {
-                    decoded = ModelProto::decode(raw.as_slice()).map_err(not_a_model)?;
-                    decoded.pieces.iter().map(PieceRef::from).collect()
-                }
+        // The charsmap goes to the normalizer, which checks it when the tables are built (a model
+        // whose tables were stored passed that check). It stays in the file's bytes (those the
+        // model keeps), unless prost decoded the specs.
+        let decoded_charsmap = norm_spec.precompiled_charsmap.take().filter(|c| !c.is_empty());
+        let charsmap_in = |file: &Table<u8>| {
+            let blob = match (&scan.charsmap, &decoded_charsmap) {
+                (Some(range), _) if !range.is_empty() => file.slice(range.clone()),
+                (None, Some(bytes)) => bytes.clone().into(),
+                _ => return Ok(None),
             };
-            if pieces.is_empty() {
-                return Err(err("the model has no pieces".into()));
-            }
-            if let Some(c) = &charsmap {
-                c.check_trie_cached().map_err(|e| err(format!("normalizer_spec: {e}")))?;
-            }
-            Tables::build(&pieces, &trainer, &norm_spec, err)
+            Precompiled::from_table(blob).map(Some).map_err(|e| err(format!("normalizer_spec: {e}")))
         };
+        let mut charsmap = charsmap_in(&raw)?;
+        let key = || entry_key(&raw);
+        let build = || Tables::build(&raw, &scan, &trainer, &norm_spec, charsmap.as_ref(), err, not_a_model);
         let (tables, cache_status) =
             table_cache::cached_status_keyed(key, |p| Tables::read_table(p.reader(), &raw, model_type), build, |t| t.write_table(&raw))?;
         let Tables { raw: stored, vocab, scores, kinds, unk_id, byte_ids, words_independent, algorithm } = tables;
+        // The model keeps the entry's copy of the file (the bytes read are freed): the charsmap
+        // is read there.
+        if let Some(stored) = &stored {
+            if charsmap.is_some() && scan.charsmap.is_some() {
+                charsmap = charsmap_in(stored)?;
+            }
+        }
         let byte_fallback = trainer.byte_fallback.unwrap_or(false);
         let user_defined: Vec<(&str, u32)> = (0..vocab.len() as u32)
             .filter(|&id| kinds[id as usize] == PieceType::UserDefined as u8)
@@ -430,7 +608,7 @@ impl SentencePiece {
             norm_spec.escape_whitespaces(),
             trainer.treat_whitespace_as_suffix.unwrap_or(false),
         );
-        let denormalizer = match &specs.denormalizer_spec {
+        let denormalizer = match &scan.specs.denormalizer_spec {
             Some(spec) => Denormalizer::from_spec(
                 spec.precompiled_charsmap.as_deref(),
                 spec.add_dummy_prefix(),
@@ -463,7 +641,7 @@ impl SentencePiece {
         Ok(Self {
             inner: Arc::new(Inner {
                 // The file's copy in the entry, when there is one: the bytes read are freed.
-                raw: stored.unwrap_or_else(|| raw.into()),
+                raw: stored.unwrap_or(raw),
                 // Not kept from a build: a string per piece, which the vocabulary holds flat.
                 proto: OnceLock::new(),
                 trainer,
@@ -993,26 +1171,28 @@ pub fn split_into_words(text: &str, mut f: impl FnMut(usize, usize)) {
     }
 }
 
-/// Whether words (each starting at a `▁` after a non-`▁` char) segment independently: spaces
-/// are escaped as prefixes and no piece has a `▁` after a non-`▁` char, so no piece spans such
-/// a `▁`.
-fn words_independent<'a>(norm_spec: &NormalizerSpec, trainer: &TrainerSpec, mut mergeable: impl Iterator<Item = &'a str>) -> bool {
-    norm_spec.escape_whitespaces()
-        && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
-        && mergeable.all(|p| {
-            // On bytes (a search for a char or string pattern sets up a searcher per piece, a
-            // cost per piece above the rest of an uncached load's).
-            let space = crate::normalizers::sentencepiece::SPACE_SYMBOL.as_bytes();
-            let mut rest = p.as_bytes();
-            while let Some(r) = rest.strip_prefix(space) {
-                rest = r;
-            }
-            // Most pieces have no byte of `▁` left (a plain loop: pieces are a few bytes).
-            match rest.iter().position(|&b| b == space[0]) {
-                None => true,
-                Some(at) => !rest[at..].windows(3).any(|w| w == space),
-            }
-        })
+/// Whether words (each starting at a `▁` after a non-`▁` char) segment independently, as far as
+/// the specs say: spaces are escaped as prefixes. Then they do unless some mergeable piece has a
+/// `▁` after a non-`▁` char ([`space_inside`]), which could span such a `▁`.
+fn words_independent(norm_spec: &NormalizerSpec, trainer: &TrainerSpec) -> bool {
+    norm_spec.escape_whitespaces() && !trainer.treat_whitespace_as_suffix.unwrap_or(false)
+}
+
+/// Whether the piece `p` has a `▁` after a char that is not one ([`words_independent`]).
+#[inline]
+fn space_inside(p: &[u8]) -> bool {
+    // On bytes (a search for a char or string pattern sets up a searcher per piece, a cost per
+    // piece above the rest of an uncached load's).
+    let space = crate::normalizers::sentencepiece::SPACE_SYMBOL.as_bytes();
+    let mut rest = p;
+    while let Some(r) = rest.strip_prefix(space) {
+        rest = r;
+    }
+    // Most pieces have no byte of `▁` left (a plain loop: pieces are a few bytes).
+    match rest.iter().position(|&b| b == space[0]) {
+        None => false,
+        Some(at) => rest[at..].windows(3).any(|w| w == space),
+    }
 }
 
 /// The byte of a `<0xNN>` piece.
@@ -1066,20 +1246,67 @@ mod tests {
     /// collision would give) they are rejected.
     #[test]
     fn cached_model_tables_are_only_used_for_their_own_file() {
-        use prost::Message as _;
         let (Some(a), Some(b)) = (crate::test_fixtures::get("hub/llama2.model"), crate::test_fixtures::get("hub/mistral03.model")) else {
             return;
         };
         let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
-        let proto = ModelProto::decode(a.as_slice()).unwrap();
-        let norm_spec = proto.normalizer_spec.clone().unwrap_or_default();
-        let pieces: Vec<PieceRef<'_>> = proto.pieces.iter().map(PieceRef::from).collect();
-        let tables = Tables::build(&pieces, &proto.trainer_spec.clone().unwrap_or_default(), &norm_spec, Error::invalid).unwrap();
+        let scan = Scan::new(&a).unwrap();
+        let (trainer, norm_spec) =
+            (scan.specs.trainer_spec.clone().unwrap_or_default(), scan.specs.normalizer_spec.clone().unwrap_or_default());
+        let tables = Tables::build(&a, &scan, &trainer, &norm_spec, None, Error::invalid, |e| Error::invalid(e.to_string())).unwrap();
         let entry = tables.write_table(&a).unwrap();
         let back = Tables::read_table(table_cache::Reader::new(&entry), &a, ModelType::Bpe).unwrap();
         assert_eq!(back.write_table(&a).unwrap(), entry);
         assert_eq!(back.raw.as_deref(), Some(a.as_slice()));
         assert!(Tables::read_table(table_cache::Reader::new(&entry), &b, ModelType::Bpe).is_err());
         assert!(Tables::read_table(table_cache::Reader::new(&entry), &a[..a.len() - 1], ModelType::Bpe).is_err());
+    }
+
+    /// The tables read in one walk over the file ([`read_pieces`]) hold prost's decode of it,
+    /// piece for piece, on real models of each kind; whether words are independent is what the
+    /// pieces' strings say.
+    #[test]
+    fn pieces_read_in_one_walk_are_prosts() {
+        use prost::Message as _;
+        let rels = [
+            "hub/llama2.model",
+            "hub/mistral03.model",
+            "hub/xlnet_base_cased.model",
+            "registry/albert/spiece.model",
+            "registry/sentencepiece/kyoto_ja_unigram_8000.model",
+            "registry/sentencepiece/botchan_en_bpe_1000.model",
+        ];
+        let mut read = 0;
+        for rel in rels {
+            let Some(path) = crate::test_fixtures::get(rel) else { continue };
+            let raw = std::fs::read(path).unwrap();
+            let proto = ModelProto::decode(raw.as_slice()).unwrap();
+            let scan = Scan::new(&raw).unwrap();
+            let (trainer, norm_spec) = (proto.trainer_spec.clone().unwrap_or_default(), proto.normalizer_spec.clone().unwrap_or_default());
+            let t = Tables::build(&raw, &scan, &trainer, &norm_spec, None, Error::invalid, |e| Error::invalid(e.to_string())).unwrap();
+            assert_eq!(
+                (scan.pieces, t.vocab.len(), t.scores.len(), t.kinds.len()),
+                (proto.pieces.len(), scan.pieces, scan.pieces, scan.pieces),
+                "{rel}"
+            );
+            for (id, p) in proto.pieces.iter().enumerate() {
+                let piece = p.piece.as_deref().unwrap();
+                assert_eq!((t.vocab.token(id as u32), t.vocab.id(piece)), (Some(piece), Some(id as u32)), "{rel} {id}");
+                assert_eq!((t.scores[id], t.kinds[id]), (p.score.unwrap_or(0.0), p.kind() as u8), "{rel} {id}");
+                if p.kind() == PieceType::Byte {
+                    assert_eq!(t.byte_ids[parse_byte_piece(piece).unwrap() as usize], id as u32, "{rel} {id}");
+                }
+            }
+            let unk = proto.pieces.iter().position(|p| p.kind() == PieceType::Unknown).unwrap();
+            assert_eq!(t.unk_id as usize, unk, "{rel}");
+            let spaced = proto
+                .pieces
+                .iter()
+                .filter(|p| is_mergeable(p.kind() as u8))
+                .any(|p| p.piece.as_deref().unwrap().trim_start_matches('\u{2581}').contains('\u{2581}'));
+            assert_eq!(t.words_independent, words_independent(&norm_spec, &trainer) && !spaced, "{rel}");
+            read += 1;
+        }
+        eprintln!("{read} of {} models read", rels.len());
     }
 }

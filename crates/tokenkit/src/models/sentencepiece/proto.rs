@@ -26,13 +26,131 @@ impl ModelProto {
     /// in the file (in order, so repeated specs merge as protobuf merges them). A file the walk
     /// does not understand is decoded whole, which gives its error.
     pub fn decode_specs(raw: &[u8]) -> Result<Self, prost::DecodeError> {
-        use prost::Message as _;
-        match split_fields(raw) {
-            Some((fields, _)) => Self::decode(fields.as_slice()),
-            None => Self::decode(raw).map(|p| Self { pieces: Vec::new(), ..p }),
+        let mut scan = Scan::new(raw)?;
+        if let (Some(range), Some(spec)) = (scan.charsmap.take(), scan.specs.normalizer_spec.as_mut()) {
+            spec.precompiled_charsmap = Some(raw[range].to_vec());
         }
+        Ok(scan.specs)
     }
 }
+
+/// What one walk over the field headers of a `.model` file finds ([`Scan::new`]): the specs,
+/// decoded but for the normalizer's charsmap, which is only located (most of a spec's bytes:
+/// the normalizer reads them in the file's bytes), and the sizes of the pieces, so that what is
+/// built from them is allocated once.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// The file without its pieces, as [`ModelProto::decode_specs`] decodes it, except that the
+    /// normalizer spec has no charsmap when [`Self::charsmap`] is set.
+    pub specs: ModelProto,
+    /// Where the normalizer spec's charsmap is in the file (the last one: protobuf merges a
+    /// repeated spec, the last value of a field wins).
+    pub charsmap: Option<std::ops::Range<usize>>,
+    /// How many pieces the file has (0 when prost decoded it).
+    pub pieces: usize,
+    /// The bytes of their texts (at least: a piece whose text does not come first in a short
+    /// message counts as its whole message).
+    pub text_bytes: usize,
+}
+
+impl Scan {
+    /// Scans the `.model` file `raw` (see [`Scan`]); a file the walk does not take is decoded
+    /// whole by prost (the charsmap then in the spec), which gives its error.
+    pub fn new(raw: &[u8]) -> Result<Self, prost::DecodeError> {
+        use prost::Message as _;
+        let Some(mut scan) = Self::walk(raw) else {
+            let specs = ModelProto::decode(raw).map(|p| ModelProto { pieces: Vec::new(), ..p })?;
+            return Ok(Self { specs, ..Self::default() });
+        };
+        let specs = match scan.charsmap {
+            Some(_) => std::mem::take(&mut scan.specs_bytes),
+            // A normalizer spec the walk does not read (or none): every spec as it stands.
+            None => fields(raw).flatten().filter(|f| f.key != PIECE_KEY).flat_map(|f| f.bytes.iter().copied()).collect(),
+        };
+        Ok(Self {
+            specs: ModelProto::decode(specs.as_slice())?,
+            charsmap: scan.charsmap.flatten(),
+            pieces: scan.pieces,
+            text_bytes: scan.text_bytes,
+        })
+    }
+
+    /// The walk of [`Self::new`]: `None` for a file it does not take.
+    fn walk(raw: &[u8]) -> Option<Walk> {
+        let mut w = Walk { charsmap: Some(None), ..Walk::default() };
+        let text_len = |body: &[u8]| match *body {
+            [0x0A, len @ 0..=0x7F, ..] => usize::from(len),
+            _ => body.len(),
+        };
+        // The pieces before any other field (all of them in every file seen), shorter than 128
+        // bytes (nearly all): counted in a loop of their own.
+        let mut rest = raw;
+        while let [0x0A, len @ 0..=0x7F, ref tail @ ..] = *rest {
+            let Some(body) = tail.get(..usize::from(len)) else { break };
+            w.pieces += 1;
+            w.text_bytes += text_len(body);
+            rest = &tail[body.len()..];
+        }
+        let base = raw.len() - rest.len();
+        for f in fields(rest) {
+            let f = Field { at: base + f?.at, ..f? };
+            match f.key {
+                PIECE_KEY => {
+                    w.pieces += 1;
+                    w.text_bytes += text_len(f.body);
+                }
+                k if k >> 3 == 1 => return None,
+                // The normalizer spec without its charsmap, which is located; when its fields do
+                // not walk, the specs are taken as they stand (`charsmap` is `None`).
+                NORMALIZER_SPEC_KEY if w.charsmap.is_some() => match spec_without_charsmap(f.body) {
+                    Some((kept, found)) => {
+                        w.specs_bytes.push(NORMALIZER_SPEC_KEY as u8);
+                        prost::encoding::encode_varint(kept.len() as u64, &mut w.specs_bytes);
+                        w.specs_bytes.extend_from_slice(&kept);
+                        if let Some(range) = found {
+                            w.charsmap = Some(Some(f.at + range.start..f.at + range.end));
+                        }
+                    }
+                    None => w.charsmap = None,
+                },
+                _ => w.specs_bytes.extend_from_slice(f.bytes),
+            }
+        }
+        Some(w)
+    }
+}
+
+/// What [`Scan::walk`] finds.
+#[derive(Default)]
+struct Walk {
+    /// The specs' fields, the normalizer spec's without its charsmap.
+    specs_bytes: Vec<u8>,
+    /// Where the charsmap is (`Some(None)`: nowhere), `None` when a normalizer spec does not walk.
+    charsmap: Option<Option<std::ops::Range<usize>>>,
+    pieces: usize,
+    text_bytes: usize,
+}
+
+/// The fields of the `NormalizerSpec` message `spec` but its charsmap, and where the charsmap
+/// is in `spec` (the last one); `None` when the fields do not walk.
+fn spec_without_charsmap(spec: &[u8]) -> Option<(Vec<u8>, Option<std::ops::Range<usize>>)> {
+    let (mut kept, mut found) = (Vec::new(), None);
+    for g in fields(spec) {
+        let g = g?;
+        match g.key {
+            CHARSMAP_KEY => found = Some(g.at..g.at + g.body.len()),
+            _ => kept.extend_from_slice(g.bytes),
+        }
+    }
+    Some((kept, found))
+}
+
+/// The key of a piece (`ModelProto` field 1, length-delimited).
+pub(crate) const PIECE_KEY: u64 = 0x0A;
+/// The key of the normalizer spec (`ModelProto` field 3, length-delimited).
+const NORMALIZER_SPEC_KEY: u64 = 0x1A;
+/// The key of the charsmap (`NormalizerSpec` field 2, length-delimited).
+const CHARSMAP_KEY: u64 = 0x12;
 
 /// A piece of a `.model` file as [`Piece`] decodes it, its text borrowed from the file.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,13 +181,65 @@ impl PieceRef<'_> {
 /// prost would reject or that the walk does not read), which prost then decodes (and rejects).
 /// The specs are not read (see [`ModelProto::decode_specs`]).
 pub fn piece_refs(raw: &[u8]) -> Option<Vec<PieceRef<'_>>> {
-    let (_, pieces) = split_fields(raw)?;
-    pieces.into_iter().map(piece_ref).collect()
+    let mut pieces = Vec::new();
+    for_each_piece(raw, |_, body| {
+        pieces.push(piece_ref(body)?);
+        Some(())
+    })?;
+    Some(pieces)
+}
+
+/// Calls `f(at, body)` for each piece of the `.model` file `raw`, in order, `body` its message
+/// and `at` where that starts in `raw`; `None` as soon as `f` says so, or for a file the walk
+/// does not take ([`piece_refs`]).
+#[inline]
+pub(crate) fn for_each_piece<'a>(raw: &'a [u8], mut f: impl FnMut(usize, &'a [u8]) -> Option<()>) -> Option<()> {
+    for field in fields(raw) {
+        let field = field?;
+        match field.key {
+            PIECE_KEY => f(field.at, field.body)?,
+            k if k >> 3 == 1 => return None,
+            _ => {}
+        }
+    }
+    Some(())
 }
 
 /// One `Piece` message: its fields in order, a later one replacing an earlier one, as prost
 /// merges them; unknown fields skipped.
-fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
+fn piece_ref(m: &[u8]) -> Option<PieceRef<'_>> {
+    let p = piece_fields(m)?;
+    Some(PieceRef { piece: utf8(p.piece)?, score: p.score, r#type: p.r#type })
+}
+
+/// A piece of a `.model` file as [`Piece`] decodes it but that its text is bytes, not checked
+/// to be UTF-8 (see [`piece_fields`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PieceBytes<'a> {
+    /// The piece text (empty when absent).
+    pub piece: &'a [u8],
+    /// Its score.
+    pub score: Option<f32>,
+    /// Its [`PieceType`] as stored.
+    pub r#type: Option<i32>,
+}
+
+impl<'a> From<PieceRef<'a>> for PieceBytes<'a> {
+    fn from(p: PieceRef<'a>) -> Self {
+        Self { piece: p.piece.as_bytes(), score: p.score, r#type: p.r#type }
+    }
+}
+
+impl PieceBytes<'_> {
+    /// The piece type; an unknown enum value reads as normal, as protobuf does.
+    pub fn kind(&self) -> PieceType {
+        kind_of(self.r#type)
+    }
+}
+
+/// One `Piece` message as [`piece_ref`] reads it, its text left as bytes.
+#[inline]
+pub(crate) fn piece_fields(mut m: &[u8]) -> Option<PieceBytes<'_>> {
     use prost::encoding::decode_varint;
     // Nearly every piece is its text (shorter than 128 bytes), its score and maybe a one-byte
     // type, once each and in this order: read without the general walk.
@@ -82,11 +252,11 @@ fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
             };
             if let Some(r#type) = r#type {
                 let score = f32::from_le_bytes([tail[1], tail[2], tail[3], tail[4]]);
-                return Some(PieceRef { piece: utf8(piece)?, score: Some(score), r#type });
+                return Some(PieceBytes { piece, score: Some(score), r#type });
             }
         }
     }
-    let mut p = PieceRef { piece: "", score: None, r#type: None };
+    let mut p = PieceBytes { piece: &[], score: None, r#type: None };
     while !m.is_empty() {
         // Nearly every key is one byte: fields 1 to 15.
         let key = match m[0] {
@@ -100,7 +270,7 @@ fn piece_ref(mut m: &[u8]) -> Option<PieceRef<'_>> {
             (0, _) => return None,
             (1, 2) => {
                 let len = usize::try_from(decode_varint(&mut m).ok()?).ok()?;
-                p.piece = utf8(m.get(..len)?)?;
+                p.piece = m.get(..len)?;
                 m = &m[len..];
             }
             (2, 5) => {
@@ -145,35 +315,74 @@ fn skip_len(rest: &mut &[u8], wire: u64) -> Option<usize> {
     }
 }
 
-/// The bytes of every top-level field of a `ModelProto` but field 1 (the pieces), in order, and
-/// the body of each piece; `None` for anything but well-formed varint, fixed and
-/// length-delimited fields, pieces length-delimited.
-fn split_fields(raw: &[u8]) -> Option<(Vec<u8>, Vec<&[u8]>)> {
-    use prost::encoding::decode_varint;
-    let mut out = Vec::new();
-    let mut pieces = Vec::new();
-    let mut rest = raw;
-    while !rest.is_empty() {
-        // A piece (field 1, length-delimited) shorter than 128 bytes, as nearly all are: its key
-        // and length are a byte each, skipped without the general walk below.
-        if let [0x0A, len @ 0..=0x7F, ..] = *rest {
-            pieces.push(rest.get(2..2 + usize::from(len))?);
-            rest = &rest[2 + usize::from(len)..];
-            continue;
+/// One field of a protobuf message, as [`fields`] finds it.
+#[derive(Clone, Copy)]
+pub(crate) struct Field<'a> {
+    /// Its key (field number and wire type).
+    pub key: u64,
+    /// The whole field: key, length (when length-delimited) and body.
+    pub bytes: &'a [u8],
+    /// Its body: the bytes after a length, a fixed-size value, or a varint.
+    pub body: &'a [u8],
+    /// Where the body starts in the message.
+    pub at: usize,
+}
+
+/// The fields of the message `msg`, in order; a `None` (the last item) for anything but
+/// well-formed varint, fixed and length-delimited fields.
+#[inline]
+pub(crate) fn fields(msg: &[u8]) -> Fields<'_> {
+    Fields { msg, rest: msg }
+}
+
+/// The iterator of [`fields`].
+pub(crate) struct Fields<'a> {
+    msg: &'a [u8],
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Option<Field<'a>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Option<Field<'a>>> {
+        if self.rest.is_empty() {
+            return None;
         }
-        let field = rest;
+        let start = self.msg.len() - self.rest.len();
+        // A field with key 0x0A (a piece) shorter than 128 bytes, as nearly all pieces are: its
+        // key and length are a byte each, read without the general walk below.
+        if let [0x0A, len @ 0..=0x7F, ..] = *self.rest {
+            let end = 2 + usize::from(len);
+            if let Some(bytes) = self.rest.get(..end) {
+                self.rest = &self.rest[end..];
+                return Some(Some(Field { key: 0x0A, bytes, body: &bytes[2..], at: start + 2 }));
+            }
+        }
+        let field = self.field(start);
+        if field.is_none() {
+            self.rest = &[];
+        }
+        Some(field)
+    }
+}
+
+impl<'a> Fields<'a> {
+    /// The field at `start`, read in general.
+    fn field(&mut self, start: usize) -> Option<Field<'a>> {
+        use prost::encoding::decode_varint;
+        let field = self.rest;
+        let mut rest = field;
         let key = decode_varint(&mut rest).ok()?;
+        let key_end = field.len() - rest.len();
         let len = skip_len(&mut rest, key & 7)?;
         let header = field.len() - rest.len();
         let (body_end, next) = (header.checked_add(len)?, rest.get(len..)?);
-        match key >> 3 {
-            1 if key & 7 == 2 => pieces.push(&rest[..len]),
-            1 => return None,
-            _ => out.extend_from_slice(&field[..body_end]),
-        }
-        rest = next;
+        // A varint's body is its bytes after the key.
+        let body_start = if key & 7 == 0 { key_end } else { header };
+        self.rest = next;
+        Some(Field { key, bytes: &field[..body_end], body: &field[body_start..body_end], at: start + body_start })
     }
-    Some((out, pieces))
 }
 
 /// The type of a vocabulary piece.
