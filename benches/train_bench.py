@@ -14,6 +14,7 @@ they are not test dependencies.
     .venv/bin/python benches/train_bench.py                      # 4 MB subset and all corpora (~40 MB)
     .venv/bin/python benches/train_bench.py --sizes 4 --vocab 32000
     .venv/bin/python benches/train_bench.py --models unigram --sizes 4 all
+    .venv/bin/python benches/train_bench.py --large-gb 2 --memory-limits 2G 500M   # the corpora grown to 2 GB
     TOKENKIT_BIN=/path/to/tokenkit .venv/bin/python benches/train_bench.py
 """
 from __future__ import annotations
@@ -119,6 +120,70 @@ def make_corpus(mb: float | None, out: Path) -> int:
     return n
 
 
+def make_large_corpus(gb: float, out: Path, seed: int = 1) -> tuple[int, int]:
+    """A corpus of `gb` GB grown from the corpora: each round takes their lines in a new order
+    (seeded shuffle), and in one line of ten one word gets a random three-letter suffix, so new
+    distinct words keep appearing as in real text. Returns (bytes, lines)."""
+    import random
+
+    rng = random.Random(seed)
+    lines = [line for p in sorted(p for p in CORPORA.rglob("*") if p.is_file()) for line in p.open("rb")]
+    letters = [bytes([c]) for c in range(ord("a"), ord("z") + 1)]
+    limit = int(gb * 1e9)
+    n = count = 0
+    with out.open("wb", buffering=1 << 22) as w:
+        while n < limit:
+            rng.shuffle(lines)
+            for line in lines:
+                if rng.random() < 0.1:
+                    words = line.split(b" ")
+                    k = rng.randrange(len(words))
+                    if words[k][-1:] != b"\n":
+                        words[k] += b"".join(rng.choices(letters, k=3))
+                        line = b" ".join(words)
+                w.write(line)
+                n += len(line)
+                count += 1
+                if n >= limit:
+                    break
+    return n, count
+
+
+def large_rows(tk: Path, gb: float, vocab: int, limits: list[str], spm_sentences: int, d: Path) -> None:
+    """Byte-level BPE on a corpus grown to `gb` GB: tokenkit (default limit and each of `limits`),
+    HF's BpeTrainer, sentencepiece BPE on `spm_sentences` sampled sentences."""
+    corpus = d / f"large_{gb}gb.txt"
+    t0 = time.perf_counter()
+    n, lines = make_large_corpus(gb, corpus)
+    print(f"corpus: {n / 1e9:.2f} GB, {lines} lines, made in {time.perf_counter() - t0:.0f} s")
+    label = f"{n / 1e9:.2f} GB"
+    rows = []
+    for limit in [None, *limits]:
+        out = d / f"tk_{limit or 'default'}.json"
+        extra = ["--memory-limit", limit] if limit else []
+        rows.append((f"tokenkit{' --memory-limit ' + limit if limit else ''}",
+                     run([str(tk), "train", "-q", "-p", "byte-level", "-v", str(vocab), *extra, "--special-tokens",
+                          "<|endoftext|>", "-o", str(out), str(corpus)]), out))
+    hf_out = d / "hf.json"
+    rows.append(("HF tokenizers", run([sys.executable, "-c", HF_SCRIPT, str(corpus), str(vocab), str(hf_out)]), hf_out))
+    if has_module("sentencepiece"):
+        script = SPM_SCRIPT.replace("input_sentence_size=0", f"input_sentence_size={spm_sentences}, shuffle_input_sentence=True")
+        rows.append((f"sentencepiece-bpe ({spm_sentences} sentences)",
+                     run([sys.executable, "-c", script, str(corpus), str(vocab), str(d / "spm"), "bpe", str(THREADS)]), None))
+    hf = next(r for name, r, _ in rows if name == "HF tokenizers")
+    import json
+    hf_json = json.loads(hf_out.read_text()) if hf_out.exists() else None
+    for name, r, out in rows:
+        wall, mem, code = r
+        flag = "" if code == 0 else " (failed)"
+        same = ""
+        if out is not None and out != hf_out and out.exists() and hf_json is not None:
+            same = " (= HF)" if json.loads(out.read_text()) == hf_json else " (differs from HF)"
+        print(f"| {label} | {name}{flag}{same} | {wall:.1f} | {CPU[id(r)]:.1f} | {mem:.0f} | {hf[0] / wall:.2f}x | "
+              f"{mem / hf[1]:.2f} |")
+    corpus.unlink()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="*", default=["4", "all"], help="MB of corpus, or 'all'")
@@ -130,8 +195,22 @@ def main() -> None:
                          "pieces on the 4 MB subset)")
     ap.add_argument("--threads", type=int, default=THREADS,
                     help="threads of tokenkit and sentencepiece (default: number of cores)")
+    ap.add_argument("--large-gb", type=float, default=None,
+                    help="instead: byte-level BPE on the corpora grown to this many GB (shuffled rounds, "
+                         "perturbed words), tokenkit with --memory-limits vs HF and sampled sentencepiece")
+    ap.add_argument("--memory-limits", nargs="*", default=["2G"], help="tokenkit --memory-limit values (--large-gb)")
+    ap.add_argument("--spm-sentences", type=int, default=1_000_000,
+                    help="sentencepiece's input_sentence_size with --large-gb")
+    ap.add_argument("--dir", default=None, help="where the corpus is written (default: a temporary directory)")
     args = ap.parse_args()
     globals()["THREADS"] = args.threads
+    if args.large_gb:
+        with tempfile.TemporaryDirectory(dir=args.dir) as d:
+            print(f"threads (tokenkit, sentencepiece): {THREADS}")
+            print("| corpus | trainer | wall s | CPU s | peak MiB | speed vs HF | memory vs HF |")
+            print("|---|---|---:|---:|---:|---:|---:|")
+            large_rows(tokenkit_bin(), args.large_gb, args.vocab, args.memory_limits, args.spm_sentences, Path(d))
+        return
     tk = tokenkit_bin()
     if not tk.exists():
         sys.exit(f"tokenkit binary not found at {tk}: cargo build --release -p tokenkit-cli")
