@@ -362,8 +362,10 @@ fn read_pieces(
     let mut refused = None;
     let walked = for_each_piece(raw, |at, body| {
         let p = piece_fields(body)?;
-        // The piece's text and the file after it.
-        let from = at + (p.piece.as_ptr() as usize - body.as_ptr() as usize);
+        // The piece's text and the file after it (a piece without the field has a text that is
+        // not in the file: any place does, it is empty).
+        let offset = (p.piece.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+        let from = if offset <= body.len() { at + offset } else { at };
         match tables.push(p, &raw[from..], err) {
             Ok(()) => Some(()),
             Err(e) => {
