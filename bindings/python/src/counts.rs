@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyType};
-use tokenkit::trainers::counts::{count_file_bytes, merge_count_files, read_count_bytes, write_count_file, CountInfo};
+use tokenkit::trainers::counts::{count_file_bytes, merge_count_files, read_count_bytes, write_count_file, CountInfo, Counted};
 use tokenkit::trainers::WordCounts;
 
 use crate::errors::{guard, py_list, value_err};
@@ -49,13 +49,11 @@ impl PyWordCounts {
         Ok(())
     }
 
-    /// The count-file form: the words in byte order, with the information (`null` normalizer and
-    /// pre-tokenizer when none is recorded).
-    fn file_parts(&self) -> (CountInfo, impl Iterator<Item = tokenkit::Result<(String, u64)>>) {
+    /// The count-file form: the information (`null` normalizer and pre-tokenizer when none is
+    /// recorded) and the counts, which `Counted::into_sorted` puts in byte order.
+    fn file_parts(&self) -> (CountInfo, Counted) {
         let info = self.info.clone().unwrap_or_else(|| CountInfo::new(serde_json::Value::Null, serde_json::Value::Null, Vec::new(), 0));
-        let mut words: Vec<(String, u64)> = self.counts.iter().map(|(w, &c)| (w.clone(), c)).collect();
-        words.sort_unstable();
-        (info, words.into_iter().map(Ok))
+        (info, Counted::Memory(self.counts.clone()))
     }
 
     /// A count file records how its words were cut: counts given as pairs must be told.
@@ -70,8 +68,8 @@ impl PyWordCounts {
     }
 
     fn bytes_of<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let (info, words) = self.file_parts();
-        let (bytes, _) = run(py, || count_file_bytes(info, words))?;
+        let (info, counted) = self.file_parts();
+        let (bytes, _) = run(py, || count_file_bytes(info, counted.into_sorted()))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -210,8 +208,8 @@ impl PyWordCounts {
     /// atomically: `path` appears only complete.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         self.check_recorded("save")?;
-        let (info, words) = self.file_parts();
-        run(py, || write_count_file(&path, info, words).map(|_| ()))
+        let (info, counted) = self.file_parts();
+        run(py, || write_count_file(&path, info, counted.into_sorted()).map(|_| ()))
     }
 
     /// The counts of one or more count files (`tokenkit count`, `WordCounts.save`), added up.

@@ -273,6 +273,11 @@ impl PieceTables {
         Ok(())
     }
 
+    /// The vocabulary of the pieces pushed ([`DistinctTokens::finish`]), taken out.
+    fn take_vocab(&mut self) -> Option<Vocab> {
+        std::mem::replace(&mut self.vocab, DistinctTokens::with_capacity(0, 0)).finish()
+    }
+
     /// The checks of [`Self::push`] for a piece that is not plain: refused, or the unknown
     /// piece, or a byte piece.
     #[inline(never)]
@@ -362,10 +367,8 @@ fn read_pieces(
     let mut refused = None;
     let walked = for_each_piece(raw, |at, body| {
         let p = piece_fields(body)?;
-        // The piece's text and the file after it (a piece without the field has a text that is
-        // not in the file: any place does, it is empty).
-        let offset = (p.piece.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-        let from = if offset <= body.len() { at + offset } else { at };
+        // The piece's text and the file after it (`piece_fields` gives a text within `body`).
+        let from = at + (p.piece.as_ptr() as usize - body.as_ptr() as usize);
         match tables.push(p, &raw[from..], err) {
             Ok(()) => Some(()),
             Err(e) => {
@@ -379,8 +382,7 @@ fn read_pieces(
         // it is prost's error).
         (_, Some(e)) if piece_refs(raw).is_some() => return Ok(ReadPieces { tables, vocab: None, refused: Some(e) }),
         (Some(()), None) => {
-            let vocab = std::mem::replace(&mut tables.vocab, DistinctTokens::with_capacity(0, 0));
-            if let Some(vocab) = vocab.finish() {
+            if let Some(vocab) = tables.take_vocab() {
                 return Ok(ReadPieces { tables, vocab: Some(vocab), refused: None });
             }
         }
@@ -395,7 +397,7 @@ fn read_pieces(
             return Ok(ReadPieces { tables, vocab: None, refused: Some(e) });
         }
     }
-    let vocab = std::mem::replace(&mut tables.vocab, DistinctTokens::with_capacity(0, 0)).finish();
+    let vocab = tables.take_vocab();
     Ok(ReadPieces { tables, vocab, refused: None })
 }
 

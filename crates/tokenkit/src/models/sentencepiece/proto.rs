@@ -216,7 +216,7 @@ fn piece_ref(m: &[u8]) -> Option<PieceRef<'_>> {
 /// to be UTF-8 (see [`piece_fields`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PieceBytes<'a> {
-    /// The piece text (empty when absent).
+    /// The piece text, within the message it was read from (empty at its start when absent).
     pub piece: &'a [u8],
     /// Its score.
     pub score: Option<f32>,
@@ -256,7 +256,8 @@ pub(crate) fn piece_fields(mut m: &[u8]) -> Option<PieceBytes<'_>> {
             }
         }
     }
-    let mut p = PieceBytes { piece: &[], score: None, r#type: None };
+    // An absent text is the empty slice at the message's start, so it is in the message too.
+    let mut p = PieceBytes { piece: &m[..0], score: None, r#type: None };
     while !m.is_empty() {
         // Nearly every key is one byte: fields 1 to 15.
         let key = match m[0] {
