@@ -459,7 +459,7 @@ fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>, 
     /// Per pair: its count, the number of words it is in, then the next free place of its list.
     type Tally = AHashMap<PackedPair, (u64, usize)>;
     let n = words.counts.len();
-    let tally: Tally = (0..n)
+    let mut tally: Tally = (0..n)
         .into_par_iter()
         .fold(
             || (Tally::new(), Vec::new()),
@@ -487,7 +487,6 @@ fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>, 
         });
     let mut pairs: Vec<PackedPair> = tally.keys().copied().collect();
     pairs.par_sort_unstable();
-    let mut tally = tally;
     let mut pair_counts = AHashMap::with_capacity(pairs.len());
     let mut entries = Vec::with_capacity(pairs.len());
     let mut start = 0;
