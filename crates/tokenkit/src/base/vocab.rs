@@ -105,8 +105,9 @@ impl ReverseVocab {
         }
         let mut at: Vec<Option<&str>> = vec![None; n_ids];
         for (t, &id) in vocab {
-            // A shared id: the tokens of an id are ordered by the sort.
-            at[id as usize].replace(t.as_str()).is_none().then_some(())?;
+            if at[id as usize].replace(t.as_str()).is_some() {
+                return None; // a shared id: the sort orders the tokens of an id
+            }
         }
         Some((0..).zip(at).filter_map(|(id, t)| Some((id, t?))).collect())
     }
@@ -276,7 +277,7 @@ fn probe(slots: &[u32], token: &[u8], is: impl Fn(u32) -> bool) -> Result<usize,
 /// come from model files, not from the text being encoded, so a keyed hash buys nothing here; the
 /// table kept in the table cache needs the same hash in every process.
 #[inline]
-fn token_hash(t: &[u8]) -> u64 {
+pub(crate) fn token_hash(t: &[u8]) -> u64 {
     const P0: u64 = 0xa076_1d64_78bd_642f;
     const P1: u64 = 0xe703_7ed1_a0b4_28db;
     let mum = |a: u64, b: u64| {

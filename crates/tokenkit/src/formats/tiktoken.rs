@@ -437,12 +437,6 @@ fn py_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// The hash of a token in this module's tables (rank file reading, [`rank_bpe`]'s index).
-#[inline]
-fn token_hash(t: &[u8]) -> u64 {
-    crate::base::vocab::hash_bytes(t, 0)
-}
-
 /// A byte outside the base64 alphabet, in [`B64_VALUE`].
 const NOT_B64: u8 = 0xff;
 
@@ -544,7 +538,7 @@ pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
     let lines = memchr::memchr_iter(b'\n', data).count() + 1;
     let mut tokens: Vec<(u32, usize, usize, usize)> = Vec::with_capacity(lines);
     let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::with_capacity(lines);
-    let hash = token_hash;
+    let hash = crate::base::vocab::token_hash;
     let shown = |f: &[u8]| String::from_utf8_lossy(&f[..f.len().min(80)]).into_owned();
     for (i, line) in py_lines(data).enumerate().filter(|(_, l)| !l.is_empty()) {
         let at = || format!("{origin}:{}", i + 1);
@@ -791,8 +785,8 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
     let real = ranks.iter().enumerate().map(|(i, (rank, t))| (id_of(i, rank), rank, t));
     let tokens: Vec<(u32, u32, &[u8])> =
         real.chain(missing.iter().zip(n..).map(|(&t, id)| (id, u32::MAX, t))).filter(|(_, _, t)| !t.is_empty()).collect();
-    // token -> id ([`token_hash`]: a generic map's hash of a short token cost twice the lookup).
-    let hash = token_hash;
+    // token -> id (the vocabulary's [`token_hash`](crate::base::vocab::token_hash): a generic map's hash of a short token cost twice the lookup).
+    let hash = crate::base::vocab::token_hash;
     let mut index: hashbrown::HashTable<(&[u8], u32)> = hashbrown::HashTable::with_capacity(tokens.len());
     for &(id, rank, t) in &tokens {
         match index.entry(hash(t), |e| e.0 == t, |e| hash(e.0)) {
