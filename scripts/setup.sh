@@ -38,6 +38,21 @@ if ! command -v java >/dev/null 2>&1; then
     fi
 fi
 
+# Browser tests of the HTML visualiser (tests/python/test_tools.py): Debian's Chromium and its
+# ChromeDriver, driven headless by selenium, with CJK and emoji fonts so screenshots show the text.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
+    || [ ! -d /usr/share/fonts/opentype/noto ]; then
+    echo "[setup] installing chromium, chromium-driver and Noto CJK/emoji fonts with apt-get (browser tests)"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! command -v apt-get >/dev/null 2>&1 || ! $sudo apt-get update -q \
+        || ! $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+               chromium chromium-driver fonts-noto-cjk fonts-noto-color-emoji; then
+        echo "[setup] could not install chromium and chromium-driver (the browser tests need them)" >&2
+        exit 1
+    fi
+fi
+
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
     echo "[setup] cargo build --release -p tokenkit-cli"
     cargo build --release -p tokenkit-cli

@@ -154,12 +154,7 @@ pub fn corpus_files<'py>(
     opts.strict = strict;
     let reports = run(py, move || {
         let job = || pipeline.run(&opts, &mut |_| {});
-        match threads {
-            Some(n) => {
-                rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| tokenkit::Error::invalid(e.to_string()))?.install(job)
-            }
-            None => job(),
-        }
+        crate::pool::on_threads(threads, job)
     })?;
     let json = serde_json::to_string(&reports).map_err(|e| value_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (json,))?.downcast_into::<PyList>().map_err(Into::into)

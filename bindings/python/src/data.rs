@@ -83,20 +83,13 @@ pub fn tokenize_files<'py>(
     progress: bool,
     name: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (encoder, default_name) = match (tokenizer, encoding) {
-        (Some(t), None) => (DocEncoder::tokenizer(&t.tok, add_special_tokens).map_err(crate::errors::tk_err)?, "tokenizer".to_owned()),
-        (None, Some(e)) => (DocEncoder::Tiktoken(e.encoding()), e.encoding().name().to_owned()),
-        _ => return Err(value_err("give either tokenizer= (a tokenkit.Tokenizer) or encoding= (a tokenkit.tiktoken.Encoding)")),
-    };
+    let default_name = encoding.as_ref().map_or("tokenizer".to_owned(), |e| e.encoding().name().to_owned());
+    let encoder = doc_encoder(tokenizer, encoding, add_special_tokens)?;
     let name = name.unwrap_or(default_name);
     let mut opts = TokenizeOptions::new(inputs, output, name);
     opts.format = OutputFormat::parse(format).map_err(crate::errors::tk_err)?;
     opts.read.field = field.to_owned();
-    opts.read.text_docs = match text_docs {
-        "line" => TextDocs::Line,
-        "file" => TextDocs::File,
-        other => return Err(value_err(format!("text_docs must be \"line\" or \"file\", not {other:?}"))),
-    };
+    opts.read.text_docs = text_docs_of(text_docs)?;
     opts.read.keep = keep_columns;
     opts.separator = match (eos, separator) {
         (false, _) => SeparatorChoice::None,
@@ -122,15 +115,67 @@ pub fn tokenize_files<'py>(
             }
             r
         };
-        match threads {
-            Some(n) => {
-                rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| tokenkit::Error::invalid(e.to_string()))?.install(job)
-            }
-            None => job(),
-        }
+        crate::pool::on_threads(threads, job)
     })?;
     let json = serde_json::to_string(&summary).map_err(|e| value_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (json,))?.downcast_into::<PyDict>().map_err(Into::into)
+}
+
+/// A tokenizer as `stats_files` takes it: its name and the tokenizer or the tiktoken encoding.
+type NamedEncoder<'py> = (String, Option<PyRef<'py, PyTokenizer>>, Option<PyRef<'py, PyTiktokenCore>>);
+
+/// Measures tokenizers on corpora (see `tokenkit stats --help`); returns one dict per
+/// tokenizer, as `tokenkit stats --json` prints them. `encoders` holds `(name, tokenizer,
+/// encoding)` with one of the two set.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (corpora, encoders, *, field = "text", text_docs = "line", lang_field = None, add_special_tokens = false,
+    threads = None))]
+pub fn stats_files<'py>(
+    py: Python<'py>,
+    corpora: Vec<String>,
+    encoders: Vec<NamedEncoder<'py>>,
+    field: &str,
+    text_docs: &str,
+    lang_field: Option<String>,
+    add_special_tokens: bool,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut named = Vec::with_capacity(encoders.len());
+    for (name, tokenizer, encoding) in encoders {
+        named.push((name, doc_encoder(tokenizer, encoding, add_special_tokens)?));
+    }
+    let mut options = data::stats::StatsOptions::new(field);
+    options.read.text_docs = text_docs_of(text_docs)?;
+    options.lang_field = lang_field;
+    let reports = run(py, move || {
+        let job = || data::stats::measure(&named, &corpora, &options, |_| {});
+        crate::pool::on_threads(threads, job)
+    })?;
+    let json = serde_json::to_string(&reports).map_err(|e| value_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (json,))
+}
+
+/// The encoder of `tokenizer` or `encoding` (exactly one of them given).
+fn doc_encoder(
+    tokenizer: Option<PyRef<'_, PyTokenizer>>,
+    encoding: Option<PyRef<'_, PyTiktokenCore>>,
+    add_special_tokens: bool,
+) -> PyResult<DocEncoder> {
+    match (tokenizer, encoding) {
+        (Some(t), None) => DocEncoder::tokenizer(&t.tok, add_special_tokens).map_err(crate::errors::tk_err),
+        (None, Some(e)) => Ok(DocEncoder::Tiktoken(e.encoding())),
+        _ => Err(value_err("give either tokenizer= (a tokenkit.Tokenizer) or encoding= (a tokenkit.tiktoken.Encoding)")),
+    }
+}
+
+/// `text_docs="line"|"file"`.
+fn text_docs_of(text_docs: &str) -> PyResult<TextDocs> {
+    match text_docs {
+        "line" => Ok(TextDocs::Line),
+        "file" => Ok(TextDocs::File),
+        other => Err(value_err(format!("text_docs must be \"line\" or \"file\", not {other:?}"))),
+    }
 }
 
 /// The encoder of a dataset job, for engines that run the encoding themselves (Ray Data's
@@ -153,11 +198,7 @@ impl PyDocumentEncoder {
         eos: bool,
         add_special_tokens: bool,
     ) -> PyResult<Self> {
-        let enc = match (tokenizer, encoding) {
-            (Some(t), None) => DocEncoder::tokenizer(&t.tok, add_special_tokens).map_err(crate::errors::tk_err)?,
-            (None, Some(e)) => DocEncoder::Tiktoken(e.encoding()),
-            _ => return Err(value_err("give either tokenizer= or encoding=")),
-        };
+        let enc = doc_encoder(tokenizer, encoding, add_special_tokens)?;
         let choice = match (eos, separator) {
             (false, _) => SeparatorChoice::None,
             (true, Some(t)) => SeparatorChoice::Token(t),

@@ -30,6 +30,7 @@ mod text;
 mod tiktoken;
 mod tokenizer;
 mod train;
+mod visualizer;
 
 use pyo3::prelude::*;
 
@@ -65,6 +66,9 @@ fn _tokenkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tiktoken::tiktoken_encoding_names, m)?)?;
     m.add_function(wrap_pyfunction!(write_files, m)?)?;
     m.add_function(wrap_pyfunction!(data::tokenize_files, m)?)?;
+    m.add_function(wrap_pyfunction!(data::stats_files, m)?)?;
+    m.add_function(wrap_pyfunction!(visualizer::render_tokens_html, m)?)?;
+    m.add_function(wrap_pyfunction!(visualizer::label_colors, m)?)?;
     m.add_class::<data::PyDocumentEncoder>()?;
     m.add_function(wrap_pyfunction!(corpus::corpus_pii, m)?)?;
     m.add_function(wrap_pyfunction!(corpus::corpus_find_pii, m)?)?;

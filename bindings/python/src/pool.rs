@@ -186,3 +186,14 @@ pub fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         None => f(),
     }
 }
+
+/// Runs `job` on a pool of `threads` threads made for it, or on the current pool when `None`
+/// (the `threads=` argument of the dataset and corpus jobs).
+pub fn on_threads<T: Send>(threads: Option<usize>, job: impl FnOnce() -> tokenkit::Result<T> + Send) -> tokenkit::Result<T> {
+    match threads {
+        Some(n) => {
+            rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| tokenkit::Error::invalid(e.to_string()))?.install(job)
+        }
+        None => job(),
+    }
+}

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Union
 
 from ._tokenkit import Tokenizer, _DocumentEncoder
+from ._tokenkit import stats_files as _stats_files
 from ._tokenkit import tokenize_files as _tokenize_files
 
-__all__ = ["tokenize_files", "DocumentEncoder"]
+__all__ = ["tokenize_files", "stats", "DocumentEncoder"]
 
 TokenizerLike = Union[str, "os.PathLike[str]", Tokenizer, Any]
 
@@ -56,6 +57,30 @@ def tokenize_files(inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "o
                            text_docs=text_docs, keep_columns=list(keep_columns), separator=separator, eos=eos,
                            add_special_tokens=add_special_tokens, val_fraction=val_fraction, strict=strict,
                            threads=threads, chunk_bytes=chunk_bytes, progress=progress, name=name, **kwargs)
+
+
+def stats(corpora: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+          tokenizers: Union[TokenizerLike, Sequence[TokenizerLike]], *, field: str = "text", text_docs: str = "line",
+          lang_field: Optional[str] = None, add_special_tokens: bool = False,
+          threads: Optional[int] = None) -> Union[Dict[str, Any], list]:
+    """Measures tokenizers on corpora, as ``tokenkit stats --json`` does: bytes, chars, words and
+    tokens, ``bytes_per_token`` (compression), ``chars_per_token``, ``tokens_per_word``
+    (fertility), unknown-token and byte-fallback rates, the token-length histogram, the share of
+    the vocabulary used, per corpus (``corpora``) and per language label (``lang_field``).
+
+    Each corpus is a file, directory or glob (text, JSONL, Parquet). ``tokenizers`` is one
+    tokenizer (a dict is returned) or a list of them (a list of dicts): a ``tokenkit.Tokenizer``,
+    a ``tokenkit.tiktoken.Encoding``, an encoding name or a tokenizer file path."""
+    if isinstance(corpora, (str, os.PathLike)):
+        corpora = [corpora]
+    single = not isinstance(tokenizers, (list, tuple))
+    encoders = []
+    for t in [tokenizers] if single else tokenizers:
+        kwargs, name = _resolve(t)
+        encoders.append((name, kwargs.get("tokenizer"), kwargs.get("encoding")))
+    reports = _stats_files([os.fspath(c) for c in corpora], encoders, field=field, text_docs=text_docs,
+                           lang_field=lang_field, add_special_tokens=add_special_tokens, threads=threads)
+    return reports[0] if single else reports
 
 
 class DocumentEncoder:

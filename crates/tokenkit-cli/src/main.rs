@@ -18,8 +18,10 @@ use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
 mod corpus;
+mod stats;
 mod tokenize;
 mod train;
+mod viz;
 
 /// mimalloc: tokenization allocates many small strings (token values), and mimalloc takes
 /// about a fifth fewer instructions than glibc's malloc there.
@@ -277,6 +279,35 @@ records (invalid JSON, missing field, invalid UTF-8) are counted and reported, o
   tokenkit tokenize -e gpt2 --text-docs file --val-fraction 0.01 -o tiny books/"
     )]
     Tokenize(Box<tokenize::TokenizeArgs>),
+    /// Measure tokenizers on corpora: bytes and characters per token (compression), tokens per
+    /// word (fertility), unknown-token and byte-fallback rates, token lengths, the share of the
+    /// vocabulary used; per corpus and per language label. A table, JSON lines, an SVG chart.
+    #[command(
+        long_about = "Measure tokenizers on corpora.
+
+Each document is encoded as `tokenkit tokenize` would (tiktoken encodings: encode_ordinary; other
+tokenizers: encode without the post-processor's special tokens unless --special). Words are runs of
+non-whitespace characters (Python's str.split()); bytes are UTF-8 bytes of the text. Each CORPUS
+argument is one corpus (a file, directory or glob), read once for all the tokenizers.
+
+JSON (--json): one object per tokenizer with documents, bytes, chars, words, tokens,
+unknown_tokens, byte_fallback_tokens, bytes_per_token, chars_per_token, tokens_per_word,
+unknown_rate, byte_fallback_rate, vocab_size, vocab_used, vocab_used_share,
+token_bytes_histogram, skipped_records, corpora (the same per corpus) and languages (per label,
+with --lang-field).",
+        after_help = "Examples:
+  tokenkit stats -e cl100k_base -e o200k_base -t llama3/tokenizer.json en.txt ja.txt
+  tokenkit stats -e cl100k_base --json corpus.jsonl
+  tokenkit stats -t tokenizer.json --lang-field lang --chart stats.svg docs.jsonl"
+    )]
+    Stats(Box<stats::StatsArgs>),
+    /// Write a self-contained HTML page showing how a tokenizer cuts a text: tokens coloured,
+    /// ids and character offsets on hover, special tokens and byte-fallback pieces marked,
+    /// characters cut between tokens underlined.
+    #[command(after_help = "Examples:
+  tokenkit viz -e o200k_base -o cut.html \"Tokenizers cut text: 東京 🦀\"
+  tokenkit viz -t tokenizer.json -o cut.html < doc.txt")]
+    Viz(viz::VizArgs),
     /// Prepare a corpus: replace personal data (pii), remove exact or near duplicates (dedup).
     /// Reads text, JSONL, Parquet (plain, .gz, .zst; files, directories, globs), writes JSON
     /// lines in input order, streaming on all cores.
@@ -359,6 +390,25 @@ impl Source {
 }
 
 impl Source {
+    /// A tokenizer file, its format detected as for -t.
+    fn file(path: PathBuf) -> Self {
+        Source { tokenizer: Some(path), encoding: None, pattern: None, special: Vec::new() }
+    }
+
+    /// A named tiktoken encoding, as -e NAME.
+    fn named(name: String) -> Self {
+        Source { tokenizer: None, encoding: Some(name), pattern: None, special: Vec::new() }
+    }
+
+    /// The tokenizer's name in reports: its file, else its encoding's name.
+    fn display_name(&self) -> String {
+        match (&self.tokenizer, &self.encoding) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(e)) => e.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
     /// The encoding of rank file `path` with --pattern and --special over the named encoding
     /// (-e NAME, else the one the file name stands for, else none).
     fn custom_spec(&self, path: &Path) -> Result<EncodingSpec> {
@@ -507,6 +557,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Train(args) => train::run(*args),
         Command::Count(args) => train::run_count(*args),
         Command::Tokenize(args) => tokenize::run(*args),
+        Command::Stats(args) => stats::run(*args),
+        Command::Viz(args) => viz::run(args),
         Command::Corpus(c) => corpus::run(c),
     }
 }

@@ -40,6 +40,7 @@ pub mod pre_tokenizers;
 pub mod processors;
 pub mod tiktoken;
 pub mod tokenizer;
+pub mod tools;
 pub mod trainers;
 pub mod utils;
 

@@ -17,6 +17,7 @@ pub mod input;
 pub mod output;
 #[cfg(feature = "progress")]
 pub mod progress_bar;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

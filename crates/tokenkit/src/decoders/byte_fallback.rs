@@ -19,7 +19,7 @@ impl ByteFallback {
 }
 
 /// The byte a `<0xNN>` token stands for.
-fn byte_of(token: &str) -> Option<u8> {
+pub(crate) fn byte_of(token: &str) -> Option<u8> {
     if token.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
         u8::from_str_radix(token.get(3..5)?, 16).ok()
     } else {

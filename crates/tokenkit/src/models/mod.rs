@@ -133,6 +133,29 @@ impl ModelWrapper {
         }
     }
 
+    /// The id of the unknown token, when the model has one in its vocabulary.
+    pub fn unk_id(&self) -> Option<u32> {
+        match self {
+            ModelWrapper::BPE(m) => m.unk_token().and_then(|t| m.token_to_id(t)),
+            ModelWrapper::WordPiece(m) => m.token_to_id(m.unk_token()),
+            ModelWrapper::WordLevel(m) => m.token_to_id(m.unk_token()),
+            ModelWrapper::Unigram(m) => m.unk_id().map(|id| id as u32),
+            ModelWrapper::SentencePiece(m) => Some(m.unk_id()),
+        }
+    }
+
+    /// Whether `id` is a byte piece of byte fallback (`<0x41>`, a model with byte fallback on).
+    pub fn is_byte_fallback(&self, id: u32) -> bool {
+        let byte_token =
+            |on: bool, m: &dyn Model| on && m.id_to_token(id).is_some_and(|t| crate::decoders::byte_fallback::byte_of(t).is_some());
+        match self {
+            ModelWrapper::BPE(m) => byte_token(m.byte_fallback(), m),
+            ModelWrapper::Unigram(m) => byte_token(m.byte_fallback(), m),
+            ModelWrapper::SentencePiece(m) => m.kind(id) == Some(crate::models::sentencepiece::proto::PieceType::Byte),
+            ModelWrapper::WordPiece(_) | ModelWrapper::WordLevel(_) => false,
+        }
+    }
+
     /// Forgets cached words (BPE, Unigram).
     pub fn clear_cache(&self) {
         match self {
