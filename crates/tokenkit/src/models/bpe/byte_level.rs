@@ -18,6 +18,7 @@ use std::cell::{Cell, RefCell};
 
 use super::backtrack::{BacktrackScratch, Backtracker, Start, NONE, SHORT};
 use super::chars::CharIds;
+use super::repeats::MIN_PIECE;
 use super::word::MergeMap;
 use crate::base::vocab::Vocab;
 use crate::utils::byte_level::BYTES_CHAR;
@@ -132,6 +133,56 @@ pub struct ByteLevelBpe {
     /// bytes), a one-byte piece at `1 << 16 | byte`. The most common pieces of punctuation and
     /// symbol runs in one load (257 KiB).
     pair_tokens: Vec<u32>,
+    /// See [`Crossings`]; `None` when the byte ids are too large to index (then no piece is cut).
+    crossings: Option<Crossings>,
+}
+
+/// The byte pairs `x, y` that some merge crosses: a merge of a symbol whose last byte is `x`
+/// with one whose first byte is `y` (one bit per pair, `x << 8 | y`; 8 KiB).
+///
+/// Why a piece may be cut between two bytes no merge crosses, and each part encoded on its
+/// own, with the same tokens: a merge joins two adjacent symbols, so the symbol it makes would
+/// span the cut only if the merge joined a symbol ending at the cut (in its byte before the
+/// cut) to one starting at it; there is no such merge, so every symbol stays on one side. The
+/// merges on one side then only ever involve its own symbols, in the order they take when
+/// that side is merged alone (lowest rank first, leftmost on ties, restricted to one side).
+/// Only reachable tokens are ever symbols (a symbol's merges are those the loop takes on its
+/// span alone), so the merges of unreachable tokens are left out. On random code points a
+/// long piece falls into parts of a few bytes (GPT-2: one byte each), which the short-piece
+/// tables encode, instead of a search over the whole piece.
+#[derive(Debug)]
+struct Crossings(Box<[u64; 1024]>);
+
+impl Crossings {
+    /// Made with the encoder (one pass over the merges), so that no encoding pays for it; `None`
+    /// when a byte's id is 2^20 or more (a table by id would be too large).
+    fn new(backtracker: &Backtracker, byte_ids: &[u32; 256]) -> Option<Self> {
+        let max = byte_ids.iter().copied().max().unwrap_or(0) as usize;
+        if max >= 1 << 20 {
+            return None;
+        }
+        // The byte each byte's id stands for (`u16::MAX`: no byte).
+        let mut byte_of = vec![u16::MAX; max + 1];
+        for (b, &id) in byte_ids.iter().enumerate() {
+            byte_of[id as usize] = b as u16;
+        }
+        let byte = |id: u32| byte_of.get(id as usize).copied().filter(|&b| b != u16::MAX).map(usize::from);
+        let mut bits = Box::new([0u64; 1024]);
+        for ((a, b), _) in backtracker.merges().iter() {
+            let (Some((_, last)), Some((first, _))) = (backtracker.edge_symbols(a), backtracker.edge_symbols(b)) else { continue };
+            let (Some(x), Some(y)) = (byte(last), byte(first)) else { continue };
+            let i = x << 8 | y;
+            bits[i >> 6] |= 1 << (i & 63);
+        }
+        Some(Self(bits))
+    }
+
+    /// Whether some merge crosses between bytes `x` and `y`.
+    #[inline(always)]
+    fn crossed(&self, x: u8, y: u8) -> bool {
+        let i = usize::from(x) << 8 | usize::from(y);
+        self.0[i >> 6] >> (i & 63) & 1 == 1
+    }
 }
 
 impl ByteLevelBpe {
@@ -155,7 +206,8 @@ impl ByteLevelBpe {
                 byte_merges.push(m);
             }
         }
-        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new() };
+        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new(), crossings: None };
+        bpe.crossings = Crossings::new(&bpe.backtracker, &bpe.byte_ids);
         bpe.pair_tokens = (0..1usize << 16)
             .map(|i| {
                 let piece = [(i >> 8) as u8, i as u8];
@@ -293,7 +345,10 @@ impl ByteLevelBpe {
         self.for_each_long(piece, emit);
     }
 
-    /// [`Self::for_each_token`] on a piece longer than [`SHORT`] bytes.
+    /// [`Self::for_each_token`] on a piece longer than [`SHORT`] bytes. Inlined into its
+    /// caller, as it was before the cut path grew it: out of line, the token loop of a piece
+    /// of a one-char run cost 2-12% more (callgrind, linear benchmark).
+    #[inline(always)]
     fn for_each_long(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
         // One trie walk finds the whole-piece token or the search's first step.
         let (whole, start) = self.backtracker.start(piece);
@@ -303,7 +358,7 @@ impl ByteLevelBpe {
         }
         let mut ids = IDS.take();
         ids.clear();
-        self.search(piece, start, &mut ids);
+        self.long_tokens(piece, start, &mut ids);
         for &id in &ids {
             emit(id, self.backtracker.token_len(id));
         }
@@ -313,14 +368,75 @@ impl ByteLevelBpe {
     }
 
     /// [`Self::extend_tokens`] on a piece longer than [`SHORT`] bytes: the search appends to
-    /// `out` itself.
+    /// `out` itself. Inlined for the same reason as [`Self::for_each_long`].
+    #[inline(always)]
     fn extend_long(&self, piece: &[u8], out: &mut Vec<u32>) {
         let (whole, start) = self.backtracker.start(piece);
         if whole != NONE {
             out.push(whole);
             return;
         }
-        self.search(piece, start, out);
+        self.long_tokens(piece, start, out);
+    }
+
+    /// The tokens of a piece longer than [`SHORT`] bytes that is not one token, appended to
+    /// `out` (`start`: the search's first step on it): by [`Self::cut_tokens`] when the piece
+    /// starts (after a space) with a non-ASCII char, is below [`MIN_PIECE`] bytes and has a
+    /// cut; else by the search. The test is one byte of what the piece already holds: the
+    /// long pieces of prose (ASCII words, numbers, punctuation) never scan for cuts (scanned,
+    /// they cost English prose 2% and runs of ASCII punctuation 6%, and nearly never have one).
+    #[inline]
+    fn long_tokens(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
+        let lead = piece.get(usize::from(piece[0] == b' ')).copied().unwrap_or(0);
+        if lead < 0xC0 || piece.len() >= MIN_PIECE || !self.cut_tokens(piece, out) {
+            self.search(piece, start, out);
+        }
+    }
+
+    /// Cuts `piece` between the bytes no merge crosses ([`Crossings`]) and appends the tokens of
+    /// each part, encoded on its own; false, with `out` as it was, when there is no such cut.
+    #[inline(never)]
+    fn cut_tokens(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        let Some(crossings) = &self.crossings else { return false };
+        let mut from = 0;
+        for i in 1..piece.len() {
+            if !crossings.crossed(piece[i - 1], piece[i]) {
+                self.part_tokens(&piece[from..i], out);
+                from = i;
+            }
+        }
+        if from == 0 {
+            return false;
+        }
+        self.part_tokens(&piece[from..], out);
+        true
+    }
+
+    /// The tokens of a part of a piece ([`Self::long_tokens`]), appended to `out`: the merge
+    /// loop's on its bytes. Unlike a whole piece, a part is never taken as an unreachable token
+    /// (`ignore_merges` looks at whole pieces only).
+    #[inline]
+    fn part_tokens(&self, part: &[u8], out: &mut Vec<u32>) {
+        match *part {
+            [] => {}
+            [a] => out.push(self.byte_ids[usize::from(a)]),
+            [a, b] => {
+                let m = self.byte_merge(a, b);
+                if m == u64::MAX {
+                    out.extend_from_slice(&[self.byte_ids[usize::from(a)], self.byte_ids[usize::from(b)]]);
+                } else {
+                    out.push(m as u32);
+                }
+            }
+            // The merge loop (cached), which also gives a part that is a reachable token.
+            _ if part.len() <= SHORT => {
+                let (ids, n) = ShortCache::get(self, part, || self.merge_piece(part));
+                out.extend_from_slice(&ids[..n]);
+            }
+            // The search's first step from the walk of `start`; its whole-part token is left
+            // out (it may be an unreachable one).
+            _ => self.search(part, self.backtracker.start(part).1, out),
+        }
     }
 
     /// The backtracker's search on `piece` from its first step, appending to `out`, with this
@@ -365,6 +481,7 @@ impl ByteLevelBpe {
         if byte_pairs.len() != 1 << 16 || pair_tokens.len() != (1 << 16) + 256 || byte_merges.is_empty() {
             return Err(crate::Error::invalid("table cache: malformed byte tables"));
         }
-        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens })
+        let crossings = Crossings::new(&backtracker, &byte_ids);
+        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens, crossings })
     }
 }
