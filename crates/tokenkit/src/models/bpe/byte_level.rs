@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::sync::OnceLock;
 
 use super::backtrack::{BacktrackScratch, Backtracker, Start, NONE, SHORT};
 use super::chars::CharIds;
@@ -22,6 +23,7 @@ use super::repeats::MIN_PIECE;
 use super::word::MergeMap;
 use crate::base::vocab::Vocab;
 use crate::utils::byte_level::BYTES_CHAR;
+use crate::utils::table_cache::Table;
 
 /// Scratch buffers larger than this are released after use.
 const SCRATCH_KEEP: usize = 1 << 16;
@@ -133,8 +135,10 @@ pub struct ByteLevelBpe {
     /// bytes), a one-byte piece at `1 << 16 | byte`. The most common pieces of punctuation and
     /// symbol runs in one load (257 KiB).
     pair_tokens: Vec<u32>,
-    /// See [`Crossings`]; `None` when the byte ids are too large to index (then no piece is cut).
-    crossings: Option<Crossings>,
+    /// See [`Crossings`]: made on the first piece that may be cut ([`Self::crossings`]), so
+    /// that no load and no text without such a piece pays for it, or read in place from the
+    /// table cache. `None` inside when the byte ids are too large to index (no piece is cut).
+    crossings: OnceLock<Option<Crossings>>,
 }
 
 /// The byte pairs `x, y` that some merge crosses: a merge of a symbol whose last byte is `x`
@@ -151,11 +155,14 @@ pub struct ByteLevelBpe {
 /// long piece falls into parts of a few bytes (GPT-2: one byte each), which the short-piece
 /// tables encode, instead of a search over the whole piece.
 #[derive(Debug)]
-struct Crossings(Box<[u64; 1024]>);
+struct Crossings(Table<u64>);
 
 impl Crossings {
-    /// Made with the encoder (one pass over the merges), so that no encoding pays for it; `None`
-    /// when a byte's id is 2^20 or more (a table by id would be too large).
+    /// The table's length in words (one bit per byte pair).
+    const WORDS: usize = 1 << 16 >> 6;
+
+    /// One pass over the merges (about 19M instructions for Llama-3's); `None` when a byte's id
+    /// is 2^20 or more (a table by id would be too large).
     fn new(backtracker: &Backtracker, byte_ids: &[u32; 256]) -> Option<Self> {
         let max = byte_ids.iter().copied().max().unwrap_or(0) as usize;
         if max >= 1 << 20 {
@@ -167,21 +174,37 @@ impl Crossings {
             byte_of[id as usize] = b as u16;
         }
         let byte = |id: u32| byte_of.get(id as usize).copied().filter(|&b| b != u16::MAX).map(usize::from);
-        let mut bits = Box::new([0u64; 1024]);
+        let mut bits = vec![0u64; Self::WORDS];
         for ((a, b), _) in backtracker.merges().iter() {
             let (Some((_, last)), Some((first, _))) = (backtracker.edge_symbols(a), backtracker.edge_symbols(b)) else { continue };
             let (Some(x), Some(y)) = (byte(last), byte(first)) else { continue };
             let i = x << 8 | y;
             bits[i >> 6] |= 1 << (i & 63);
         }
-        Some(Self(bits))
+        Some(Self(bits.into()))
     }
 
-    /// Whether some merge crosses between bytes `x` and `y`.
+    /// Whether some merge crosses between bytes `x` and `y` (a table of another length, which
+    /// [`Self::read`] never gives, crosses everywhere: nothing is cut).
     #[inline(always)]
     fn crossed(&self, x: u8, y: u8) -> bool {
         let i = usize::from(x) << 8 | usize::from(y);
-        self.0[i >> 6] >> (i & 63) & 1 == 1
+        self.0.get(i >> 6).is_none_or(|w| w >> (i & 63) & 1 == 1)
+    }
+
+    /// Writes `crossings` for [`crate::utils::table_cache`] (an empty table for `None`).
+    fn write(crossings: Option<&Self>, w: &mut crate::utils::table_cache::Writer) {
+        w.table(crossings.map_or(&[][..], |c| &c.0[..]));
+    }
+
+    /// Reads what [`Self::write`] wrote: a view of the entry, no pass over the merges.
+    fn read(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Option<Self>> {
+        let bits: Table<u64> = r.table()?;
+        match bits.len() {
+            0 => Ok(None),
+            Self::WORDS => Ok(Some(Self(bits))),
+            _ => Err(crate::Error::invalid("table cache: malformed crossings table")),
+        }
     }
 }
 
@@ -206,8 +229,7 @@ impl ByteLevelBpe {
                 byte_merges.push(m);
             }
         }
-        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new(), crossings: None };
-        bpe.crossings = Crossings::new(&bpe.backtracker, &bpe.byte_ids);
+        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new(), crossings: OnceLock::new() };
         bpe.pair_tokens = (0..1usize << 16)
             .map(|i| {
                 let piece = [(i >> 8) as u8, i as u8];
@@ -223,6 +245,18 @@ impl ByteLevelBpe {
             .chain(byte_ids)
             .collect();
         Some(bpe)
+    }
+
+    /// The [`Crossings`], made on the first call.
+    fn crossings(&self) -> Option<&Crossings> {
+        self.crossings.get_or_init(|| Crossings::new(&self.backtracker, &self.byte_ids)).as_ref()
+    }
+
+    /// The [`Crossings`]' words when they are there without being made (read from the table
+    /// cache, or made by an earlier call): `Some(None)` for a model they cannot index.
+    #[cfg(test)]
+    pub(crate) fn crossings_made(&self) -> Option<Option<&[u64]>> {
+        self.crossings.get().map(|c| c.as_ref().map(|c| &c.0[..]))
     }
 
     /// The packed merge of the chars of bytes `a` then `b` (`u64::MAX`: none).
@@ -345,10 +379,7 @@ impl ByteLevelBpe {
         self.for_each_long(piece, emit);
     }
 
-    /// [`Self::for_each_token`] on a piece longer than [`SHORT`] bytes. Inlined into its
-    /// caller, as it was before the cut path grew it: out of line, the token loop of a piece
-    /// of a one-char run cost 2-12% more (callgrind, linear benchmark).
-    #[inline(always)]
+    /// [`Self::for_each_token`] on a piece longer than [`SHORT`] bytes.
     fn for_each_long(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
         // One trie walk finds the whole-piece token or the search's first step.
         let (whole, start) = self.backtracker.start(piece);
@@ -368,8 +399,7 @@ impl ByteLevelBpe {
     }
 
     /// [`Self::extend_tokens`] on a piece longer than [`SHORT`] bytes: the search appends to
-    /// `out` itself. Inlined for the same reason as [`Self::for_each_long`].
-    #[inline(always)]
+    /// `out` itself.
     fn extend_long(&self, piece: &[u8], out: &mut Vec<u32>) {
         let (whole, start) = self.backtracker.start(piece);
         if whole != NONE {
@@ -385,9 +415,11 @@ impl ByteLevelBpe {
     /// cut; else by the search. The test is one byte of what the piece already holds: the
     /// long pieces of prose (ASCII words, numbers, punctuation) never scan for cuts (scanned,
     /// they cost English prose 2% and runs of ASCII punctuation 6%, and nearly never have one).
-    #[inline]
+    /// Out of line, test included: the callers' token loops stay as they were before there
+    /// were cuts (with the test inlined, runs of one char cost 1-3% more).
+    #[inline(never)]
     fn long_tokens(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
-        let lead = piece.get(usize::from(piece[0] == b' ')).copied().unwrap_or(0);
+        let lead = piece.get(usize::from(piece.first() == Some(&b' '))).copied().unwrap_or(0);
         if lead < 0xC0 || piece.len() >= MIN_PIECE || !self.cut_tokens(piece, out) {
             self.search(piece, start, out);
         }
@@ -397,7 +429,7 @@ impl ByteLevelBpe {
     /// each part, encoded on its own; false, with `out` as it was, when there is no such cut.
     #[inline(never)]
     fn cut_tokens(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
-        let Some(crossings) = &self.crossings else { return false };
+        let Some(crossings) = self.crossings() else { return false };
         let mut from = 0;
         for i in 1..piece.len() {
             if !crossings.crossed(piece[i - 1], piece[i]) {
@@ -471,6 +503,8 @@ impl ByteLevelBpe {
         w.u32s(&self.byte_pairs);
         w.u64s(&self.byte_merges);
         w.u32s(&self.pair_tokens);
+        // Made here when no piece has needed them yet: a load from the entry reads them in place.
+        Crossings::write(self.crossings(), w);
     }
 
     /// Reads what [`ByteLevelBpe::write_table`] wrote, with the model's `merges`.
@@ -481,7 +515,7 @@ impl ByteLevelBpe {
         if byte_pairs.len() != 1 << 16 || pair_tokens.len() != (1 << 16) + 256 || byte_merges.is_empty() {
             return Err(crate::Error::invalid("table cache: malformed byte tables"));
         }
-        let crossings = Crossings::new(&backtracker, &byte_ids);
+        let crossings = OnceLock::from(Crossings::read(r)?);
         Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens, crossings })
     }
 }
