@@ -348,7 +348,7 @@ fn cut_pieces_same_as_merge_loop() {
                     each.push(id);
                     len += n as usize;
                 });
-                assert_eq!((each, len), (reference, piece.len()), "{piece:?}");
+                assert_eq!((&each, len), (&reference, piece.len()), "{piece:?}");
                 compared += 1;
             }
         }
