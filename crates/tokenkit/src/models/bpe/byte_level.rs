@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use super::backtrack::{BacktrackScratch, Backtracker, Start, NONE, SHORT};
@@ -27,6 +28,12 @@ use crate::utils::table_cache::Table;
 
 /// Scratch buffers larger than this are released after use.
 const SCRATCH_KEEP: usize = 1 << 16;
+
+/// Pieces that may be cut are searched whole until this many have come to an encoder: making
+/// the [`Crossings`] is a pass over the merges (Llama-3: 24M instructions, what cuts save on
+/// some 0.8 MB of random code points), which a load and its first encodes (a short text with
+/// a few CJK or emoji pieces) should not pay.
+pub(super) const CROSSINGS_AFTER: u32 = 1024;
 
 /// Entries of the per-thread cache of short pieces' tokens ([`ShortCache`]); a power of two.
 const SHORT_CACHE: usize = 1 << 12;
@@ -135,10 +142,12 @@ pub struct ByteLevelBpe {
     /// bytes), a one-byte piece at `1 << 16 | byte`. The most common pieces of punctuation and
     /// symbol runs in one load (257 KiB).
     pair_tokens: Vec<u32>,
-    /// See [`Crossings`]: made on the first piece that may be cut ([`Self::crossings`]), so
-    /// that no load and no text without such a piece pays for it, or read in place from the
-    /// table cache. `None` inside when the byte ids are too large to index (no piece is cut).
+    /// See [`Crossings`]: made once enough pieces may be cut ([`Self::crossings`]), so that no
+    /// load and no text with few such pieces pays for them; read in place from a table-cache
+    /// entry written after they were made. `None` inside when the byte ids are too large to index (no piece is cut).
     crossings: OnceLock<Option<Crossings>>,
+    /// Pieces that asked for the crossings before they were made (up to [`CROSSINGS_AFTER`]).
+    asked: AtomicU32,
 }
 
 /// The byte pairs `x, y` that some merge crosses: a merge of a symbol whose last byte is `x`
@@ -192,17 +201,24 @@ impl Crossings {
         self.0.get(i >> 6).is_none_or(|w| w >> (i & 63) & 1 == 1)
     }
 
-    /// Writes `crossings` for [`crate::utils::table_cache`] (an empty table for `None`).
-    fn write(crossings: Option<&Self>, w: &mut crate::utils::table_cache::Writer) {
-        w.table(crossings.map_or(&[][..], |c| &c.0[..]));
+    /// Writes `crossings` for [`crate::utils::table_cache`]: whether they are made, then their
+    /// table (empty for `None`).
+    fn write(crossings: &OnceLock<Option<Self>>, w: &mut crate::utils::table_cache::Writer) {
+        w.bool(crossings.get().is_some());
+        if let Some(made) = crossings.get() {
+            w.table(made.as_ref().map_or(&[][..], |c| &c.0[..]));
+        }
     }
 
     /// Reads what [`Self::write`] wrote: a view of the entry, no pass over the merges.
-    fn read(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<Option<Self>> {
+    fn read(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<OnceLock<Option<Self>>> {
+        if !r.bool()? {
+            return Ok(OnceLock::new());
+        }
         let bits: Table<u64> = r.table()?;
         match bits.len() {
-            0 => Ok(None),
-            Self::WORDS => Ok(Some(Self(bits))),
+            0 => Ok(OnceLock::from(None)),
+            Self::WORDS => Ok(OnceLock::from(Some(Self(bits)))),
             _ => Err(crate::Error::invalid("table cache: malformed crossings table")),
         }
     }
@@ -229,7 +245,15 @@ impl ByteLevelBpe {
                 byte_merges.push(m);
             }
         }
-        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new(), crossings: OnceLock::new() };
+        let mut bpe = Self {
+            backtracker,
+            byte_ids,
+            byte_pairs,
+            byte_merges,
+            pair_tokens: Vec::new(),
+            crossings: OnceLock::new(),
+            asked: AtomicU32::new(0),
+        };
         bpe.pair_tokens = (0..1usize << 16)
             .map(|i| {
                 let piece = [(i >> 8) as u8, i as u8];
@@ -247,9 +271,14 @@ impl ByteLevelBpe {
         Some(bpe)
     }
 
-    /// The [`Crossings`], made on the first call.
+    /// The [`Crossings`] for a piece that may be cut: made on the [`CROSSINGS_AFTER`]th call
+    /// (`None` before: the piece is searched whole).
     fn crossings(&self) -> Option<&Crossings> {
-        self.crossings.get_or_init(|| Crossings::new(&self.backtracker, &self.byte_ids)).as_ref()
+        match self.crossings.get() {
+            Some(made) => made.as_ref(),
+            None if self.asked.fetch_add(1, Ordering::Relaxed) < CROSSINGS_AFTER => None,
+            None => self.crossings.get_or_init(|| Crossings::new(&self.backtracker, &self.byte_ids)).as_ref(),
+        }
     }
 
     /// The [`Crossings`]' words when they are there without being made (read from the table
@@ -503,8 +532,9 @@ impl ByteLevelBpe {
         w.u32s(&self.byte_pairs);
         w.u64s(&self.byte_merges);
         w.u32s(&self.pair_tokens);
-        // Made here when no piece has needed them yet: a load from the entry reads them in place.
-        Crossings::write(self.crossings(), w);
+        // When made (not here: an entry is written by a load, which should not pay for them), a
+        // load from the entry reads them in place.
+        Crossings::write(&self.crossings, w);
     }
 
     /// Reads what [`ByteLevelBpe::write_table`] wrote, with the model's `merges`.
@@ -515,7 +545,7 @@ impl ByteLevelBpe {
         if byte_pairs.len() != 1 << 16 || pair_tokens.len() != (1 << 16) + 256 || byte_merges.is_empty() {
             return Err(crate::Error::invalid("table cache: malformed byte tables"));
         }
-        let crossings = OnceLock::from(Crossings::read(r)?);
-        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens, crossings })
+        let crossings = Crossings::read(r)?;
+        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens, crossings, asked: AtomicU32::new(0) })
     }
 }

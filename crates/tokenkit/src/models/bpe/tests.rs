@@ -318,20 +318,26 @@ fn cut_pieces_same_as_merge_loop() {
     }
     let mut compared = 0;
     for bpe in &models {
-        // Made by a load: no crossings until a piece needs them. Written to the table cache
-        // with them, read back with them (no pass over the merges).
-        let fresh = ByteLevelBpe::new(&bpe.vocab, &bpe.merges, &bpe.chars, bpe.ignore_merges).expect("a byte-level model");
-        assert_eq!(fresh.crossings_made(), None);
-        let mut w = crate::utils::table_cache::Writer::default();
-        fresh.write_table(&mut w);
-        let made = fresh.crossings_made().flatten().expect("crossings made for the entry");
-        assert_eq!(made.len(), 1024);
-        let back = ByteLevelBpe::read_table(&mut crate::utils::table_cache::Reader::new(&w.buf), &bpe.merges).unwrap();
-        assert_eq!(back.crossings_made(), Some(Some(made)));
-        // Made on the first piece that is cut.
+        // Made by a load: no crossings until enough pieces need them (searched whole before).
         let lazy = ByteLevelBpe::new(&bpe.vocab, &bpe.merges, &bpe.chars, bpe.ignore_merges).expect("a byte-level model");
-        lazy.extend_tokens("\u{1F600}\u{4e2d}\u{56fd}\u{1F44D}".as_bytes(), &mut Vec::new());
-        assert_eq!(lazy.crossings_made(), Some(Some(made)));
+        let read_back = |raw: &ByteLevelBpe| {
+            let mut w = crate::utils::table_cache::Writer::default();
+            raw.write_table(&mut w);
+            ByteLevelBpe::read_table(&mut crate::utils::table_cache::Reader::new(&w.buf), &bpe.merges).unwrap()
+        };
+        let piece = "\u{1F600}\u{4e2d}\u{56fd}\u{1F44D}".as_bytes();
+        let (mut first, mut again) = (Vec::new(), Vec::new());
+        lazy.extend_tokens(piece, &mut first);
+        assert_eq!((lazy.crossings_made(), read_back(&lazy).crossings_made()), (None, None));
+        for _ in 0..byte_level::CROSSINGS_AFTER {
+            again.clear();
+            lazy.extend_tokens(piece, &mut again);
+        }
+        let made = lazy.crossings_made().flatten().expect("crossings made");
+        assert_eq!((made.len(), &again), (1024, &first));
+        // Written to the table cache once made, read back with them (no pass over the merges).
+        let back = read_back(&lazy);
+        assert_eq!(back.crossings_made(), Some(Some(made)));
         let raws = [bpe.byte_level().expect("a byte-level model"), &lazy, &back];
         for piece in &pieces {
             let word: String = piece.bytes().map(|b| BYTES_CHAR[b as usize]).collect();
