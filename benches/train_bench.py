@@ -15,6 +15,8 @@ they are not test dependencies.
     .venv/bin/python benches/train_bench.py --sizes 4 --vocab 32000
     .venv/bin/python benches/train_bench.py --models unigram --sizes 4 all
     .venv/bin/python benches/train_bench.py --large-gb 2 --memory-limits 2G 500M   # the corpora grown to 2 GB
+    .venv/bin/python benches/train_bench.py --large-gb 20 --memory-limits 2G --prune-words --skip unlimited hf \
+        --corpus /work/tmp/large_20.0gb.txt
     TOKENKIT_BIN=/path/to/tokenkit .venv/bin/python benches/train_bench.py
 """
 from __future__ import annotations
@@ -149,28 +151,37 @@ def make_large_corpus(gb: float, out: Path, seed: int = 1) -> tuple[int, int]:
     return n, count
 
 
-def large_rows(tk: Path, gb: float, vocab: int, limits: list[str], spm_sentences: int, d: Path) -> None:
-    """Byte-level BPE on a corpus grown to `gb` GB: tokenkit (default limit and each of `limits`),
-    HF's BpeTrainer, sentencepiece BPE on `spm_sentences` sampled sentences."""
-    corpus = d / f"large_{gb}gb.txt"
+def large_rows(tk: Path, gb: float, vocab: int, limits: list[str], spm_sentences: int, d: Path,
+               skip: list[str], prune: bool, corpus: Path | None) -> None:
+    """Byte-level BPE on a corpus grown to `gb` GB: tokenkit (without a limit and with each of
+    `limits`, `--prune-words` if `prune`), HF's BpeTrainer, sentencepiece BPE on `spm_sentences`
+    sampled sentences; the runs in `skip` are left out. A given `corpus` is made only when it
+    does not exist, and kept."""
+    keep = corpus is not None
+    corpus = corpus or d / f"large_{gb}gb.txt"
     t0 = time.perf_counter()
-    n, lines = make_large_corpus(gb, corpus)
-    print(f"corpus: {n / 1e9:.2f} GB, {lines} lines, made in {time.perf_counter() - t0:.0f} s")
+    if corpus.exists():
+        n, lines = corpus.stat().st_size, None
+        print(f"corpus: {n / 1e9:.2f} GB ({corpus}, made before)")
+    else:
+        n, lines = make_large_corpus(gb, corpus)
+        print(f"corpus: {n / 1e9:.2f} GB, {lines} lines, made in {time.perf_counter() - t0:.0f} s")
     label = f"{n / 1e9:.2f} GB"
     rows = []
-    for limit in [None, *limits]:
+    for limit in ([] if "unlimited" in skip else [None]) + limits:
         out = d / f"tk_{limit or 'default'}.json"
-        extra = ["--memory-limit", limit] if limit else []
-        rows.append((f"tokenkit{' --memory-limit ' + limit if limit else ''}",
-                     run([str(tk), "train", "-q", "-p", "byte-level", "-v", str(vocab), *extra, "--special-tokens",
-                          "<|endoftext|>", "-o", str(out), str(corpus)]), out))
+        extra = ["--memory-limit", limit] + (["--prune-words"] if prune else []) if limit else []
+        name = f"tokenkit{' ' + ' '.join(extra) if extra else ''}"
+        rows.append((name, run([str(tk), "train", "-q", "-p", "byte-level", "-v", str(vocab), *extra, "--special-tokens",
+                                "<|endoftext|>", "-o", str(out), str(corpus)]), out))
     hf_out = d / "hf.json"
-    rows.append(("HF tokenizers", run([sys.executable, "-c", HF_SCRIPT, str(corpus), str(vocab), str(hf_out)]), hf_out))
-    if has_module("sentencepiece"):
+    if "hf" not in skip:
+        rows.append(("HF tokenizers", run([sys.executable, "-c", HF_SCRIPT, str(corpus), str(vocab), str(hf_out)]), hf_out))
+    if "spm" not in skip and has_module("sentencepiece"):
         script = SPM_SCRIPT.replace("input_sentence_size=0", f"input_sentence_size={spm_sentences}, shuffle_input_sentence=True")
         rows.append((f"sentencepiece-bpe ({spm_sentences} sentences)",
                      run([sys.executable, "-c", script, str(corpus), str(vocab), str(d / "spm"), "bpe", str(THREADS)]), None))
-    hf = next(r for name, r, _ in rows if name == "HF tokenizers")
+    hf = next((r for name, r, _ in rows if name == "HF tokenizers"), None)
     import json
     hf_json = json.loads(hf_out.read_text()) if hf_out.exists() else None
     for name, r, out in rows:
@@ -179,9 +190,10 @@ def large_rows(tk: Path, gb: float, vocab: int, limits: list[str], spm_sentences
         same = ""
         if out is not None and out != hf_out and out.exists() and hf_json is not None:
             same = " (= HF)" if json.loads(out.read_text()) == hf_json else " (differs from HF)"
-        print(f"| {label} | {name}{flag}{same} | {wall:.1f} | {CPU[id(r)]:.1f} | {mem:.0f} | {hf[0] / wall:.2f}x | "
-              f"{mem / hf[1]:.2f} |")
-    corpus.unlink()
+        ratios = f"{hf[0] / wall:.2f}x | {mem / hf[1]:.2f}" if hf else "— | —"
+        print(f"| {label} | {name}{flag}{same} | {wall:.1f} | {CPU[id(r)]:.1f} | {mem:.0f} | {ratios} |")
+    if not keep:
+        corpus.unlink()
 
 
 def main() -> None:
@@ -202,6 +214,14 @@ def main() -> None:
     ap.add_argument("--spm-sentences", type=int, default=1_000_000,
                     help="sentencepiece's input_sentence_size with --large-gb")
     ap.add_argument("--dir", default=None, help="where the corpus is written (default: a temporary directory)")
+    ap.add_argument("--corpus", type=Path, default=None,
+                    help="with --large-gb: the grown corpus file, made there when missing and kept (a 20 GB corpus "
+                         "takes about 15 minutes to make)")
+    ap.add_argument("--skip", nargs="*", default=[], choices=["unlimited", "hf", "spm"],
+                    help="with --large-gb: runs to leave out (HF takes about 8 minutes per GB)")
+    ap.add_argument("--prune-words", action="store_true",
+                    help="with --large-gb: give --prune-words to the memory-limited runs (needed when the distinct "
+                         "words do not fit the limit)")
     args = ap.parse_args()
     globals()["THREADS"] = args.threads
     if args.large_gb:
@@ -209,7 +229,8 @@ def main() -> None:
             print(f"threads (tokenkit, sentencepiece): {THREADS}")
             print("| corpus | trainer | wall s | CPU s | peak MiB | speed vs HF | memory vs HF |")
             print("|---|---|---:|---:|---:|---:|---:|")
-            large_rows(tokenkit_bin(), args.large_gb, args.vocab, args.memory_limits, args.spm_sentences, Path(d))
+            large_rows(tokenkit_bin(), args.large_gb, args.vocab, args.memory_limits, args.spm_sentences, Path(d),
+                       args.skip, args.prune_words, args.corpus)
         return
     tk = tokenkit_bin()
     if not tk.exists():

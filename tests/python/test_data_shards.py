@@ -254,11 +254,21 @@ def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
     out = tmp_path / "k"
+    journal = Path(f"{out}.journal")
+    total = sum(1 for _ in big.open("rb"))
     kills = resumed = 0
-    for _ in range(5):
+    for run in range(5):
+        # Kill points are drawn in journaled progress, not in time (a resumed run has less left to
+        # do than the uninterrupted one): the first run is killed while loading or in its first
+        # chunks, the others after a random number of further records, each with a random delay.
+        start = journaled_records(journal)
+        target = start + (0 if run == 0 else rng.randint(1, total // 8))
         p = subprocess.Popen([str(tokenkit_bin()), "tokenize", "-q", *map(str, args), "-o", str(out), str(big)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(rng.uniform(0.2, 0.7) * full)
+        deadline = time.monotonic() + 10 * full + 10
+        while p.poll() is None and journaled_records(journal) < target and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.05) * full)
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             kills += 1
@@ -283,6 +293,14 @@ def test_killed_at_random_points_resumes_to_identical_output(corpus, tmp_path):
     assert not Path(f"{out}.journal").exists()
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
     assert leftovers == [], leftovers
+
+
+def journaled_records(journal: Path) -> int:
+    """How many input records a job's journal says are done (0 without a journal)."""
+    try:
+        return json.loads(journal.read_bytes())["records"]
+    except (FileNotFoundError, ValueError):
+        return 0
 
 
 def test_a_different_command_does_not_resume(corpus, tmp_path):

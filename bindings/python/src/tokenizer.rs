@@ -410,6 +410,7 @@ impl PyTokenizer {
     /// pre-tokenizer.
     #[pyo3(signature = (counts, trainer = None))]
     fn train_from_counts(slf: &Bound<'_, Self>, counts: &Bound<'_, PyAny>, trainer: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        // A copy: training runs without the GIL, and frees its counts as soon as it can.
         let counts = match counts.extract::<PyRef<'_, PyWordCounts>>() {
             Ok(c) => c.clone(),
             Err(_) => PyWordCounts::from_pairs(counts)?,
@@ -424,7 +425,8 @@ impl PyTokenizer {
             input: tokenkit::trainers::InputStats { sequences: counts.info.as_ref().map_or(0, |i| i.sequences), ..Default::default() },
             ..Default::default()
         };
-        run(slf.py(), || tok.train_from_word_counts(&trainer, &counts.counts, &*progress, &mut report))?;
+        let words = counts.counts;
+        run(slf.py(), || tok.train_from_word_counts(&trainer, words, &*progress, &mut report))?;
         slf.borrow_mut().tok = Arc::new(tok);
         Ok(())
     }

@@ -748,8 +748,7 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
     // before training allocates its own tables (about 2 MiB off the peak on a 4 MB corpus).
     // SAFETY: mi_collect only releases memory mimalloc owns and no longer uses.
     rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(true) });
-    tok.train_from_word_counts(&trainer, &counts, progress, &mut report).map_err(|e| anyhow!(e))?;
-    drop(counts);
+    tok.train_from_word_counts(&trainer, counts, progress, &mut report).map_err(|e| anyhow!(e))?;
     let post = post_processor(&args, &tok)?;
     tok.with_post_processor(post);
     let saved = save_outputs(&args, &tok)?;

@@ -437,6 +437,22 @@ fn py_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
+/// A byte outside the base64 alphabet, in [`B64_VALUE`].
+const NOT_B64: u8 = 0xff;
+
+/// The value of each byte as a base64 digit, [`NOT_B64`] outside the alphabet (a table: the
+/// chain of ranges cost a third of reading a rank file).
+static B64_VALUE: [u8; 256] = {
+    let mut t = [NOT_B64; 256];
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut i = 0;
+    while i < 64 {
+        t[alphabet[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Decodes base64 as Python's `base64.b64decode` (not validating) does, appending to `out`:
 /// bytes outside the alphabet are skipped, a pad that completes a quad ends the input, and a
 /// last quad of one or two (unpadded) or three characters is an error.
@@ -452,14 +468,10 @@ fn py_b64decode(text: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), &'sta
             }
             continue;
         }
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => continue,
-        };
+        let v = B64_VALUE[usize::from(c)];
+        if v == NOT_B64 {
+            continue;
+        }
         pads = 0;
         match quad {
             0 => left = v,
@@ -485,6 +497,10 @@ fn py_b64decode(text: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), &'sta
 /// A rank as Python's `int()` reads it (a sign, digits with single `_` between them), when it
 /// is a valid tiktoken rank (`0..=2^32 - 1`); the error says which.
 fn py_rank(text: &[u8]) -> std::result::Result<u32, &'static str> {
+    // Plain digits that cannot overflow (every rank of a real file), read in one pass.
+    if (1..=9).contains(&text.len()) && text.iter().all(u8::is_ascii_digit) {
+        return Ok(text.iter().fold(0, |v, &d| v * 10 + u32::from(d - b'0')));
+    }
     let (negative, digits) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         Some((b'+', rest)) => (false, rest),
@@ -517,10 +533,12 @@ fn py_rank(text: &[u8]) -> std::result::Result<u32, &'static str> {
 pub fn parse_rank_file(data: &[u8], origin: &str) -> Result<Ranks> {
     let mut bytes: Vec<u8> = Vec::with_capacity(data.len() / 2);
     // (rank, start, end, line) of each token; `seen` finds a token again by its bytes (as an
-    // index into `tokens`) to give it its last rank.
-    let mut tokens: Vec<(u32, usize, usize, usize)> = Vec::new();
-    let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::new();
-    let hash = |t: &[u8]| crate::base::vocab::hash_bytes(t, 0);
+    // index into `tokens`) to give it its last rank. Both sized for a token per line (the
+    // lines counted at SIMD speed: growing the table rehashed it 16 times).
+    let lines = memchr::memchr_iter(b'\n', data).count() + 1;
+    let mut tokens: Vec<(u32, usize, usize, usize)> = Vec::with_capacity(lines);
+    let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::with_capacity(lines);
+    let hash = crate::base::vocab::token_hash;
     let shown = |f: &[u8]| String::from_utf8_lossy(&f[..f.len().min(80)]).into_owned();
     for (i, line) in py_lines(data).enumerate().filter(|(_, l)| !l.is_empty()) {
         let at = || format!("{origin}:{}", i + 1);
@@ -713,7 +731,11 @@ pub fn onig_pattern(pat_str: &str) -> String {
 
 /// The byte-level string of a token (each byte as its GPT-2 byte char).
 pub fn byte_level_string(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| BYTES_CHAR[b as usize]).collect()
+    // Room for every char at once (each is 1 or 2 bytes): collected, the string grew a char at
+    // a time (a third of the cost of a 100k-token vocabulary's strings).
+    let mut s = String::with_capacity(2 * bytes.len());
+    s.extend(bytes.iter().map(|&b| BYTES_CHAR[b as usize]));
+    s
 }
 
 /// The bytes of a byte-level token string, `None` if a char is not a byte char.
@@ -760,33 +782,41 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
     let n = ranks.len() as u32;
     let missing: Vec<&[u8]> = (0..256).filter(|&b| !has_byte[b]).map(|b| std::slice::from_ref(&ALL_BYTES[b])).collect();
     // (id, rank, token): the table's tokens, then the missing bytes (no rank: never merged into).
-    let tokens = || {
-        let real = ranks.iter().enumerate().map(|(i, (rank, t))| (id_of(i, rank), rank, t));
-        real.chain(missing.iter().zip(n..).map(|(&t, id)| (id, u32::MAX, t))).filter(|(_, _, t)| !t.is_empty())
-    };
-    let mut index: AHashMap<&[u8], u32> = AHashMap::with_capacity(ranks.len() + missing.len());
-    for (id, rank, t) in tokens() {
-        if index.insert(t, id).is_some() {
-            return Err(Error::invalid(format!("rank {rank}: token {t:?} appears twice")));
+    let real = ranks.iter().enumerate().map(|(i, (rank, t))| (id_of(i, rank), rank, t));
+    let tokens: Vec<(u32, u32, &[u8])> =
+        real.chain(missing.iter().zip(n..).map(|(&t, id)| (id, u32::MAX, t))).filter(|(_, _, t)| !t.is_empty()).collect();
+    // token -> id (the vocabulary's [`token_hash`](crate::base::vocab::token_hash): a generic map's hash of a short token cost twice the lookup).
+    let hash = crate::base::vocab::token_hash;
+    let mut index: hashbrown::HashTable<(&[u8], u32)> = hashbrown::HashTable::with_capacity(tokens.len());
+    for &(id, rank, t) in &tokens {
+        match index.entry(hash(t), |e| e.0 == t, |e| hash(e.0)) {
+            hashbrown::hash_table::Entry::Occupied(_) => {
+                return Err(Error::invalid(format!("rank {rank}: token {t:?} appears twice")));
+            }
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert((t, id));
+            }
         }
     }
+    let id = |t: &[u8]| index.find(hash(t), |e| e.0 == t).map(|e| e.1);
     // A split point `k` needs tokens of lengths `k` and `len - k`: testing only those keeps
     // a long token from costing the square of its length in hashed prefixes (one 300 KB
     // token took 28 s).
-    let max_len = tokens().map(|(_, _, t)| t.len()).max().unwrap_or(0);
+    let max_len = tokens.iter().map(|(_, _, t)| t.len()).max().unwrap_or(0);
     let mut has_len = vec![false; max_len + 1];
-    tokens().for_each(|(_, _, t)| has_len[t.len()] = true);
+    tokens.iter().for_each(|(_, _, t)| has_len[t.len()] = true);
     let mut merges = MergeMap::with_capacity(ranks.len() * 4);
-    for (id, _, t) in tokens().filter(|&(_, rank, _)| rank != u32::MAX) {
+    for &(tid, _, t) in tokens.iter().filter(|&&(_, rank, _)| rank != u32::MAX) {
         for k in (1..t.len()).filter(|&k| has_len[k] && has_len[t.len() - k]) {
-            if let (Some(&a), Some(&b)) = (index.get(&t[..k]), index.get(&t[k..])) {
-                merges.insert((a, b), (id, id));
+            // The suffix only looked up when the prefix is a token.
+            if let Some((a, b)) = id(&t[..k]).and_then(|a| Some((a, id(&t[k..])?))) {
+                merges.insert((a, b), (tid, tid));
             }
         }
     }
     // Room for four splits per token was kept above; o200k has 2.2 per token.
     merges.shrink_to_fit();
-    let mut vocab: Vec<(String, u32)> = tokens().map(|(id, _, t)| (byte_level_string(t), id)).collect();
+    let mut vocab: Vec<(String, u32)> = tokens.iter().map(|&(id, _, t)| (byte_level_string(t), id)).collect();
     if by_rank {
         vocab.extend(specials.iter().filter(|(_, id)| !ranks.contains_rank(*id)).cloned());
     }

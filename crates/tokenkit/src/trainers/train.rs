@@ -1,6 +1,7 @@
 //! `Tokenizer::train*`: count words through the tokenizer's normalizer and pre-tokenizer,
 //! train its model, add the trainer's special tokens (HF's `Tokenizer.train`).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -248,6 +249,12 @@ impl Tokenizer {
     /// be of the trainer's kind; its options that training does not learn are kept (see each
     /// trainer).
     pub fn train_from_counts(&mut self, trainer: &TrainerWrapper, counts: &WordCounts, progress: &dyn Progress) -> Result<()> {
+        self.train_on_counts(trainer, Cow::Borrowed(counts), progress)
+    }
+
+    /// [`train_from_counts`](Self::train_from_counts) on counts it may free once they are
+    /// read: the BPE and WordPiece trainers drop owned counts before building their pair tables.
+    fn train_on_counts(&mut self, trainer: &TrainerWrapper, counts: Cow<'_, WordCounts>, progress: &dyn Progress) -> Result<()> {
         let model = match (trainer, &self.pipeline.model) {
             (TrainerWrapper::BpeTrainer(t), ModelWrapper::BPE(old)) => {
                 let result = t.train_words(counts, progress)?;
@@ -256,8 +263,8 @@ impl Tokenizer {
             (TrainerWrapper::WordPieceTrainer(t), ModelWrapper::WordPiece(old)) => {
                 ModelWrapper::WordPiece(t.train_model(old, counts, progress)?)
             }
-            (TrainerWrapper::WordLevelTrainer(t), ModelWrapper::WordLevel(old)) => ModelWrapper::WordLevel(t.train_model(old, counts)?),
-            (TrainerWrapper::UnigramTrainer(t), ModelWrapper::Unigram(_)) => ModelWrapper::Unigram(t.train_model(counts, progress)?),
+            (TrainerWrapper::WordLevelTrainer(t), ModelWrapper::WordLevel(old)) => ModelWrapper::WordLevel(t.train_model(old, &counts)?),
+            (TrainerWrapper::UnigramTrainer(t), ModelWrapper::Unigram(_)) => ModelWrapper::Unigram(t.train_model(&counts, progress)?),
             (t, m) => return Err(Error::invalid(format!("cannot train a {} model with a {}", m.type_name(), trainer_kind(t)))),
         };
         self.pipeline.update(|s| s.model = model);
@@ -273,7 +280,7 @@ impl Tokenizer {
         let (counts, stats) = self.count_words(input, progress)?;
         let count_seconds = t0.elapsed().as_secs_f64();
         let mut report = TrainReport { input: stats, count_seconds, ..Default::default() };
-        self.train_from_word_counts(trainer, &counts, progress, &mut report)?;
+        self.train_from_word_counts(trainer, counts, progress, &mut report)?;
         Ok(report)
     }
 
@@ -310,18 +317,19 @@ impl Tokenizer {
         let (counts, n) = self.count_words_from_iterator(sequences, progress)?;
         let input = InputStats { sequences: n, bytes, ..Default::default() };
         let mut report = TrainReport { input, count_seconds: t0.elapsed().as_secs_f64(), ..Default::default() };
-        self.train_from_word_counts(trainer, &counts, progress, &mut report)?;
+        self.train_from_word_counts(trainer, counts, progress, &mut report)?;
         Ok(report)
     }
 
     /// The second half of [`train_with_progress`](Self::train_with_progress): trains on word
     /// counts made by [`count_words`](Self::count_words) and fills in `report`'s training
     /// fields. A caller that owns the allocator can release its caches in between (the CLI
-    /// does, to lower its peak memory). An input with no words at all is an error.
+    /// does, to lower its peak memory). The counts are freed as soon as training no longer
+    /// needs them. An input with no words at all is an error.
     pub fn train_from_word_counts(
         &mut self,
         trainer: &TrainerWrapper,
-        counts: &WordCounts,
+        counts: WordCounts,
         progress: &dyn Progress,
         report: &mut TrainReport,
     ) -> Result<()> {
@@ -334,7 +342,7 @@ impl Tokenizer {
         }
         let t1 = Instant::now();
         report.distinct_words = counts.len();
-        self.train_from_counts(trainer, counts, progress)?;
+        self.train_on_counts(trainer, Cow::Owned(counts), progress)?;
         report.train_seconds = t1.elapsed().as_secs_f64();
         report.vocab_size = self.get_vocab_size(true);
         Ok(())

@@ -7,12 +7,14 @@
 //!
 //! What differs from HF, on purpose: counts are `u64`/`i64` (HF counts pairs in `i32`), words
 //! live in one flat arena instead of one `Vec` each, the word lists of heap entries live in
-//! another (an entry is 32 bytes and owns no allocation: stale entries, which stay in the heap
+//! another (an entry is 40 bytes and owns no allocation: stale entries, which stay in the heap
 //! until popped, cost little), and everything HF leaves to hash order is
 //! given a fixed order (see [`BpeTrainer::train_words`]), so the output does not depend on the
 //! thread count or on hash seeds.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{BinaryHeap, HashSet};
 
 use ahash::AHashMap;
@@ -125,20 +127,55 @@ struct ListRef {
     len: u32,
 }
 
-/// The word lists of all heap entries, back to back. Lists are never freed: their total is
-/// bounded by the pair occurrences of the words plus two per merge of a word.
+/// The word lists of all heap entries, back to back. The list of a merged entry is dead;
+/// when the dead lists make up a fifth of the arena, [`WordLists::compact`] moves the live
+/// ones down over them, so the arena stays near the size of the lists in the heap.
 #[derive(Default)]
-struct WordLists(Vec<u32>);
+struct WordLists {
+    arena: Vec<u32>,
+    /// Elements of the arena in lists of heap entries.
+    live: usize,
+}
 
 impl WordLists {
     fn push(&mut self, words: impl IntoIterator<Item = u32>) -> ListRef {
-        let start = self.0.len();
-        self.0.extend(words);
-        ListRef { start, len: (self.0.len() - start) as u32 }
+        let start = self.arena.len();
+        self.arena.extend(words);
+        let len = self.arena.len() - start;
+        self.live += len;
+        ListRef { start, len: len as u32 }
     }
 
     fn get(&self, r: ListRef) -> &[u32] {
-        &self.0[r.start..r.start + r.len as usize]
+        &self.arena[r.start..r.start + r.len as usize]
+    }
+
+    /// Marks `r` dead (its entry was merged and left the heap).
+    fn release(&mut self, r: ListRef) {
+        self.live -= r.len as usize;
+    }
+
+    /// Moves the lists of `queue`'s entries down over the dead ones, in arena order, when the
+    /// dead ones are a fifth of the arena. The heap is rebuilt from the same entries: its
+    /// order is that of [`Entry`]'s `Ord`, a total order, so the pops are unchanged.
+    fn compact(&mut self, queue: &mut BinaryHeap<Entry>) {
+        // Unit tests compact at once, so that their expected merges (HF's) check it.
+        const MIN_DEAD: usize = if cfg!(test) { 1 } else { 1 << 20 };
+        let dead = self.arena.len() - self.live;
+        if dead < MIN_DEAD || dead * 5 < self.arena.len() {
+            return;
+        }
+        let mut entries = std::mem::take(queue).into_vec();
+        entries.sort_unstable_by_key(|e| e.words.start);
+        let mut end = 0;
+        for e in &mut entries {
+            let len = e.words.len as usize;
+            self.arena.copy_within(e.words.start..e.words.start + len, end);
+            e.words.start = end;
+            end += len;
+        }
+        self.arena.truncate(end);
+        *queue = BinaryHeap::from(entries);
     }
 }
 
@@ -249,30 +286,17 @@ impl BpeTrainer {
     }
 
     /// Trains on word counts (any order: words are sorted first) and returns the vocabulary
-    /// and merges.
+    /// and merges. Counts given by value are freed as soon as the words are split into
+    /// symbols, before the pair tables are built (the peak memory of a large training).
     ///
     /// The ids are HF's: special tokens first, in the given order; then the alphabet by code
     /// point; then, when there is a prefix or suffix, the affixed chars in order of first
     /// appearance over the words sorted by their UTF-8 bytes (HF: hash order, which changes
     /// from run to run); then one id per new merged token. Ties between pairs of equal count
     /// go to the smaller `(left id, right id)`.
-    pub fn train_words(&self, word_counts: &WordCounts, progress: &dyn Progress) -> Result<BpeTrainingResult> {
-        let mut sorted: Vec<(&str, u64)> = word_counts.iter().map(|(w, &n)| (w.as_str(), n)).collect();
-        sorted.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
-
-        let mut vocab = VocabBuilder::default();
-        for t in &self.special_tokens {
-            vocab.get_or_add(&t.content, t.content.chars().count());
-        }
-        for c in self.alphabet(&sorted) {
-            let mut buf = [0u8; 4];
-            vocab.get_or_add(c.encode_utf8(&mut buf), 1);
-        }
-
-        progress.start(Stage::TokenizeWords, Some(sorted.len() as u64));
-        let mut words = self.tokenize_words(&sorted, &mut vocab);
-        progress.finish(Stage::TokenizeWords);
-        drop(sorted);
+    pub fn train_words(&self, word_counts: Cow<'_, WordCounts>, progress: &dyn Progress) -> Result<BpeTrainingResult> {
+        let (mut vocab, mut words) = self.split_words(&word_counts, progress);
+        drop(word_counts);
 
         progress.start(Stage::CountPairs, Some(words.counts.len() as u64));
         let (mut pair_counts, mut queue, mut lists) = count_pairs(&words);
@@ -317,6 +341,7 @@ impl BpeTrainer {
             for &w in lists.get(top.words) {
                 merge_word(&mut words, w, a, b, new_id, &vocab.lens, max_len, &mut pair_counts, &mut new_pairs);
             }
+            lists.release(top.words);
             new_pairs.sort_unstable();
             new_pairs.dedup();
             for group in new_pairs.chunk_by(|x, y| x.0 == y.0) {
@@ -328,6 +353,7 @@ impl BpeTrainer {
                     seq += 1;
                 }
             }
+            lists.compact(&mut queue);
         }
         progress.finish(Stage::Merge);
 
@@ -354,6 +380,26 @@ impl BpeTrainer {
         drop(last_rank);
         let vocab = tokens.into_iter().enumerate().map(|(i, t)| (t, i as u32)).collect();
         Ok(BpeTrainingResult { vocab, merges })
+    }
+
+    /// The first vocabulary (special tokens, then the alphabet) and every word as symbol ids.
+    fn split_words(&self, word_counts: &WordCounts, progress: &dyn Progress) -> (VocabBuilder, Words) {
+        let mut sorted: Vec<(&str, u64)> = word_counts.iter().map(|(w, &n)| (w.as_str(), n)).collect();
+        sorted.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
+
+        let mut vocab = VocabBuilder::default();
+        for t in &self.special_tokens {
+            vocab.get_or_add(&t.content, t.content.chars().count());
+        }
+        for c in self.alphabet(&sorted) {
+            let mut buf = [0u8; 4];
+            vocab.get_or_add(c.encode_utf8(&mut buf), 1);
+        }
+
+        progress.start(Stage::TokenizeWords, Some(sorted.len() as u64));
+        let words = self.tokenize_words(&sorted, &mut vocab);
+        progress.finish(Stage::TokenizeWords);
+        (vocab, words)
     }
 
     /// Splits every word into symbol ids: chars outside the vocabulary are dropped (HF's
@@ -403,30 +449,77 @@ impl BpeTrainer {
     }
 }
 
-/// Counts every adjacent pair (weighted by word count) and makes the first heap entries.
+/// Counts every adjacent pair (weighted by word count) and makes the first heap entries, one
+/// per pair in pair order, each with the words the pair is in.
+///
+/// Two passes over the words instead of one sorted list of all pair occurrences (16 bytes
+/// each, the peak memory of a large training): the first counts each pair and the words it is
+/// in; the second writes each word's index straight into its pairs' lists.
 fn count_pairs(words: &Words) -> (AHashMap<PackedPair, i64>, BinaryHeap<Entry>, WordLists) {
+    /// Per pair: its count, the number of words it is in, then the next free place of its list.
+    type Tally = AHashMap<PackedPair, (u64, usize)>;
     let n = words.counts.len();
-    let mut occurrences: Vec<(PackedPair, u32)> = (0..n)
+    let mut tally: Tally = (0..n)
         .into_par_iter()
-        .flat_map_iter(|i| {
-            let w = words.word(i);
-            w.windows(2).map(move |p| (pack(p[0], p[1]), i as u32))
-        })
-        .collect();
-    occurrences.par_sort_unstable();
-    let mut pair_counts = AHashMap::new();
-    let mut entries = Vec::new();
-    let mut lists = WordLists::default();
-    for group in occurrences.chunk_by(|x, y| x.0 == y.0) {
-        let pair = group[0].0;
-        let count: u64 = group.iter().map(|&(_, w)| words.counts[w as usize]).sum();
-        // Sorted, so a word's repeats are adjacent.
-        let mut prev = None;
-        let list = lists.push(group.iter().map(|g| g.1).filter(|&w| prev.replace(w) != Some(w)));
+        .fold(
+            || (Tally::new(), Vec::new()),
+            |(mut tally, mut buf), i| {
+                let count = words.counts[i];
+                for (pair, times) in distinct_pairs(words.word(i), &mut buf) {
+                    let t = tally.entry(pair).or_insert((0, 0));
+                    t.0 += count * times as u64;
+                    t.1 += 1;
+                }
+                (tally, buf)
+            },
+        )
+        .map(|(tally, _)| tally)
+        .reduce(Tally::new, |mut a, mut b| {
+            if a.len() < b.len() {
+                std::mem::swap(&mut a, &mut b);
+            }
+            for (pair, (count, in_words)) in b {
+                let t = a.entry(pair).or_insert((0, 0));
+                t.0 += count;
+                t.1 += in_words;
+            }
+            a
+        });
+    let mut pairs: Vec<PackedPair> = tally.keys().copied().collect();
+    pairs.par_sort_unstable();
+    let mut pair_counts = AHashMap::with_capacity(pairs.len());
+    let mut entries = Vec::with_capacity(pairs.len());
+    let mut start = 0;
+    for &pair in &pairs {
+        let t = tally.get_mut(&pair).expect("a counted pair");
+        let (count, len) = *t;
         pair_counts.insert(pair, count as i64);
-        entries.push(Entry { count, pair, seq: entries.len() as u64, words: list });
+        entries.push(Entry { count, pair, seq: entries.len() as u64, words: ListRef { start, len: len as u32 } });
+        t.1 = start;
+        start += len;
     }
-    (pair_counts, BinaryHeap::from(entries), lists)
+    drop(pairs);
+    // Room for the lists that merges add before the first compaction.
+    let mut arena = Vec::with_capacity(start + start / 2);
+    arena.resize(start, 0);
+    let mut buf = Vec::new();
+    for i in 0..n {
+        for (pair, _) in distinct_pairs(words.word(i), &mut buf) {
+            let next = &mut tally.get_mut(&pair).expect("a counted pair").1;
+            arena[*next] = i as u32;
+            *next += 1;
+        }
+    }
+    (pair_counts, BinaryHeap::from(entries), WordLists { arena, live: start })
+}
+
+/// The distinct adjacent pairs of `word` with the number of times each occurs, in pair order
+/// (`buf` is scratch space).
+fn distinct_pairs<'b>(word: &[u32], buf: &'b mut Vec<PackedPair>) -> impl Iterator<Item = (PackedPair, usize)> + 'b {
+    buf.clear();
+    buf.extend(word.windows(2).map(|p| pack(p[0], p[1])));
+    buf.sort_unstable();
+    buf.chunk_by(|x, y| x == y).map(|g| (g[0], g.len()))
 }
 
 /// Merges `(a, b)` into `new` throughout word `w`, left to right (HF's scan), updating the
@@ -450,7 +543,19 @@ fn merge_word(
     let n = words.len[wi] as usize;
     let sym = &mut words.symbols[start..start + n];
     let mut change = |pair: PackedPair, delta: i64| {
-        *pair_counts.entry(pair).or_insert(0) += delta * count;
+        // A pair whose count falls to zero leaves the map (absent is zero), which keeps it
+        // the size of the pairs that still occur.
+        match pair_counts.entry(pair) {
+            Slot::Occupied(mut o) => {
+                *o.get_mut() += delta * count;
+                if *o.get() == 0 {
+                    o.remove();
+                }
+            }
+            Slot::Vacant(v) => {
+                v.insert(delta * count);
+            }
+        }
         if delta > 0 {
             new_pairs.push((pair, w));
         }
@@ -527,7 +632,7 @@ mod tests {
             ("GPT-2", 1),
         ]);
         let t = BpeTrainer { min_frequency: 2, ..Default::default() };
-        let r = t.train_words(&wc, &NoProgress).unwrap();
+        let r = t.train_words(Cow::Borrowed(&wc), &NoProgress).unwrap();
         let tokens: Vec<&str> = r.vocab.iter().map(|(t, _)| t.as_str()).collect();
         assert_eq!(tokens.len(), 25);
         assert_eq!(&tokens[..3], &["-", "2", "B"]);
@@ -548,7 +653,7 @@ mod tests {
             end_of_word_suffix: Some("</w>".into()),
             ..Default::default()
         };
-        let r = t.train_words(&wc, &NoProgress).unwrap();
+        let r = t.train_words(Cow::Borrowed(&wc), &NoProgress).unwrap();
         assert_eq!(r.vocab.len(), 30);
         assert_eq!(r.vocab[0].0, "[UNK]");
         assert_eq!(r.vocab[1].0, "<s>");
@@ -560,7 +665,7 @@ mod tests {
     fn max_token_length_two() {
         let wc = counts(&[("sin", 2), ("Sin", 2), ("so", 2), ("短字符", 2), ("长字符", 2)]);
         let t = BpeTrainer { max_token_length: Some(2), ..Default::default() };
-        let r = t.train_words(&wc, &NoProgress).unwrap();
+        let r = t.train_words(Cow::Borrowed(&wc), &NoProgress).unwrap();
         assert!(r.vocab.iter().all(|(t, _)| t.chars().count() <= 2), "{:?}", r.vocab);
     }
 
@@ -568,7 +673,7 @@ mod tests {
     fn repeated_symbols() {
         let wc = counts(&[("aaaa", 3), ("aaa", 1)]);
         let t = BpeTrainer { vocab_size: 10, ..Default::default() };
-        let r = t.train_words(&wc, &NoProgress).unwrap();
+        let r = t.train_words(Cow::Borrowed(&wc), &NoProgress).unwrap();
         let m: Vec<String> = r.merges.iter().map(|(a, b)| format!("{a} {b}")).collect();
         assert_eq!(m, ["a a", "aa aa", "aa a"]);
     }

@@ -5,6 +5,8 @@
 //! `count(ab) / (count(a)·count(b))` score of the original WordPiece paper); tokenkit does
 //! the same so that the vocabularies are identical.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::models::bpe::trainer::BpeTrainer;
@@ -31,7 +33,7 @@ impl Default for WordPieceTrainer {
 impl WordPieceTrainer {
     /// Trains and returns the new model: the learned vocabulary, the trainer's prefix (`##`
     /// when unset), and `unk_token` and `max_input_chars_per_word` of `old` (HF keeps them).
-    pub fn train_model(&self, old: &WordPiece, counts: &WordCounts, progress: &dyn Progress) -> Result<WordPiece> {
+    pub fn train_model(&self, old: &WordPiece, counts: Cow<'_, WordCounts>, progress: &dyn Progress) -> Result<WordPiece> {
         let result = self.bpe.train_words(counts, progress)?;
         let prefix = self.bpe.continuing_subword_prefix.clone().unwrap_or_else(|| "##".into());
         Ok(WordPiece::new(result.vocab, old.unk_token().to_owned(), prefix, old.max_input_chars_per_word()))
