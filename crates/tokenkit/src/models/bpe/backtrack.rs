@@ -604,6 +604,18 @@ impl Backtracker {
         &self.merges
     }
 
+    /// The number of token ids the backtracker knows (those of [`Self::edge_symbols`]).
+    pub(crate) fn tokens(&self) -> usize {
+        self.info.len()
+    }
+
+    /// The length of the first step `start` (the longest reachable token the text starts
+    /// with; 0 when none).
+    #[inline(always)]
+    pub(crate) fn start_len(start: Start) -> usize {
+        start.0 .1
+    }
+
     /// A number no other encoder of this process has, for caches of its results.
     #[inline]
     pub(crate) fn serial(&self) -> u64 {

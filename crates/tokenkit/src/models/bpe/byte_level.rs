@@ -30,10 +30,12 @@ use crate::utils::table_cache::Table;
 const SCRATCH_KEEP: usize = 1 << 16;
 
 /// Pieces that may be cut are searched whole until this many have come to an encoder: making
-/// the [`Crossings`] is a pass over the merges (Llama-3: 24M instructions, what cuts save on
-/// some 0.8 MB of random code points), which a load and its first encodes (a short text with
-/// a few CJK or emoji pieces) should not pay.
-pub(super) const CROSSINGS_AFTER: u32 = 1024;
+/// the [`Crossings`] is a pass over the merges (Llama-3: 9M instructions, what cuts save on
+/// some 0.1 MB of random code points), which a load and its first encodes should not pay.
+/// Few pieces of real text may be cut (they start with a char the model does not know), so a
+/// short text nearly never makes them; a text of rare chars makes them early on, before the
+/// larger part of it.
+pub(super) const CROSSINGS_AFTER: u32 = 64;
 
 /// Entries of the per-thread cache of short pieces' tokens ([`ShortCache`]); a power of two.
 const SHORT_CACHE: usize = 1 << 12;
@@ -103,6 +105,12 @@ thread_local! {
     static BACKTRACK: RefCell<BacktrackScratch> = RefCell::new(BacktrackScratch::default());
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The pieces [`ByteLevelBpe::cut_tokens`] cut on this thread, for tests that must cut some.
+    pub(super) static CUT_PIECES: Cell<usize> = const { Cell::new(0) };
+}
+
 /// The raw byte each byte char stands for, by code point (byte chars are below U+0144).
 fn char_bytes() -> [Option<u8>; 0x144] {
     let mut table = [None; 0x144];
@@ -170,8 +178,9 @@ impl Crossings {
     /// The table's length in words (one bit per byte pair).
     const WORDS: usize = 1 << 16 >> 6;
 
-    /// One pass over the merges (about 19M instructions for Llama-3's); `None` when a byte's id
-    /// is 2^20 or more (a table by id would be too large).
+    /// One pass over the tokens, then one over the merges (Llama-3: about 9M instructions, 24M
+    /// with each merge's tokens looked up in the backtracker); `None` when a byte's id is 2^20
+    /// or more (a table by id would be too large).
     fn new(backtracker: &Backtracker, byte_ids: &[u32; 256]) -> Option<Self> {
         let max = byte_ids.iter().copied().max().unwrap_or(0) as usize;
         if max >= 1 << 20 {
@@ -182,23 +191,33 @@ impl Crossings {
         for (b, &id) in byte_ids.iter().enumerate() {
             byte_of[id as usize] = b as u16;
         }
-        let byte = |id: u32| byte_of.get(id as usize).copied().filter(|&b| b != u16::MAX).map(usize::from);
+        let byte = |id: u32| byte_of.get(id as usize).copied().filter(|&b| b != u16::MAX).map(u32::from);
+        // Each reachable token's last and first byte, `last << 8 | first` (`u32::MAX`: none).
+        let edges: Vec<u32> = (0..backtracker.tokens() as u32)
+            .map(|t| backtracker.edge_symbols(t).and_then(|(first, last)| Some(byte(last)? << 8 | byte(first)?)).unwrap_or(u32::MAX))
+            .collect();
+        let edge = |t: u32| edges.get(t as usize).copied().filter(|&e| e != u32::MAX);
         let mut bits = vec![0u64; Self::WORDS];
         for ((a, b), _) in backtracker.merges().iter() {
-            let (Some((_, last)), Some((first, _))) = (backtracker.edge_symbols(a), backtracker.edge_symbols(b)) else { continue };
-            let (Some(x), Some(y)) = (byte(last), byte(first)) else { continue };
-            let i = x << 8 | y;
+            let (Some(x), Some(y)) = (edge(a), edge(b)) else { continue };
+            let i = (x & 0xFF00 | y & 0xFF) as usize;
             bits[i >> 6] |= 1 << (i & 63);
         }
         Some(Self(bits.into()))
     }
 
-    /// Whether some merge crosses between bytes `x` and `y` (a table of another length, which
-    /// [`Self::read`] never gives, crosses everywhere: nothing is cut).
+    /// The table's words (`None` for a table of another length, which neither [`Self::new`]
+    /// nor [`Self::read`] gives): a fixed size, so that [`Self::crossed`] has no bounds check.
     #[inline(always)]
-    fn crossed(&self, x: u8, y: u8) -> bool {
+    fn bits(&self) -> Option<&[u64; Self::WORDS]> {
+        self.0[..].try_into().ok()
+    }
+
+    /// Whether some merge crosses between bytes `x` and `y`, in [`Self::bits`].
+    #[inline(always)]
+    fn crossed(bits: &[u64; Self::WORDS], x: u8, y: u8) -> bool {
         let i = usize::from(x) << 8 | usize::from(y);
-        self.0.get(i >> 6).is_none_or(|w| w >> (i & 63) & 1 == 1)
+        bits[i >> 6] >> (i & 63) & 1 == 1
     }
 
     /// Writes `crossings` for [`crate::utils::table_cache`]: whether they are made, then their
@@ -354,6 +373,50 @@ impl ByteLevelBpe {
         (ids, n)
     }
 
+    /// The merge loop on a part of three or four bytes ([`Self::part_tokens`]), its tokens
+    /// appended to `out`. Such parts are mostly one char the model does not know (random code
+    /// points), nearly never seen before: the short pieces' cache missed and the loop of
+    /// [`Self::merge_piece`] over six slots cost 310 instructions a part (Llama-3), this loop
+    /// over the part's own symbols about a third.
+    #[inline(always)]
+    fn merge_few(&self, part: &[u8], out: &mut Vec<u32>) {
+        let mut n = part.len().min(4);
+        let (mut ids, mut pairs) = ([NONE; 4], [u64::MAX; 3]);
+        for (i, &b) in part.iter().take(n).enumerate() {
+            ids[i] = self.byte_ids[usize::from(b)];
+            if let Some(&next) = part.get(i + 1).filter(|_| i + 1 < n) {
+                pairs[i] = self.byte_merge(b, next);
+            }
+        }
+        // The lowest rank first, the leftmost on ties, until none applies.
+        while n > 1 {
+            let mut at = 0;
+            for i in 1..n - 1 {
+                if pairs[i] < pairs[at] {
+                    at = i;
+                }
+            }
+            if pairs[at] == u64::MAX {
+                break;
+            }
+            ids[at] = pairs[at] as u32;
+            for k in at + 1..n - 1 {
+                ids[k] = ids[k + 1];
+            }
+            for k in at + 1..n - 2 {
+                pairs[k] = pairs[k + 1];
+            }
+            n -= 1;
+            if at > 0 {
+                pairs[at - 1] = self.backtracker.packed_merge(ids[at - 1], ids[at]);
+            }
+            if at + 1 < n {
+                pairs[at] = self.backtracker.packed_merge(ids[at], ids[at + 1]);
+            }
+        }
+        out.extend_from_slice(&ids[..n]);
+    }
+
     /// Appends the tokens of `piece` (raw bytes) to `out`, in order: [`Self::for_each_token`]
     /// for id-only encoding, a short piece's tokens copied as one array.
     #[inline]
@@ -418,7 +481,7 @@ impl ByteLevelBpe {
         }
         let mut ids = IDS.take();
         ids.clear();
-        self.long_tokens(piece, start, &mut ids);
+        self.search(piece, start, &mut ids);
         for &id in &ids {
             emit(id, self.backtracker.token_len(id));
         }
@@ -435,73 +498,15 @@ impl ByteLevelBpe {
             out.push(whole);
             return;
         }
-        self.long_tokens(piece, start, out);
+        self.search(piece, start, out);
     }
 
     /// The tokens of a piece longer than [`SHORT`] bytes that is not one token, appended to
-    /// `out` (`start`: the search's first step on it): by [`Self::cut_tokens`] when the piece
-    /// starts (after a space) with a non-ASCII char, is below [`MIN_PIECE`] bytes and has a
-    /// cut; else by the search. The test is one byte of what the piece already holds: the
-    /// long pieces of prose (ASCII words, numbers, punctuation) never scan for cuts (scanned,
-    /// they cost English prose 2% and runs of ASCII punctuation 6%, and nearly never have one).
-    /// Out of line, test included: the callers' token loops stay as they were before there
-    /// were cuts (with the test inlined, runs of one char cost 1-3% more).
-    #[inline(never)]
-    fn long_tokens(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
-        let lead = piece.get(usize::from(piece.first() == Some(&b' '))).copied().unwrap_or(0);
-        if lead < 0xC0 || piece.len() >= MIN_PIECE || !self.cut_tokens(piece, out) {
-            self.search(piece, start, out);
-        }
-    }
-
-    /// Cuts `piece` between the bytes no merge crosses ([`Crossings`]) and appends the tokens of
-    /// each part, encoded on its own; false, with `out` as it was, when there is no such cut.
-    #[inline(never)]
-    fn cut_tokens(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
-        let Some(crossings) = self.crossings() else { return false };
-        let mut from = 0;
-        for i in 1..piece.len() {
-            if !crossings.crossed(piece[i - 1], piece[i]) {
-                self.part_tokens(&piece[from..i], out);
-                from = i;
-            }
-        }
-        if from == 0 {
-            return false;
-        }
-        self.part_tokens(&piece[from..], out);
-        true
-    }
-
-    /// The tokens of a part of a piece ([`Self::long_tokens`]), appended to `out`: the merge
-    /// loop's on its bytes. Unlike a whole piece, a part is never taken as an unreachable token
-    /// (`ignore_merges` looks at whole pieces only).
-    #[inline]
-    fn part_tokens(&self, part: &[u8], out: &mut Vec<u32>) {
-        match *part {
-            [] => {}
-            [a] => out.push(self.byte_ids[usize::from(a)]),
-            [a, b] => {
-                let m = self.byte_merge(a, b);
-                if m == u64::MAX {
-                    out.extend_from_slice(&[self.byte_ids[usize::from(a)], self.byte_ids[usize::from(b)]]);
-                } else {
-                    out.push(m as u32);
-                }
-            }
-            // The merge loop (cached), which also gives a part that is a reachable token.
-            _ if part.len() <= SHORT => {
-                let (ids, n) = ShortCache::get(self, part, || self.merge_piece(part));
-                out.extend_from_slice(&ids[..n]);
-            }
-            // The search's first step from the walk of `start`; its whole-part token is left
-            // out (it may be an unreachable one).
-            _ => self.search(part, self.backtracker.start(part).1, out),
-        }
-    }
-
-    /// The backtracker's search on `piece` from its first step, appending to `out`, with this
-    /// thread's scratch (or a fresh one when it is in use).
+    /// `out` (`start`: the search's first step on it), with this thread's scratch (or a fresh
+    /// one when it is in use): by [`Self::cut_tokens`] when the piece [may be cut](Self::may_cut)
+    /// and has a cut, else by the backtracker's search. The test and the cut are inside the
+    /// scratch's closure, which is out of line: the callers' token loops make the same call
+    /// as they did before there were cuts.
     fn search(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
         BACKTRACK.with(|cell| {
             let mut guard = cell.try_borrow_mut();
@@ -514,13 +519,87 @@ impl ByteLevelBpe {
                     &mut local
                 }
             };
-            // Every byte is a token, so the search always reaches the end.
-            let done = self.backtracker.encode_from(piece, start, out, backtrack);
-            debug_assert!(done);
+            if !self.may_cut(piece, start) || !self.cut_tokens(piece, out, backtrack) {
+                // Every byte is a token, so the search always reaches the end.
+                let done = self.backtracker.encode_from(piece, start, out, backtrack);
+                debug_assert!(done);
+            }
             if piece.len() > SCRATCH_KEEP {
                 backtrack.release_positions();
             }
         });
+    }
+
+    /// Whether a piece that is not one token (`start`: the search's first step on it) may be
+    /// cut ([`Self::cut_tokens`]): it starts (after a space) with a non-ASCII char that is no
+    /// token (the first step ends inside it), and is below [`MIN_PIECE`] bytes. Only what the
+    /// piece and its first step already hold: the long pieces of prose (ASCII words, numbers,
+    /// punctuation) never scan for cuts (scanned, they cost English prose 2% and runs of ASCII
+    /// punctuation 6%, and nearly never have one), nor do pieces of a script the model knows
+    /// (CJK and kana for Llama-3 and Qwen: their cuts fall between known chars and Latin
+    /// letters, into parts that cost more than the search on the whole piece, +5-8%). Pieces
+    /// of chars the model does not know (rare or unassigned code points, combining marks after
+    /// them) fall into parts of a byte or two.
+    #[inline(always)]
+    fn may_cut(&self, piece: &[u8], start: Start) -> bool {
+        let at = usize::from(piece.first() == Some(&b' '));
+        let lead = piece.get(at).copied().unwrap_or(0);
+        // The length of the first char (after the space): 2, 3 or 4 bytes for a lead of 0xC0 and above.
+        let first_char = at + 2 + usize::from(lead >= 0xE0) + usize::from(lead >= 0xF0);
+        lead >= 0xC0 && piece.len() < MIN_PIECE && Backtracker::start_len(start) < first_char
+    }
+
+    /// Cuts `piece` between the bytes no merge crosses ([`Crossings`]) and appends the tokens of
+    /// each part, encoded on its own; false, with `out` as it was, when there is no such cut.
+    #[inline(never)]
+    fn cut_tokens(&self, piece: &[u8], out: &mut Vec<u32>, backtrack: &mut BacktrackScratch) -> bool {
+        let Some(bits) = self.crossings().and_then(Crossings::bits) else { return false };
+        let mut from = 0;
+        for i in 1..piece.len() {
+            if !Crossings::crossed(bits, piece[i - 1], piece[i]) {
+                self.part_tokens(&piece[from..i], out, backtrack);
+                from = i;
+            }
+        }
+        if from == 0 {
+            return false;
+        }
+        self.part_tokens(&piece[from..], out, backtrack);
+        #[cfg(test)]
+        CUT_PIECES.set(CUT_PIECES.get() + 1);
+        true
+    }
+
+    /// The tokens of a part of a piece ([`Self::cut_tokens`]), appended to `out`: the merge
+    /// loop's on its bytes. Unlike a whole piece, a part is never taken as an unreachable token
+    /// (`ignore_merges` looks at whole pieces only). Inlined: a call per part cost 35
+    /// instructions (Llama-3, random code points: 200K parts per 400 KB).
+    #[inline(always)]
+    fn part_tokens(&self, part: &[u8], out: &mut Vec<u32>, backtrack: &mut BacktrackScratch) {
+        match *part {
+            [] => {}
+            [a] => out.push(self.byte_ids[usize::from(a)]),
+            [a, b] => {
+                let m = self.byte_merge(a, b);
+                if m == u64::MAX {
+                    out.extend_from_slice(&[self.byte_ids[usize::from(a)], self.byte_ids[usize::from(b)]]);
+                } else {
+                    out.push(m as u32);
+                }
+            }
+            // The merge loop, which also gives a part that is a reachable token.
+            [_, _, _] | [_, _, _, _] => self.merge_few(part, out),
+            _ if part.len() <= SHORT => {
+                let (ids, n) = ShortCache::get(self, part, || self.merge_piece(part));
+                out.extend_from_slice(&ids[..n]);
+            }
+            // The search from the walk of `start`, with the caller's scratch; its whole-part
+            // token is left out (it may be an unreachable one).
+            _ => {
+                let done = self.backtracker.encode_from(part, self.backtracker.start(part).1, out, backtrack);
+                debug_assert!(done);
+            }
+        }
     }
 }
 
