@@ -591,6 +591,31 @@ impl Backtracker {
         }
     }
 
+    /// The first and the last symbol of token `t` when it is reachable (only reachable tokens
+    /// are ever symbols of the merge loop on a text: the merges that made one are those the
+    /// loop takes on its span alone), else `None`.
+    #[inline]
+    pub(crate) fn edge_symbols(&self, t: u32) -> Option<(u32, u32)> {
+        self.info.get(t as usize).filter(|i| i.len > 0).map(|i| (i.first, i.last))
+    }
+
+    /// The model's merges.
+    pub(crate) fn merges(&self) -> &MergeMap {
+        &self.merges
+    }
+
+    /// The number of token ids the backtracker knows (those of [`Self::edge_symbols`]).
+    pub(crate) fn tokens(&self) -> usize {
+        self.info.len()
+    }
+
+    /// The length of the first step `start` (the longest reachable token the text starts
+    /// with; 0 when none).
+    #[inline(always)]
+    pub(crate) fn start_len(start: Start) -> usize {
+        start.0 .1
+    }
+
     /// A number no other encoder of this process has, for caches of its results.
     #[inline]
     pub(crate) fn serial(&self) -> u64 {

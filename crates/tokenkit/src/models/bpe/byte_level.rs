@@ -15,15 +15,27 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 use super::backtrack::{BacktrackScratch, Backtracker, Start, NONE, SHORT};
 use super::chars::CharIds;
+use super::repeats::MIN_PIECE;
 use super::word::MergeMap;
 use crate::base::vocab::Vocab;
 use crate::utils::byte_level::BYTES_CHAR;
+use crate::utils::table_cache::Table;
 
 /// Scratch buffers larger than this are released after use.
 const SCRATCH_KEEP: usize = 1 << 16;
+
+/// Pieces that may be cut are searched whole until this many have come to an encoder: making
+/// the [`Crossings`] is a pass over the merges (Llama-3: 9M instructions, what cuts save on
+/// some 0.1 MB of random code points), which a load and its first encodes should not pay.
+/// Few pieces of real text may be cut (they start with a char the model does not know), so a
+/// short text nearly never makes them; a text of rare chars makes them early on, before the
+/// larger part of it.
+pub(super) const CROSSINGS_AFTER: u32 = 64;
 
 /// Entries of the per-thread cache of short pieces' tokens ([`ShortCache`]); a power of two.
 const SHORT_CACHE: usize = 1 << 12;
@@ -93,6 +105,12 @@ thread_local! {
     static BACKTRACK: RefCell<BacktrackScratch> = RefCell::new(BacktrackScratch::default());
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The pieces [`ByteLevelBpe::cut_tokens`] cut on this thread, for tests that must cut some.
+    pub(super) static CUT_PIECES: Cell<usize> = const { Cell::new(0) };
+}
+
 /// The raw byte each byte char stands for, by code point (byte chars are below U+0144).
 fn char_bytes() -> [Option<u8>; 0x144] {
     let mut table = [None; 0x144];
@@ -132,6 +150,97 @@ pub struct ByteLevelBpe {
     /// bytes), a one-byte piece at `1 << 16 | byte`. The most common pieces of punctuation and
     /// symbol runs in one load (257 KiB).
     pair_tokens: Vec<u32>,
+    /// See [`Crossings`]: made once enough pieces may be cut ([`Self::crossings`]), so that no
+    /// load and no text with few such pieces pays for them; read in place from a table-cache
+    /// entry written after they were made. `None` inside when the byte ids are too large to index (no piece is cut).
+    crossings: OnceLock<Option<Crossings>>,
+    /// Pieces that asked for the crossings before they were made (up to [`CROSSINGS_AFTER`]).
+    asked: AtomicU32,
+}
+
+/// The byte pairs `x, y` that some merge crosses: a merge of a symbol whose last byte is `x`
+/// with one whose first byte is `y` (one bit per pair, `x << 8 | y`; 8 KiB).
+///
+/// Why a piece may be cut between two bytes no merge crosses, and each part encoded on its
+/// own, with the same tokens: a merge joins two adjacent symbols, so the symbol it makes would
+/// span the cut only if the merge joined a symbol ending at the cut (in its byte before the
+/// cut) to one starting at it; there is no such merge, so every symbol stays on one side. The
+/// merges on one side then only ever involve its own symbols, in the order they take when
+/// that side is merged alone (lowest rank first, leftmost on ties, restricted to one side).
+/// Only reachable tokens are ever symbols (a symbol's merges are those the loop takes on its
+/// span alone), so the merges of unreachable tokens are left out. On random code points a
+/// long piece falls into parts of a few bytes (GPT-2: one byte each), which the short-piece
+/// tables encode, instead of a search over the whole piece.
+#[derive(Debug)]
+struct Crossings(Table<u64>);
+
+impl Crossings {
+    /// The table's length in words (one bit per byte pair).
+    const WORDS: usize = 1 << 16 >> 6;
+
+    /// One pass over the tokens, then one over the merges (Llama-3: about 9M instructions, 24M
+    /// with each merge's tokens looked up in the backtracker); `None` when a byte's id is 2^20
+    /// or more (a table by id would be too large).
+    fn new(backtracker: &Backtracker, byte_ids: &[u32; 256]) -> Option<Self> {
+        let max = byte_ids.iter().copied().max().unwrap_or(0) as usize;
+        if max >= 1 << 20 {
+            return None;
+        }
+        // The byte each byte's id stands for (`u16::MAX`: no byte).
+        let mut byte_of = vec![u16::MAX; max + 1];
+        for (b, &id) in byte_ids.iter().enumerate() {
+            byte_of[id as usize] = b as u16;
+        }
+        let byte = |id: u32| byte_of.get(id as usize).copied().filter(|&b| b != u16::MAX).map(u32::from);
+        // Each reachable token's last and first byte, `last << 8 | first` (`u32::MAX`: none).
+        let edges: Vec<u32> = (0..backtracker.tokens() as u32)
+            .map(|t| backtracker.edge_symbols(t).and_then(|(first, last)| Some(byte(last)? << 8 | byte(first)?)).unwrap_or(u32::MAX))
+            .collect();
+        let edge = |t: u32| edges.get(t as usize).copied().filter(|&e| e != u32::MAX);
+        let mut bits = vec![0u64; Self::WORDS];
+        for ((a, b), _) in backtracker.merges().iter() {
+            let (Some(x), Some(y)) = (edge(a), edge(b)) else { continue };
+            let i = (x & 0xFF00 | y & 0xFF) as usize;
+            bits[i >> 6] |= 1 << (i & 63);
+        }
+        Some(Self(bits.into()))
+    }
+
+    /// The table's words (`None` for a table of another length, which neither [`Self::new`]
+    /// nor [`Self::read`] gives): a fixed size, so that [`Self::crossed`] has no bounds check.
+    #[inline(always)]
+    fn bits(&self) -> Option<&[u64; Self::WORDS]> {
+        self.0[..].try_into().ok()
+    }
+
+    /// Whether some merge crosses between bytes `x` and `y`, in [`Self::bits`].
+    #[inline(always)]
+    fn crossed(bits: &[u64; Self::WORDS], x: u8, y: u8) -> bool {
+        let i = usize::from(x) << 8 | usize::from(y);
+        bits[i >> 6] >> (i & 63) & 1 == 1
+    }
+
+    /// Writes `crossings` for [`crate::utils::table_cache`]: whether they are made, then their
+    /// table (empty for `None`).
+    fn write(crossings: &OnceLock<Option<Self>>, w: &mut crate::utils::table_cache::Writer) {
+        w.bool(crossings.get().is_some());
+        if let Some(made) = crossings.get() {
+            w.table(made.as_ref().map_or(&[][..], |c| &c.0[..]));
+        }
+    }
+
+    /// Reads what [`Self::write`] wrote: a view of the entry, no pass over the merges.
+    fn read(r: &mut crate::utils::table_cache::Reader<'_>) -> crate::Result<OnceLock<Option<Self>>> {
+        if !r.bool()? {
+            return Ok(OnceLock::new());
+        }
+        let bits: Table<u64> = r.table()?;
+        match bits.len() {
+            0 => Ok(OnceLock::from(None)),
+            Self::WORDS => Ok(OnceLock::from(Some(Self(bits)))),
+            _ => Err(crate::Error::invalid("table cache: malformed crossings table")),
+        }
+    }
 }
 
 impl ByteLevelBpe {
@@ -155,7 +264,15 @@ impl ByteLevelBpe {
                 byte_merges.push(m);
             }
         }
-        let mut bpe = Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens: Vec::new() };
+        let mut bpe = Self {
+            backtracker,
+            byte_ids,
+            byte_pairs,
+            byte_merges,
+            pair_tokens: Vec::new(),
+            crossings: OnceLock::new(),
+            asked: AtomicU32::new(0),
+        };
         bpe.pair_tokens = (0..1usize << 16)
             .map(|i| {
                 let piece = [(i >> 8) as u8, i as u8];
@@ -171,6 +288,23 @@ impl ByteLevelBpe {
             .chain(byte_ids)
             .collect();
         Some(bpe)
+    }
+
+    /// The [`Crossings`] for a piece that may be cut: made on the [`CROSSINGS_AFTER`]th call
+    /// (`None` before: the piece is searched whole).
+    fn crossings(&self) -> Option<&Crossings> {
+        match self.crossings.get() {
+            Some(made) => made.as_ref(),
+            None if self.asked.fetch_add(1, Ordering::Relaxed) < CROSSINGS_AFTER => None,
+            None => self.crossings.get_or_init(|| Crossings::new(&self.backtracker, &self.byte_ids)).as_ref(),
+        }
+    }
+
+    /// The [`Crossings`]' words when they are there without being made (read from the table
+    /// cache, or made by an earlier call): `Some(None)` for a model they cannot index.
+    #[cfg(test)]
+    pub(crate) fn crossings_made(&self) -> Option<Option<&[u64]>> {
+        self.crossings.get().map(|c| c.as_ref().map(|c| &c.0[..]))
     }
 
     /// The packed merge of the chars of bytes `a` then `b` (`u64::MAX`: none).
@@ -237,6 +371,50 @@ impl ByteLevelBpe {
         }
         let n = self.backtracker.merge_short(&mut ids, pairs, piece.len());
         (ids, n)
+    }
+
+    /// The merge loop on a part of three or four bytes ([`Self::part_tokens`]), its tokens
+    /// appended to `out`. Such parts are mostly one char the model does not know (random code
+    /// points), nearly never seen before: the short pieces' cache missed and the loop of
+    /// [`Self::merge_piece`] over six slots cost 310 instructions a part (Llama-3), this loop
+    /// over the part's own symbols about a third.
+    #[inline(always)]
+    fn merge_few(&self, part: &[u8], out: &mut Vec<u32>) {
+        let mut n = part.len().min(4);
+        let (mut ids, mut pairs) = ([NONE; 4], [u64::MAX; 3]);
+        for (i, &b) in part.iter().take(n).enumerate() {
+            ids[i] = self.byte_ids[usize::from(b)];
+            if let Some(&next) = part.get(i + 1).filter(|_| i + 1 < n) {
+                pairs[i] = self.byte_merge(b, next);
+            }
+        }
+        // The lowest rank first, the leftmost on ties, until none applies.
+        while n > 1 {
+            let mut at = 0;
+            for i in 1..n - 1 {
+                if pairs[i] < pairs[at] {
+                    at = i;
+                }
+            }
+            if pairs[at] == u64::MAX {
+                break;
+            }
+            ids[at] = pairs[at] as u32;
+            for k in at + 1..n - 1 {
+                ids[k] = ids[k + 1];
+            }
+            for k in at + 1..n - 2 {
+                pairs[k] = pairs[k + 1];
+            }
+            n -= 1;
+            if at > 0 {
+                pairs[at - 1] = self.backtracker.packed_merge(ids[at - 1], ids[at]);
+            }
+            if at + 1 < n {
+                pairs[at] = self.backtracker.packed_merge(ids[at], ids[at + 1]);
+            }
+        }
+        out.extend_from_slice(&ids[..n]);
     }
 
     /// Appends the tokens of `piece` (raw bytes) to `out`, in order: [`Self::for_each_token`]
@@ -323,8 +501,12 @@ impl ByteLevelBpe {
         self.search(piece, start, out);
     }
 
-    /// The backtracker's search on `piece` from its first step, appending to `out`, with this
-    /// thread's scratch (or a fresh one when it is in use).
+    /// The tokens of a piece longer than [`SHORT`] bytes that is not one token, appended to
+    /// `out` (`start`: the search's first step on it), with this thread's scratch (or a fresh
+    /// one when it is in use): by [`Self::cut_tokens`] when the piece [may be cut](Self::may_cut)
+    /// and has a cut, else by the backtracker's search. The test and the cut are inside the
+    /// scratch's closure, which is out of line: the callers' token loops make the same call
+    /// as they did before there were cuts.
     fn search(&self, piece: &[u8], start: Start, out: &mut Vec<u32>) {
         BACKTRACK.with(|cell| {
             let mut guard = cell.try_borrow_mut();
@@ -337,13 +519,87 @@ impl ByteLevelBpe {
                     &mut local
                 }
             };
-            // Every byte is a token, so the search always reaches the end.
-            let done = self.backtracker.encode_from(piece, start, out, backtrack);
-            debug_assert!(done);
+            if !self.may_cut(piece, start) || !self.cut_tokens(piece, out, backtrack) {
+                // Every byte is a token, so the search always reaches the end.
+                let done = self.backtracker.encode_from(piece, start, out, backtrack);
+                debug_assert!(done);
+            }
             if piece.len() > SCRATCH_KEEP {
                 backtrack.release_positions();
             }
         });
+    }
+
+    /// Whether a piece that is not one token (`start`: the search's first step on it) may be
+    /// cut ([`Self::cut_tokens`]): it starts (after a space) with a non-ASCII char that is no
+    /// token (the first step ends inside it), and is below [`MIN_PIECE`] bytes. Only what the
+    /// piece and its first step already hold: the long pieces of prose (ASCII words, numbers,
+    /// punctuation) never scan for cuts (scanned, they cost English prose 2% and runs of ASCII
+    /// punctuation 6%, and nearly never have one), nor do pieces of a script the model knows
+    /// (CJK and kana for Llama-3 and Qwen: their cuts fall between known chars and Latin
+    /// letters, into parts that cost more than the search on the whole piece, +5-8%). Pieces
+    /// of chars the model does not know (rare or unassigned code points, combining marks after
+    /// them) fall into parts of a byte or two.
+    #[inline(always)]
+    fn may_cut(&self, piece: &[u8], start: Start) -> bool {
+        let at = usize::from(piece.first() == Some(&b' '));
+        let lead = piece.get(at).copied().unwrap_or(0);
+        // The length of the first char (after the space): 2, 3 or 4 bytes for a lead of 0xC0 and above.
+        let first_char = at + 2 + usize::from(lead >= 0xE0) + usize::from(lead >= 0xF0);
+        lead >= 0xC0 && piece.len() < MIN_PIECE && Backtracker::start_len(start) < first_char
+    }
+
+    /// Cuts `piece` between the bytes no merge crosses ([`Crossings`]) and appends the tokens of
+    /// each part, encoded on its own; false, with `out` as it was, when there is no such cut.
+    #[inline(never)]
+    fn cut_tokens(&self, piece: &[u8], out: &mut Vec<u32>, backtrack: &mut BacktrackScratch) -> bool {
+        let Some(bits) = self.crossings().and_then(Crossings::bits) else { return false };
+        let mut from = 0;
+        for i in 1..piece.len() {
+            if !Crossings::crossed(bits, piece[i - 1], piece[i]) {
+                self.part_tokens(&piece[from..i], out, backtrack);
+                from = i;
+            }
+        }
+        if from == 0 {
+            return false;
+        }
+        self.part_tokens(&piece[from..], out, backtrack);
+        #[cfg(test)]
+        CUT_PIECES.set(CUT_PIECES.get() + 1);
+        true
+    }
+
+    /// The tokens of a part of a piece ([`Self::cut_tokens`]), appended to `out`: the merge
+    /// loop's on its bytes. Unlike a whole piece, a part is never taken as an unreachable token
+    /// (`ignore_merges` looks at whole pieces only). Inlined: a call per part cost 35
+    /// instructions (Llama-3, random code points: 200K parts per 400 KB).
+    #[inline(always)]
+    fn part_tokens(&self, part: &[u8], out: &mut Vec<u32>, backtrack: &mut BacktrackScratch) {
+        match *part {
+            [] => {}
+            [a] => out.push(self.byte_ids[usize::from(a)]),
+            [a, b] => {
+                let m = self.byte_merge(a, b);
+                if m == u64::MAX {
+                    out.extend_from_slice(&[self.byte_ids[usize::from(a)], self.byte_ids[usize::from(b)]]);
+                } else {
+                    out.push(m as u32);
+                }
+            }
+            // The merge loop, which also gives a part that is a reachable token.
+            [_, _, _] | [_, _, _, _] => self.merge_few(part, out),
+            _ if part.len() <= SHORT => {
+                let (ids, n) = ShortCache::get(self, part, || self.merge_piece(part));
+                out.extend_from_slice(&ids[..n]);
+            }
+            // The search from the walk of `start`, with the caller's scratch; its whole-part
+            // token is left out (it may be an unreachable one).
+            _ => {
+                let done = self.backtracker.encode_from(part, self.backtracker.start(part).1, out, backtrack);
+                debug_assert!(done);
+            }
+        }
     }
 }
 
@@ -355,6 +611,9 @@ impl ByteLevelBpe {
         w.u32s(&self.byte_pairs);
         w.u64s(&self.byte_merges);
         w.u32s(&self.pair_tokens);
+        // When made (not here: an entry is written by a load, which should not pay for them), a
+        // load from the entry reads them in place.
+        Crossings::write(&self.crossings, w);
     }
 
     /// Reads what [`ByteLevelBpe::write_table`] wrote, with the model's `merges`.
@@ -365,6 +624,7 @@ impl ByteLevelBpe {
         if byte_pairs.len() != 1 << 16 || pair_tokens.len() != (1 << 16) + 256 || byte_merges.is_empty() {
             return Err(crate::Error::invalid("table cache: malformed byte tables"));
         }
-        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens })
+        let crossings = Crossings::read(r)?;
+        Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens, crossings, asked: AtomicU32::new(0) })
     }
 }

@@ -188,6 +188,16 @@ fn cutting_before_metaspace_does_not_change_results() {
     assert!(cut_models > 20, "{cut_models}");
 }
 
+/// Deterministic random numbers (xorshift from `state`): `next(m)` is below `m`.
+fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    move |m| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    }
+}
+
 /// Long pieces that repeat themselves (runs of one char at many lengths and phases, repeated
 /// patterns, runs broken by other chars, a repeated paragraph), long enough for the search to
 /// reuse windows of its path (`repeats`): the backtracker and the raw-byte encoder give the
@@ -208,13 +218,7 @@ fn repeated_text_same_as_merge_loop() {
         texts.push(unit.repeat(3001 / unit.len()));
     }
     // Runs of `/` and tabs of random lengths between random punctuation (xorshift, fixed seed).
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = |m: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % m
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     for unit in ["/", "\t"] {
         let mut s = String::new();
         while s.len() < 20_000 {
@@ -264,4 +268,101 @@ fn repeated_text_same_as_merge_loop() {
     }
     eprintln!("{compared} long repeated pieces identical to the merge loop");
     assert_eq!(compared, models.len() * texts.len());
+}
+
+/// Pieces cut where no merge crosses ([`byte_level`]'s crossings): random code points,
+/// punctuation, CJK, emoji and letters, and pieces of the adversarial texts of every length up
+/// to a few hundred bytes, for each byte-level fixture model: the merge loop's ids, through
+/// both raw-byte entry points. The cells of the linear benchmark also check these texts
+/// against the reference library.
+#[test]
+fn cut_pieces_same_as_merge_loop() {
+    use crate::models::ModelWrapper;
+    use crate::utils::byte_level::BYTES_CHAR;
+    let models: Vec<BPE> = ["hub/gpt2.json", "registry/llama3/tokenizer.json", "registry/qwen3/tokenizer.json"]
+        .into_iter()
+        .filter_map(|rel| {
+            let tok = crate::Tokenizer::from_file(crate::test_fixtures::get(rel)?).unwrap();
+            let ModelWrapper::BPE(bpe) = tok.get_model() else { panic!("BPE") };
+            Some(bpe.clone())
+        })
+        .collect();
+    assert!(!models.is_empty(), "the registry's Llama-3 is always there");
+    let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+    let alphabet: Vec<char> =
+        "!?/#-=.,;:()[]{}<>@$%^&*_~`'\" a1Z\u{e9}\u{65e5}\u{672c}\u{4e2d}\u{56fd}\u{1f600}\u{1f44d}\u{301}\u{3002}\u{20ac}\u{ff01}"
+            .chars()
+            .collect();
+    let mut pieces: Vec<String> = Vec::new();
+    for _ in 0..3000 {
+        let len = 1 + next(40) as usize;
+        let piece: String = (0..len)
+            .map(|_| match next(3) {
+                0 => alphabet[next(alphabet.len() as u64) as usize],
+                1 => char::from_u32(next(0x1_0000) as u32).unwrap_or('\u{fffd}'),
+                _ => char::from_u32(0x1_0000 + next(0x10_0000) as u32).unwrap_or('\u{fffd}'),
+            })
+            .collect();
+        pieces.push(piece);
+    }
+    for (_, text) in crate::utils::lexers::adversarial_texts(4096) {
+        let mut at = 0;
+        while at < text.len() {
+            let mut end = (at + 1 + next(300) as usize).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            pieces.push(text[at..end].to_owned());
+            at = end;
+        }
+    }
+    let (mut compared, cut_before) = (0, byte_level::CUT_PIECES.get());
+    for bpe in &models {
+        // Made by a load: no crossings until enough pieces need them (searched whole before).
+        let lazy = ByteLevelBpe::new(&bpe.vocab, &bpe.merges, &bpe.chars, bpe.ignore_merges).expect("a byte-level model");
+        let read_back = |raw: &ByteLevelBpe| {
+            let mut w = crate::utils::table_cache::Writer::default();
+            raw.write_table(&mut w);
+            ByteLevelBpe::read_table(&mut crate::utils::table_cache::Reader::new(&w.buf), &bpe.merges).unwrap()
+        };
+        // Its first char is no token of any model (a last private-use code point): it may be cut.
+        let piece = "\u{10FFFD}\u{4e2d}\u{56fd}\u{1F44D}".as_bytes();
+        let (mut first, mut again) = (Vec::new(), Vec::new());
+        lazy.extend_tokens(piece, &mut first);
+        assert_eq!((lazy.crossings_made(), read_back(&lazy).crossings_made()), (None, None));
+        for _ in 0..byte_level::CROSSINGS_AFTER {
+            again.clear();
+            lazy.extend_tokens(piece, &mut again);
+        }
+        let made = lazy.crossings_made().flatten().expect("crossings made");
+        assert_eq!((made.len(), &again), (1024, &first));
+        // Written to the table cache once made, read back with them (no pass over the merges).
+        let back = read_back(&lazy);
+        assert_eq!(back.crossings_made(), Some(Some(made)));
+        let raws = [bpe.byte_level().expect("a byte-level model"), &lazy, &back];
+        for piece in &pieces {
+            let word: String = piece.bytes().map(|b| BYTES_CHAR[b as usize]).collect();
+            if bpe.vocab().contains(&word) {
+                continue;
+            }
+            let reference = bpe.merge_loop_ids(&word).unwrap();
+            for raw in raws {
+                let mut ours = Vec::new();
+                raw.extend_tokens(piece.as_bytes(), &mut ours);
+                assert_eq!(ours, reference, "{piece:?}");
+                let (mut each, mut len) = (Vec::new(), 0);
+                raw.for_each_token(piece.as_bytes(), |id, n| {
+                    each.push(id);
+                    len += n as usize;
+                });
+                assert_eq!((&each, len), (&reference, piece.len()), "{piece:?}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 3 * 3000 * models.len(), "{compared}");
+    // Not vacuous: many pieces were cut (each model's random code points).
+    let cut = byte_level::CUT_PIECES.get() - cut_before;
+    eprintln!("{compared} pieces identical to the merge loop, {cut} of them cut");
+    assert!(cut > 1000 * models.len(), "{cut}");
 }
