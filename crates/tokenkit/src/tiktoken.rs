@@ -249,27 +249,29 @@ impl Encoding {
     ) -> Result<Self> {
         let ranks: format::Ranks = ranks.into();
         let desc = Self::describe(name, pat_str, special_tokens, explicit_n_vocab, false);
-        let key = table_cache::Key::new("tiktoken::Encoding(ranks)", &[desc.as_bytes(), &ranks.digest()]);
-        Self::cached(&key, name, pat_str, special_tokens, || Self::build(name, pat_str, ranks, special_tokens, explicit_n_vocab))
+        let key = || table_cache::Key::new("tiktoken::Encoding(ranks)", &[desc.as_bytes(), &ranks.digest()]);
+        Self::cached(key, name, pat_str, special_tokens, || Self::build(name, pat_str, &ranks, special_tokens, explicit_n_vocab))
     }
 
-    /// The encoding stored under `key` in the [`table_cache`] (as `name`, `pat_str` and
-    /// `special_tokens` make it), else the one `build` makes, then stored.
+    /// The encoding stored under the key `key` makes (only when the cache is on: it hashes the
+    /// whole table) in the [`table_cache`] (as `name`, `pat_str` and `special_tokens` make it),
+    /// else the one `build` makes, then stored.
     fn cached(
-        key: &table_cache::Key,
+        key: impl FnOnce() -> table_cache::Key,
         name: &str,
         pat_str: &str,
         special_tokens: &[(String, u32)],
         build: impl FnOnce() -> Result<Self>,
     ) -> Result<Self> {
-        table_cache::cached(key, |p| Self::read_table(name, pat_str, special_tokens, p.reader()), build, Self::write_table)
+        let read = |p: &table_cache::Payload| Self::read_table(name, pat_str, special_tokens, p.reader());
+        Ok(table_cache::cached_status_keyed(key, read, build, Self::write_table)?.0)
     }
 
     /// [`Encoding::new`] without the cache.
     fn build(
         name: &str,
         pat_str: &str,
-        ranks: format::Ranks,
+        ranks: &format::Ranks,
         special_tokens: &[(String, u32)],
         explicit_n_vocab: Option<u32>,
     ) -> Result<Self> {
@@ -277,7 +279,7 @@ impl Encoding {
         // <|reserved_200018|>): both encode to it; the first one given is what it decodes
         // to (as in tiktoken) and the one the tokenizer pipeline holds.
         let first_per_id = Self::first_per_id(special_tokens);
-        let (tokenizer, rank_of) = format::build_tokenizer(&ranks, pat_str, &first_per_id)?;
+        let (tokenizer, rank_of) = format::build_tokenizer(ranks, pat_str, &first_per_id)?;
         let special_map: BTreeMap<String, u32> = special_tokens.iter().cloned().collect();
         // Special tokens first: where a rank has the same id, its bytes are what it decodes to.
         let tokens: Vec<(u32, &[u8])> = first_per_id.iter().map(|(c, id)| (*id, c.as_bytes())).chain(ranks.iter()).collect();
@@ -411,16 +413,20 @@ impl Encoding {
     /// read and one hash serve the check and the cache key).
     fn load_spec(spec: EncodingSpec, rank_file: &Path, sha256: Option<&str>) -> Result<Self> {
         let data = std::fs::read(rank_file).map_err(|source| Error::Io { path: rank_file.to_owned(), source })?;
-        let digest = format::sha256(&data);
         if let Some(want) = sha256 {
             let name = rank_file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            format::check_sha256(rank_file, name, &digest, want)?;
+            format::check_sha256(rank_file, name, &format::sha256(&data), want)?;
         }
         let desc = Self::describe(&spec.name, &spec.pat_str, &spec.special_tokens, spec.explicit_n_vocab, spec.nfc);
-        let key = table_cache::Key::new("tiktoken::Encoding(rank file)", &[desc.as_bytes(), &digest]);
-        let enc = Self::cached(&key, &spec.name, &spec.pat_str, &spec.special_tokens, || {
+        // XXH3-128 of the file, as `.model` entries are keyed (the sha256 above is a check of
+        // a known file, not needed to name its tables): hashed only when the cache is on.
+        let key = || {
+            let digest = twox_hash::XxHash3_128::oneshot(&data).to_le_bytes();
+            table_cache::Key::new("tiktoken::Encoding(rank file)", &[desc.as_bytes(), &digest])
+        };
+        let enc = Self::cached(key, &spec.name, &spec.pat_str, &spec.special_tokens, || {
             let ranks = format::parse_rank_file(&data, &rank_file.display().to_string())?;
-            Self::build(&spec.name, &spec.pat_str, ranks, &spec.special_tokens, spec.explicit_n_vocab)
+            Self::build(&spec.name, &spec.pat_str, &ranks, &spec.special_tokens, spec.explicit_n_vocab)
                 .map_err(|e| Error::invalid(format!("{}: {e}", rank_file.display())))
         })?;
         if spec.nfc {

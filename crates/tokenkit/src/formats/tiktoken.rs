@@ -389,15 +389,15 @@ impl Ranks {
         self.tokens.last().map(|t| t.0)
     }
 
-    /// The sha256 of the table (tokens and ranks), to name the tables built from it.
-    pub(crate) fn digest(&self) -> [u8; 32] {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        h.update((self.bytes.len() as u64).to_le_bytes());
-        h.update(&self.bytes);
+    /// The XXH3-128 of the table (tokens and ranks), to name the tables built from it (as the
+    /// table cache keys files: a name, not a check).
+    pub(crate) fn digest(&self) -> [u8; 16] {
+        let mut h = twox_hash::XxHash3_128::new();
+        h.write(&(self.bytes.len() as u64).to_le_bytes());
+        h.write(&self.bytes);
         let spans: Vec<u8> = self.tokens.iter().flat_map(|&(r, s, e)| [r, s, e]).flat_map(u32::to_le_bytes).collect();
-        h.update(&spans);
-        h.finalize().into()
+        h.write(&spans);
+        h.finish_128().to_le_bytes()
     }
 }
 
@@ -805,17 +805,21 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
     let max_len = tokens.iter().map(|(_, _, t)| t.len()).max().unwrap_or(0);
     let mut has_len = vec![false; max_len + 1];
     tokens.iter().for_each(|(_, _, t)| has_len[t.len()] = true);
-    let mut merges = MergeMap::with_capacity(ranks.len() * 4);
+    // The splits first, then the map sized for them (o200k has 2.2 per token): a map built
+    // with room to spare and shrunk after cost a second build of it.
+    let mut splits: Vec<((u32, u32), u32)> = Vec::with_capacity(ranks.len() * 3);
     for &(tid, _, t) in tokens.iter().filter(|&&(_, rank, _)| rank != u32::MAX) {
         for k in (1..t.len()).filter(|&k| has_len[k] && has_len[t.len() - k]) {
             // The suffix only looked up when the prefix is a token.
             if let Some((a, b)) = id(&t[..k]).and_then(|a| Some((a, id(&t[k..])?))) {
-                merges.insert((a, b), (tid, tid));
+                splits.push(((a, b), tid));
             }
         }
     }
-    // Room for four splits per token was kept above; o200k has 2.2 per token.
-    merges.shrink_to_fit();
+    let mut merges = MergeMap::with_capacity(splits.len());
+    for (pair, tid) in splits {
+        merges.insert(pair, (tid, tid));
+    }
     let mut vocab: Vec<(String, u32)> = tokens.iter().map(|&(id, _, t)| (byte_level_string(t), id)).collect();
     if by_rank {
         vocab.extend(specials.iter().filter(|(_, id)| !ranks.contains_rank(*id)).cloned());

@@ -258,7 +258,7 @@ fn cached_tables_read_back_to_the_same_encoding() {
         ranks.push(Some(t.to_vec()));
     }
     let specials = vec![("<|end|>".to_owned(), 300), ("<|alias|>".to_owned(), 300), ("<|x|>".to_owned(), 301)];
-    let enc = Encoding::build("t", format::R50K_PATTERN, ranks.into(), &specials, None).unwrap();
+    let enc = Encoding::build("t", format::R50K_PATTERN, &format::Ranks::from(ranks), &specials, None).unwrap();
     let payload = enc.write_table().expect("a byte-level rank table is cached");
     let back = Encoding::read_table("t", format::R50K_PATTERN, &specials, table_cache::Reader::new(&payload)).unwrap();
     let all = SpecialTokens::All;

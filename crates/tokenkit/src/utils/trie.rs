@@ -60,48 +60,25 @@ impl Trie {
     /// children of each state get the first base where all their slots are free, found by
     /// walking a bitset of used slots.
     pub fn with_scores<'a>(pieces: impl IntoIterator<Item = (&'a str, u32, f32)>) -> Self {
-        let keys = sorted_keys(pieces.into_iter().map(|(p, id, score)| (p.as_bytes(), id, score)).collect());
+        let keys = sorted_keys(pieces.into_iter().map(|(p, id, score)| (p.as_bytes(), id, score)).collect(), |k| k.0);
         let longest = keys.iter().map(|k| k.0.len()).max().unwrap_or(0);
         // The root is nobody's child: its check matches no state.
         let mut units = vec![Unit { check: NONE, ..FREE }];
-        let mut placer = Placer::new();
-        // (state, first key, end key, depth) of the keys below each state, which share their
-        // first `depth` bytes.
-        let mut queue = std::collections::VecDeque::from([(0u32, 0usize, keys.len(), 0usize)]);
-        let mut kids: Vec<(u8, usize, usize)> = Vec::new();
-        while let Some((state, mut lo, hi, depth)) = queue.pop_front() {
-            // The keys that end at this state sort first.
-            while lo < hi && keys[lo].0.len() == depth {
-                let unit = &mut units[state as usize];
-                (unit.id, unit.score) = (keys[lo].1, keys[lo].2);
-                lo += 1;
-            }
-            if lo == hi {
-                continue;
-            }
-            kids.clear();
-            let mut start = lo;
-            for k in lo + 1..=hi {
-                if k == hi || keys[k].0[depth] != keys[start].0[depth] {
-                    kids.push((keys[start].0[depth], start, k));
-                    start = k;
+        let end = lay_out(
+            &keys,
+            |k| k.0,
+            |s| {
+                // A key listed twice keeps its last id and score.
+                let (id, score) = s.ends.last().map_or((NONE, 0.0), |k| (keys[k].1, keys[k].2));
+                units[s.slot] = Unit { base: s.base as u32, check: s.parent, id, score };
+                if units.len() < s.children_end {
+                    units.resize(s.children_end, FREE);
                 }
-            }
-            let base = placer.place(kids.iter().map(|&(b, _, _)| usize::from(b)));
-            units[state as usize].base = base as u32;
-            let last = base + kids.last().map_or(0, |&(b, _, _)| b as usize);
-            if units.len() <= last {
-                units.resize(last + 1, FREE);
-            }
-            for &(b, klo, khi) in &kids {
-                let t = base + b as usize;
-                units[t] = Unit { check: state, ..FREE };
-                queue.push_back((t as u32, klo, khi, depth + 1));
-            }
-        }
+            },
+        );
         // Every lookup `base + b` with b < 256 stays in bounds.
-        let len = units.len() + 256;
-        units.resize(len, FREE);
+        units.resize(end + 256, FREE);
+        units.shrink_to_fit();
         Self { units: units.into(), longest }
     }
 
@@ -194,32 +171,84 @@ impl Trie {
 /// Sorted on each key's first 16 bytes as a number, with its index (what most comparisons
 /// decide: comparing byte strings costs a call each, most of an uncached Unigram load), then
 /// each run of keys with the same first 16 bytes by the whole key, stably.
-fn sorted_keys(keys: Vec<(&[u8], u32, f32)>) -> Vec<(&[u8], u32, f32)> {
+pub(crate) fn sorted_keys<K: Copy>(keys: Vec<K>, bytes: impl Fn(&K) -> &[u8]) -> Vec<K> {
     let head = |k: &[u8]| {
         let mut b = [0u8; 16];
         let n = k.len().min(16);
         b[..n].copy_from_slice(&k[..n]);
         u128::from_be_bytes(b)
     };
-    let mut order: Vec<(u128, u32)> = keys.iter().enumerate().map(|(i, k)| (head(k.0), i as u32)).collect();
+    let mut order: Vec<(u128, u32)> = keys.iter().enumerate().map(|(i, k)| (head(bytes(k)), i as u32)).collect();
     if order.len() > 1 << 16 {
         order.par_sort_unstable();
     } else {
         order.sort_unstable();
     }
-    let mut sorted: Vec<(&[u8], u32, f32)> = order.iter().map(|&(_, i)| keys[i as usize]).collect();
+    let mut sorted: Vec<K> = order.iter().map(|&(_, i)| keys[i as usize]).collect();
     // Keys that share their first 16 bytes (longer keys, or shorter ones told apart only by
     // trailing NUL bytes) are in input order: a stable sort by the whole key puts them right.
     let mut start = 0;
     for k in 1..=order.len() {
         if k == order.len() || order[k].0 != order[start].0 {
             if k - start > 1 {
-                sorted[start..k].sort_by(|a, b| a.0.cmp(b.0));
+                sorted[start..k].sort_by(|a, b| bytes(a).cmp(bytes(b)));
             }
             start = k;
         }
     }
     sorted
+}
+
+/// A state of a double array as [`lay_out`] places it.
+pub(crate) struct LaidState {
+    /// Its slot (0 for the root).
+    pub slot: usize,
+    /// The slot of its parent ([`NONE`] for the root).
+    pub parent: u32,
+    /// Where its children start (`base + byte`); 0 when it has none.
+    pub base: usize,
+    /// One past its last child's slot (0 when it has none).
+    pub children_end: usize,
+    /// The keys that are its string (more than one only when a key is listed twice).
+    pub ends: std::ops::Range<usize>,
+    /// The keys at it or below it (its string is their prefix).
+    pub keys: std::ops::Range<usize>,
+}
+
+/// Lays out the double array of `keys` (sorted by their `bytes`, as [`sorted_keys`] does)
+/// straight from the sorted keys (no pointer trie first), breadth first (the shallow, hot
+/// states end up close together): the children of each state get the first base where all
+/// their slots are free ([`Placer`]). `state` is called once per state, parents before their
+/// children; returns one past the last slot taken. The layout of the Unigram trie, the
+/// WordPiece tries and the BPE backtracker's trie.
+pub(crate) fn lay_out<K>(keys: &[K], bytes: impl Fn(&K) -> &[u8], mut state: impl FnMut(LaidState)) -> usize {
+    let mut placer = Placer::new();
+    // (slot, parent slot, first key, end key, depth) of the keys below each state, which
+    // share their first `depth` bytes.
+    let mut queue = std::collections::VecDeque::from([(0u32, NONE, 0usize, keys.len(), 0usize)]);
+    let mut kids: Vec<(u8, usize, usize)> = Vec::new();
+    while let Some((slot, parent, first, hi, depth)) = queue.pop_front() {
+        // The keys that end at this state sort first.
+        let mut lo = first;
+        while lo < hi && bytes(&keys[lo]).len() == depth {
+            lo += 1;
+        }
+        kids.clear();
+        let mut start = lo;
+        for k in lo + 1..=hi {
+            if k == hi || bytes(&keys[k])[depth] != bytes(&keys[start])[depth] {
+                kids.push((bytes(&keys[start])[depth], start, k));
+                start = k;
+            }
+        }
+        let base = placer.place(kids.iter().map(|&(b, _, _)| usize::from(b)));
+        let children_end = kids.last().map_or(0, |&(b, _, _)| base + usize::from(b) + 1);
+        state(LaidState { slot: slot as usize, parent, base, children_end, ends: first..lo, keys: first..hi });
+        for &(b, klo, khi) in &kids {
+            queue.push_back(((base + usize::from(b)) as u32, slot, klo, khi, depth + 1));
+        }
+    }
+    placer.end()
 }
 
 /// A position in a [`Trie`] walk.
@@ -263,7 +292,7 @@ mod tests {
         let keys: Vec<(&[u8], u32, f32)> = owned.iter().enumerate().map(|(i, k)| (k.as_slice(), i as u32, 0.0)).collect();
         let mut want = keys.clone();
         want.sort_by(|a, b| a.0.cmp(b.0));
-        let got = sorted_keys(keys);
+        let got = sorted_keys(keys, |k| k.0);
         assert_eq!(got.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>(), want.iter().map(|k| (k.0, k.1)).collect::<Vec<_>>());
     }
 

@@ -29,28 +29,25 @@ impl Placer {
     pub(crate) fn place(&mut self, labels: impl Iterator<Item = usize> + Clone) -> usize {
         let Some(first) = labels.clone().next() else { return 0 };
         self.first_free = self.used.next_free(self.first_free.max(self.end.saturating_sub(WINDOW)));
-        let mut slot = self.used.next_free(self.first_free.max(first + 1));
-        // The labels as offsets from the first, a bit each: a base is tested a word (64
-        // labels) at a time, most of a Unigram trie's build otherwise (nodes with dozens of
-        // children tried at each free slot of the window).
-        let mut offsets = [0u64; 4];
-        let narrow = labels.clone().all(|l| l - first < 256);
-        if narrow {
-            for l in labels.clone() {
-                offsets[(l - first) / 64] |= 1 << ((l - first) % 64);
-            }
-        }
+        let slot = self.used.next_free(self.first_free.max(first + 1));
+        // The first slot from `slot` on where the first label goes and every other label's
+        // slot is free too, 64 candidate slots at a time: bit `i` of `fits` says whether slot
+        // `from + i` would do, as far as the labels tested so far go. Usually a few labels
+        // rule out a whole word of candidates (dozens of free slots tried one at a time each
+        // failing were most of a byte trie's layout).
+        let mut from = slot;
         let base = loop {
-            let base = slot - first;
-            let free = if narrow {
-                offsets.iter().enumerate().all(|(k, &m)| m == 0 || self.used.bits(slot + 64 * k) & m == 0)
-            } else {
-                labels.clone().all(|l| !self.used.get(base + l))
-            };
-            if free {
-                break base;
+            let mut fits = u64::MAX;
+            for l in labels.clone() {
+                fits &= !self.used.bits(from + (l - first));
+                if fits == 0 {
+                    break;
+                }
             }
-            slot = self.used.next_free(slot + 1);
+            if fits != 0 {
+                break from + fits.trailing_zeros() as usize - first;
+            }
+            from += 64;
         };
         for l in labels {
             self.used.set(base + l);
@@ -71,7 +68,7 @@ struct UsedSlots(Vec<u64>);
 
 impl UsedSlots {
     /// Whether slot `i` is taken.
-    #[inline]
+    #[cfg(test)]
     fn get(&self, i: usize) -> bool {
         self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
     }

@@ -41,7 +41,6 @@ use super::chars::CharIds;
 use super::repeats::{Repeats, MIN_PIECE};
 use super::word::MergeMap;
 use crate::base::vocab::Vocab;
-use crate::utils::used_slots::Placer;
 
 /// "None" for ids and trie nodes.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -128,65 +127,31 @@ impl Slot {
 impl Trie {
     /// Builds the trie of `keys` (distinct byte strings, token id), or `None` when it would
     /// need 2^31 slots or more.
-    fn new(mut keys: Vec<(&[u8], u32)>) -> Option<Self> {
-        // Sorted keys make each node's children contiguous and in byte order, so the pointer
-        // trie (parent, byte) comes in one pass.
-        keys.sort_unstable();
-        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
-        let mut token = vec![NONE];
-        let mut path: Vec<u32> = vec![0];
-        let mut prev: &[u8] = &[];
-        for &(bytes, id) in &keys {
-            let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
-            path.truncate(common + 1);
-            for &b in &bytes[common..] {
-                let node = children.len() as u32;
-                children[path[path.len() - 1] as usize].push((b, node));
-                children.push(Vec::new());
-                token.push(NONE);
-                path.push(node);
-            }
-            token[path[bytes.len()] as usize] = id;
-            prev = bytes;
+    fn new(keys: Vec<(&[u8], u32)>) -> Option<Self> {
+        let keys = crate::utils::trie::sorted_keys(keys, |k| k.0);
+        let mut slots = vec![FREE; 1];
+        let mut too_big = false;
+        let end = crate::utils::trie::lay_out(
+            &keys,
+            |k| k.0,
+            |s| {
+                too_big |= s.children_end + 256 >= DEAD_END as usize;
+                if too_big {
+                    return;
+                }
+                // A node is live when a reachable token ends at it or below it.
+                let live = keys[s.keys.clone()].iter().any(|k| k.1 < UNREACHABLE_BIT);
+                let token = s.ends.last().map_or(NONE, |k| keys[k].1);
+                slots[s.slot] = Slot { base: s.base as u32 | if live { 0 } else { DEAD_END }, check: s.parent, token };
+                if slots.len() < s.children_end {
+                    slots.resize(s.children_end.max(slots.len() * 2), FREE);
+                }
+            },
+        );
+        if too_big || end + 256 >= DEAD_END as usize {
+            return None;
         }
-        // A node is live when a reachable token ends at it or below it; children are created
-        // after their parents, so one pass backwards sees every child before its parent.
-        let mut live: Vec<bool> = token.iter().map(|&t| t < UNREACHABLE_BIT).collect();
-        for node in (0..children.len()).rev() {
-            if children[node].iter().any(|&(_, c)| live[c as usize]) {
-                live[node] = true;
-            }
-        }
-        // Place nodes breadth first (the shallow, hot nodes end up close together), each
-        // node's children at the first base whose slots are all free.
-        let mut slots = vec![FREE; children.len() + 512];
-        let mut placer = Placer::new();
-        slots[0].token = token[0];
-        let mut queue = std::collections::VecDeque::from([(0u32, 0u32)]);
-        while let Some((node, slot)) = queue.pop_front() {
-            if !live[node as usize] {
-                slots[slot as usize].base = DEAD_END;
-            }
-            let kids = &children[node as usize];
-            if kids.is_empty() {
-                continue;
-            }
-            let base = placer.place(kids.iter().map(|&(b, _)| usize::from(b)));
-            if base + 256 >= DEAD_END as usize {
-                return None;
-            }
-            if base + 256 >= slots.len() {
-                slots.resize(base + 512, FREE);
-            }
-            slots[slot as usize].base |= base as u32;
-            for &(b, child) in kids {
-                let at = base + usize::from(b);
-                slots[at] = Slot { base: 0, check: slot, token: token[child as usize] };
-                queue.push_back((child, at as u32));
-            }
-        }
-        let last = placer.end() - 1;
-        slots.truncate(last + 257);
+        slots.resize(end + 256, FREE);
         slots.shrink_to_fit();
         // What [`Trie::descend`] relies on (and [`Backtracker::read_table`] checks).
         if !slots.iter().all(|s| s.base() + 256 <= slots.len()) {
@@ -490,6 +455,8 @@ impl Backtracker {
                 _ => {}
             }
         }
+        // Grown token by token: held as long as the model.
+        steps.shrink_to_fit();
         Some(Self {
             serial: SERIAL.fetch_add(1, Ordering::Relaxed) + 1,
             trie,

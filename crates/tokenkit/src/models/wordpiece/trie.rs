@@ -2,7 +2,7 @@
 //! one walk instead of one hash lookup (of a freshly built `##` string) per candidate length.
 
 use crate::base::vocab::VocabMap;
-use crate::utils::used_slots::Placer;
+use crate::utils::trie::{lay_out, sorted_keys};
 
 /// "No token ends here" / "no child".
 const NONE: u32 = u32::MAX;
@@ -32,54 +32,32 @@ impl Trie {
     /// The trie of the tokens of `vocab` that start with `prefix`, without the prefix (empty
     /// rests are left out); `None` when an id equals the internal marker.
     pub(crate) fn new(vocab: &VocabMap, prefix: &str) -> Option<Self> {
-        // Build with child lists first, then place the nodes breadth first.
-        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
-        let mut ids: Vec<u32> = vec![NONE];
-        for (token, &id) in vocab {
-            if id == NONE {
-                return None;
-            }
-            let Some(rest) = token.strip_prefix(prefix).filter(|r| !r.is_empty()) else { continue };
-            let mut node = 0usize;
-            for &b in rest.as_bytes() {
-                node = match children[node].iter().find(|&&(c, _)| c == b) {
-                    Some(&(_, child)) => child as usize,
-                    None => {
-                        let child = children.len();
-                        children.push(Vec::new());
-                        ids.push(NONE);
-                        children[node].push((b, child as u32));
-                        child
-                    }
-                };
-            }
-            ids[node] = id;
+        if vocab.values().any(|&id| id == NONE) {
+            return None;
         }
+        let keys: Vec<(&[u8], u32)> =
+            vocab.iter().filter_map(|(token, &id)| Some((token.strip_prefix(prefix).filter(|r| !r.is_empty())?.as_bytes(), id))).collect();
+        let keys = sorted_keys(keys, |k| k.0);
         let mut cells = vec![FREE];
-        let mut placer = Placer::new();
-        let mut place = vec![0usize; children.len()];
-        let mut queue = std::collections::VecDeque::from([0usize]);
-        while let Some(node) = queue.pop_front() {
-            let at = place[node];
-            cells[at].id = ids[node];
-            let kids = &mut children[node];
-            if kids.is_empty() {
-                continue;
-            }
-            kids.sort_unstable();
-            let base = placer.place(kids.iter().map(|&(c, _)| usize::from(c)));
-            cells[at].base = u32::try_from(base).ok()?;
-            for &(c, child) in kids.iter() {
-                let t = base + usize::from(c);
-                if cells.len() <= t {
-                    cells.resize(t + 1, FREE);
+        let mut fits = true;
+        lay_out(
+            &keys,
+            |k| k.0,
+            |s| {
+                fits &= u32::try_from(s.children_end).is_ok();
+                if !fits {
+                    return;
                 }
-                cells[t].parent = u32::try_from(at).ok()?;
-                place[child as usize] = t;
-                queue.push_back(child as usize);
-            }
-        }
-        Some(Self { cells })
+                let id = s.ends.last().map_or(NONE, |k| keys[k].1);
+                cells[s.slot] = Cell { base: s.base as u32, parent: s.parent, id };
+                if cells.len() < s.children_end {
+                    cells.resize(s.children_end, FREE);
+                }
+            },
+        );
+        // Grown as the layout went: held as long as the model.
+        cells.shrink_to_fit();
+        fits.then_some(Self { cells })
     }
 
     /// The id and byte length of the longest token that `s` starts with.
