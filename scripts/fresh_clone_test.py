@@ -206,7 +206,8 @@ def readme_examples(clone: Path, binary: Path, env: dict) -> None:
     make_train_data(clone)
     n_sh = n_py = 0
     for section, lang, body in blocks:
-        if lang == "sh" and section in ("Use", "Train", "Prepare a corpus", "Prepare a pre-training dataset"):
+        if lang == "sh" and section in ("Use", "Train", "Prepare a corpus", "Prepare a pre-training dataset",
+                                           "Compare tokenizers"):
             for cmd, comment in sh_commands(body):
                 cmd, promised = trailing_comment(cmd)
                 real = cmd.replace("target/release/tokenkit", shlex.quote(str(binary)))
