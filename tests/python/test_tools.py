@@ -338,3 +338,72 @@ def test_viz_page_in_chromium(source, browser, tmp_path):
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", source)
     assert browser.save_screenshot(str(ARTIFACTS / f"viz-{name}.png"))
     print(f"viz {source}: {len(want)} tokens, page spans cover the text, screenshot target/test-artifacts/viz-{name}.png")
+
+
+# --------------------------------------------------------------------------------------------
+# Simple tokenizers: characters, words, bytes
+
+
+def simple_corpus(tmp_path) -> tuple[Path, list[str]]:
+    """Training lines (English, Japanese, code) and held-out lines of the same corpora."""
+    train, held = [], []
+    for lang in ("en", "ja", "code"):
+        lines = [l for l in corpus_file(lang).read_text(encoding="utf-8").splitlines() if l.strip()]
+        train += lines[:1500]
+        held += lines[1500:1600]
+    path = tmp_path / "train.txt"
+    path.write_text("\n".join(train) + "\n", encoding="utf-8")
+    return path, held
+
+
+@pytest.mark.parametrize("kind", ["char", "word"])
+def test_char_and_word_tokenizers_are_hf_wordlevel(kind, tmp_path):
+    from tokenizers import Regex
+    from tokenizers import Tokenizer as HfTokenizer
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    train, held = simple_corpus(tmp_path)
+    out = tmp_path / f"{kind}.json"
+    vocab_size = 3000 if kind == "char" else 8000
+    cli("train", "-q", "-m", kind, "-v", str(vocab_size), "--special-tokens", "<unk>", "-o", str(out), str(train))
+    hf = HfTokenizer(models.WordLevel(unk_token="<unk>"))
+    if kind == "char":
+        hf.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), "isolated")
+        hf.decoder = decoders.Fuse()
+    else:
+        hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.train([str(train)], trainers.WordLevelTrainer(vocab_size=vocab_size, special_tokens=["<unk>"]))
+    loaded = HfTokenizer.from_file(str(out))   # HF reads tokenkit's file
+    assert loaded.get_vocab() == hf.get_vocab()
+    ours = tokenkit.Tokenizer.from_file(str(out))
+    same = sum(ours.encode(l).ids == hf.encode(l).ids == loaded.encode(l).ids for l in held)
+    unk = hf.token_to_id("<unk>")
+    if kind == "char":
+        # Lines of known characters decode back to themselves (the Fuse decoder joins them).
+        known = [l for l in held if unk not in hf.encode(l).ids]
+        assert known and all(ours.decode(ours.encode(l).ids) == hf.decode(hf.encode(l).ids) == l for l in known)
+    print(f"{kind} tokenizer: vocabulary = HF's WordLevel ({len(hf.get_vocab())}), {same}/{len(held)} held-out lines identical")
+    assert same == len(held)
+
+
+def test_byte_tokenizer_is_utf8_and_compresses_exactly_one(tmp_path):
+    from tokenizers import Tokenizer as HfTokenizer
+
+    out = tmp_path / "byte.json"
+    cli("train", "-q", "-m", "byte", "--special-tokens", "<|endoftext|>", "-o", str(out))
+    texts = TEXTS + ["\x00\x7f\u0080 \uffff \U0010ffff", "a<|endoftext|>b"]
+    hf = HfTokenizer.from_file(str(out))
+    ours = tokenkit.Tokenizer.from_file(str(out))
+    for t in texts:
+        # Every UTF-8 byte is its own id; the special token is one id after them.
+        want = [ord("a"), 256, ord("b")] if t == "a<|endoftext|>b" else list(t.encode())
+        assert hf.encode(t).ids == want, t
+        assert ours.encode(t).ids == want, t
+        assert ours.decode(want, skip_special_tokens=False) == hf.decode(want, skip_special_tokens=False) == t
+    assert ours.get_vocab_size() == 257
+    corpus = tmp_path / "t.txt"
+    corpus.write_text("\n".join(corpus_lines("ja") + corpus_lines("en")) + "\n", encoding="utf-8")
+    got = json.loads(cli("stats", "-t", str(out), "--json", str(corpus)).stdout)
+    assert got["tokens"] == got["bytes"] > 0 and got["bytes_per_token"] == 1.0
+    p = cli("train", "-m", "byte", "-v", "300", "-o", str(tmp_path / "b2.json"), check=False)
+    assert p.returncode != 0 and "--vocab-size" in p.stderr, p.stderr

@@ -28,10 +28,16 @@ pub enum ModelKind {
     Wordlevel,
     /// Unigram language model.
     Unigram,
-    /// Single characters (SentencePiece only).
+    /// Single characters: tokenizer.json: a WordLevel vocabulary of the corpus's characters
+    /// (--preset chars, Fuse decoder); with --format sentencepiece, sentencepiece's char model.
     Char,
-    /// Whitespace-delimited words (SentencePiece only).
+    /// Words: tokenizer.json: a WordLevel vocabulary of the corpus's words and punctuation runs
+    /// (--preset words: `\w+|[^\w\s]+`, HF's Whitespace); with --format sentencepiece,
+    /// sentencepiece's word model (whitespace-delimited).
     Word,
+    /// UTF-8 bytes: 256 ids (byte b is id b, as its byte-level character), then the special
+    /// tokens; nothing is learned, so no input is needed. Bytes per token is exactly 1.
+    Byte,
 }
 
 /// The kind of file `tokenkit train` writes.
@@ -53,6 +59,7 @@ impl ModelKind {
             ModelKind::Unigram => "Unigram",
             ModelKind::Char => "char",
             ModelKind::Word => "word",
+            ModelKind::Byte => "byte",
         }
     }
 }
@@ -75,6 +82,11 @@ pub enum Preset {
     Metaspace,
     /// Split on whitespace only.
     Whitespace,
+    /// Every character apart (`-m char`); decoded by joining them.
+    Chars,
+    /// Words and runs of punctuation, whitespace dropped (HF's Whitespace: `\w+|[^\w\s]+`;
+    /// `-m word`).
+    Words,
     /// No pre-tokenizer: each sequence is one word.
     None,
 }
@@ -132,7 +144,7 @@ pub enum NormalizerKind {
 #[derive(Debug, Args)]
 pub struct TrainArgs {
     /// Input files: text (one sequence per line) or, with --jsonl-field, JSON lines.
-    #[arg(required_unless_present = "from_counts", conflicts_with = "from_counts")]
+    #[arg(conflicts_with = "from_counts")]
     files: Vec<PathBuf>,
     /// Train on the word counts of these count files (`tokenkit count`; merged by adding the
     /// counts), counted with the same --preset and --normalizer, instead of reading text.
@@ -149,7 +161,7 @@ pub struct TrainArgs {
     /// of the recipe's own.
     #[arg(long, value_name = "FILE", requires = "recipe", value_parser = crate::chat::chat_template_file)]
     chat_template: Option<String>,
-    /// The model (char and word: with --format sentencepiece only).
+    /// The model.
     #[arg(short, long, value_enum, default_value_t = ModelKind::Bpe)]
     model: ModelKind,
     /// What to write: HF tokenizer.json, or a SentencePiece model (`-o PREFIX` writes
@@ -342,8 +354,41 @@ fn pre_tokenizer_json(preset: Preset) -> serde_json::Value {
         Preset::O200k => split(O200K_PATTERN),
         Preset::Metaspace => metaspace_json(),
         Preset::Whitespace => json!({"type": "WhitespaceSplit"}),
+        Preset::Chars => json!({"type": "Split", "pattern": {"Regex": CHAR_PATTERN}, "behavior": "Isolated", "invert": false}),
+        Preset::Words => json!({"type": "Whitespace"}),
         Preset::None => serde_json::Value::Null,
     }
+}
+
+/// One character, whatever it is (newlines included).
+const CHAR_PATTERN: &str = r"[\s\S]";
+
+/// The byte tokenizer (`-m byte`): byte `b` is token `b`, the byte-level character of `b`
+/// (the pre-tokenizer maps the text's bytes to those characters and splits them apart; the
+/// ByteLevel decoder maps them back), then `specials` as special tokens.
+fn byte_tokenizer(specials: &[String], normalizer: NormalizerKind) -> Result<Tokenizer> {
+    let vocab: serde_json::Map<String, serde_json::Value> =
+        (0u8..=255).map(|b| (tokenkit::formats::tiktoken::byte_level_string(&[b]), json!(b))).collect();
+    let added: Vec<serde_json::Value> = specials
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"id": 256 + i, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}))
+        .collect();
+    let tokenizer_json = json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": added,
+        "normalizer": normalizer_json(normalizer),
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+            {"type": "Split", "pattern": {"Regex": CHAR_PATTERN}, "behavior": "Isolated", "invert": false}
+        ]},
+        "post_processor": null,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"},
+    });
+    Tokenizer::from_json(&tokenizer_json.to_string()).map_err(|e| anyhow!(e))
 }
 
 fn metaspace_json() -> serde_json::Value {
@@ -393,8 +438,8 @@ fn decoder_json(args: &TrainArgs) -> serde_json::Value {
             Some(json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}))
         }
         Preset::Metaspace => Some(metaspace_json()),
-        Preset::None => Some(json!({"type": "Fuse"})),
-        Preset::Bert | Preset::Whitespace => None,
+        Preset::None | Preset::Chars => Some(json!({"type": "Fuse"})),
+        Preset::Bert | Preset::Whitespace | Preset::Words => None,
     };
     if let Some(p) = prefix {
         strips.push(strip(format!("^{}", regex_escape(p))));
@@ -422,7 +467,10 @@ fn decoder_json(args: &TrainArgs) -> serde_json::Value {
 /// Whether the trained tokenizer decodes subwords back into words (see [`decoder_json`]).
 fn decodes_words(args: &TrainArgs) -> bool {
     let (prefix, suffix) = markers(args);
-    !matches!(args.preset, Preset::Bert | Preset::Whitespace) || args.model == ModelKind::Wordlevel || prefix.is_some() || suffix.is_some()
+    !matches!(args.preset, Preset::Bert | Preset::Whitespace | Preset::Words)
+        || args.model == ModelKind::Wordlevel
+        || prefix.is_some()
+        || suffix.is_some()
 }
 
 /// The post-processor for the trained tokenizer `tok` (its special tokens' ids are known
@@ -556,7 +604,9 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
         bpe.initial_alphabet = ByteLevel::alphabet();
     }
     let (model, trainer): (ModelWrapper, TrainerWrapper) = match args.model {
-        ModelKind::Char | ModelKind::Word => bail!("-m {} trains SentencePiece models only", args.model.name()),
+        ModelKind::Char | ModelKind::Word | ModelKind::Byte => {
+            bail!("-m {} is trained as WordLevel (tokenizer.json) or by sentencepiece", args.model.name())
+        }
         ModelKind::Bpe => {
             let model = BPE::builder().unk_token(args.unk_token.clone()).build().map_err(|e| anyhow!(e))?;
             (model.into(), bpe.into())
@@ -599,6 +649,27 @@ pub fn build(args: &TrainArgs) -> Result<(Tokenizer, TrainerWrapper)> {
         }
     };
     Ok((pipeline(args.normalizer, args.preset, decoder_json(args), &model)?, trainer))
+}
+
+/// `-m byte`: writes the byte tokenizer (nothing to learn; input files are not read).
+fn write_byte_tokenizer(args: &TrainArgs) -> Result<()> {
+    crate::reject(
+        &[
+            ("input files", !args.files.is_empty()),
+            ("--from-counts", !args.from_counts.is_empty()),
+            ("--vocab-size", args.vocab_size.is_some()),
+            ("--min-frequency", args.min_frequency.is_some()),
+        ],
+        "to -m byte",
+        " (its vocabulary is the 256 bytes and the special tokens)",
+    )?;
+    check_output(args)?;
+    let mut tok = byte_tokenizer(&args.special_tokens, args.normalizer)?;
+    let post = post_processor(args, &tok)?;
+    tok.with_post_processor(post);
+    let saved = save_outputs(args, &tok)?;
+    eprintln!("tokenkit: wrote the byte tokenizer ({} ids) -> {}", 256 + args.special_tokens.len(), saved.display());
+    Ok(())
 }
 
 /// A tokenizer of `model` with the normalizer and pre-tokenizer of the options (what training
@@ -707,8 +778,20 @@ pub fn run(mut args: TrainArgs) -> Result<()> {
         return run_sentencepiece(&args, t0);
     }
     crate::reject(&[("--spm", !args.spm.is_empty())], "to tokenizer.json training", " (only with --format sentencepiece)")?;
-    if matches!(args.model, ModelKind::Char | ModelKind::Word) {
-        bail!("-m {} trains SentencePiece models only (add --format sentencepiece)", args.model.name());
+    if args.model == ModelKind::Byte {
+        return write_byte_tokenizer(&args);
+    }
+    if args.files.is_empty() && args.from_counts.is_empty() {
+        bail!("give the input files (or --from-counts COUNTS)");
+    }
+    // A char or word tokenizer is a WordLevel vocabulary of single characters or of words.
+    if let Some(preset) = match args.model {
+        ModelKind::Char => Some(Preset::Chars),
+        ModelKind::Word => Some(Preset::Words),
+        _ => None,
+    } {
+        args.model = ModelKind::Wordlevel;
+        args.preset = preset;
     }
     if !args.from_counts.is_empty() {
         crate::reject(
@@ -842,10 +925,13 @@ fn run_sentencepiece(args: &TrainArgs, t0: Instant) -> Result<()> {
         ModelKind::Unigram => "unigram",
         ModelKind::Char => "char",
         ModelKind::Word => "word",
-        ModelKind::Wordpiece | ModelKind::Wordlevel => {
+        ModelKind::Wordpiece | ModelKind::Wordlevel | ModelKind::Byte => {
             bail!("--format sentencepiece trains -m unigram, bpe, char or word models, not {}", args.model.name())
         }
     };
+    if args.files.is_empty() {
+        bail!("give the input files");
+    }
     let mut options: Vec<(String, String)> = vec![("model_type".into(), model_type.into())];
     let files: Vec<String> = args.files.iter().map(|f| f.to_string_lossy().into_owned()).collect();
     options.push(("input".into(), files.join(",")));

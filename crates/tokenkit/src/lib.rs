@@ -23,8 +23,9 @@
 //! 6. `tiktoken`, `trainers`, `loader`: tiktoken's surface, training's front end, and any file
 //!    loaded by its detected format ([`load`], [`inspect_file`]; a `.tiktoken` rank file
 //!    through `tiktoken::Encoding`).
-//! 7. `data`, `corpus`: whole datasets into training shards (`tokenkit tokenize`), over any
-//!    tokenizer; corpus preparation (`tokenkit corpus`: PII, dedup) on `data`'s reader.
+//! 7. `data`, `corpus`, `tools`: whole datasets into training shards (`tokenkit tokenize`) and
+//!    measured (`tokenkit stats`), over any tokenizer; corpus preparation (`tokenkit corpus`:
+//!    PII, dedup) on `data`'s reader; pictures of encodings (the visualiser).
 
 pub mod base;
 pub mod chat_template;

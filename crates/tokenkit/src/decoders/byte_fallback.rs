@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::base::Decoder;
+use crate::models::bpe::byte_of;
 use crate::Result;
 
 /// Joins each run of consecutive `<0xNN>` tokens into its bytes: a valid UTF-8 run becomes one
@@ -15,15 +16,6 @@ impl ByteFallback {
     /// The decoder.
     pub fn new() -> Self {
         Self {}
-    }
-}
-
-/// The byte a `<0xNN>` token stands for.
-pub(crate) fn byte_of(token: &str) -> Option<u8> {
-    if token.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
-        u8::from_str_radix(token.get(3..5)?, 16).ok()
-    } else {
-        None
     }
 }
 

@@ -146,8 +146,7 @@ impl ModelWrapper {
 
     /// Whether `id` is a byte piece of byte fallback (`<0x41>`, a model with byte fallback on).
     pub fn is_byte_fallback(&self, id: u32) -> bool {
-        let byte_token =
-            |on: bool, m: &dyn Model| on && m.id_to_token(id).is_some_and(|t| crate::decoders::byte_fallback::byte_of(t).is_some());
+        let byte_token = |on: bool, m: &dyn Model| on && m.id_to_token(id).is_some_and(|t| crate::models::bpe::byte_of(t).is_some());
         match self {
             ModelWrapper::BPE(m) => byte_token(m.byte_fallback(), m),
             ModelWrapper::Unigram(m) => byte_token(m.byte_fallback(), m),

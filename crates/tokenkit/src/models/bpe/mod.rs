@@ -45,6 +45,15 @@ pub fn byte_token(b: u8) -> String {
     format!("<0x{b:02X}>")
 }
 
+/// The byte a `<0xNN>` token stands for (the inverse of [`byte_token`], any hex case).
+pub(crate) fn byte_of(token: &str) -> Option<u8> {
+    if token.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
+        u8::from_str_radix(token.get(3..5)?, 16).ok()
+    } else {
+        None
+    }
+}
+
 /// The ids of the 256 `<0xNN>` byte tokens ([`NO_ID`] where absent) found by `id_of`, or `None`
 /// when the vocabulary has none of them.
 pub(crate) fn byte_token_ids(id_of: impl Fn(&str) -> Option<u32>) -> Option<Box<[u32; 256]>> {
