@@ -35,11 +35,7 @@ pub fn run(args: VizArgs) -> Result<()> {
             t
         }
     };
-    let name = match (&args.source.tokenizer, &args.source.encoding) {
-        (Some(p), _) => p.display().to_string(),
-        (None, Some(e)) => e.clone(),
-        (None, None) => String::new(),
-    };
+    let name = args.source.display_name();
     let (shown, tokens) = match args.source.load()? {
         Loaded::Tiktoken(enc) => {
             crate::reject(&[("--no-special", args.no_special)], "in tiktoken mode: it encodes with encode_ordinary", "")?;
@@ -90,10 +86,10 @@ pub fn tokenizer_tokens(tok: &Tokenizer, text: &str, add_special_tokens: bool) -
 /// form for the encodings that normalize).
 pub fn tiktoken_tokens(enc: &TiktokenEncoding, text: &str) -> Result<(String, Vec<VizToken>)> {
     let ids = enc.encode_ordinary(text)?;
+    let pieces = enc.decode_tokens_bytes(&ids)?;
     let mut bytes = Vec::with_capacity(text.len());
     let mut spans = Vec::with_capacity(ids.len());
-    for &id in &ids {
-        let b = enc.decode_single_token_bytes(id)?;
+    for b in &pieces {
         spans.push((bytes.len(), bytes.len() + b.len()));
         bytes.extend_from_slice(b);
     }
@@ -107,10 +103,11 @@ pub fn tiktoken_tokens(enc: &TiktokenEncoding, text: &str) -> Result<(String, Ve
     char_of.push(n_chars);
     let tokens = ids
         .iter()
+        .zip(pieces)
         .zip(spans)
-        .map(|(&id, (s, e))| VizToken {
+        .map(|((&id, piece), (s, e))| VizToken {
             id,
-            token: String::from_utf8_lossy(enc.decode_single_token_bytes(id).unwrap_or_default()).into_owned(),
+            token: String::from_utf8_lossy(piece).into_owned(),
             chars: (e > s).then(|| (char_of[s], char_of[e - 1] + 1)),
             special: false,
             byte_fallback: false,

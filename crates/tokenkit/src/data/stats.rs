@@ -243,7 +243,7 @@ fn token_facts(encoder: &DocEncoder, id: u32) -> (usize, bool, bool) {
 
 /// The counts of one document's text (no tokens yet).
 pub fn text_counts(text: &str) -> Counts {
-    let continuation = text.bytes().filter(|&b| (b as i8) < -64).count();
+    let continuation = text.bytes().filter(|&b| crate::base::normalized::is_continuation(b)).count();
     Counts {
         documents: 1,
         bytes: text.len() as u64,
