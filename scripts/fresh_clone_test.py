@@ -139,6 +139,41 @@ def run(cmd, cwd: Path, env: dict, timeout: float = 3600, input: str | None = No
                           input=input, shell=isinstance(cmd, str), executable="/bin/bash" if isinstance(cmd, str) else None)
 
 
+def serve_example(cmd: str, clone: Path, binary: Path, env: dict) -> str | None:
+    """A `tokenkit serve` example, run on a free port (`--port 0`): its page and an encode of
+    every tokenizer answered, then stopped. Returns what went wrong, or None."""
+    import threading
+    import urllib.request
+
+    argv = shlex.split(cmd.replace("target/release/tokenkit", str(binary)))
+    if "--port" in argv:
+        argv[argv.index("--port") + 1] = "0"
+    p = subprocess.Popen(argv, cwd=clone, env=env, stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(300, p.kill)
+    watchdog.start()
+    try:
+        line = p.stderr.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        if not m:
+            return f"no address printed: {line}{p.stderr.read() if p.poll() is not None else ''}"
+        page = urllib.request.urlopen(m.group(1), timeout=60).read().decode()
+        listed = json.loads(urllib.request.urlopen(m.group(1) + "api/tokenizers", timeout=60).read())
+        req = urllib.request.Request(m.group(1) + "api/encode", data=json.dumps({"text": "Hello, 東京 🦀"}).encode(),
+                                     headers={"content-type": "application/json"})
+        answer = json.loads(urllib.request.urlopen(req, timeout=60).read())
+        if "tokenkit playground" not in page:
+            return "the page is not the playground"
+        if len(answer) != len(listed) or not all(a.get("tokens", 0) > 0 and a.get("html") for a in answer):
+            return f"encode answered {answer}"
+        return None
+    except Exception as e:  # noqa: BLE001 -- reported as the check's failure
+        return f"{type(e).__name__}: {e}"
+    finally:
+        watchdog.cancel()
+        p.terminate()
+        p.wait(timeout=30)
+
+
 def make_train_data(clone: Path) -> None:
     """The Train examples' inputs: text of the repository (sources and docs, ~1 MB)."""
     texts = []
@@ -212,6 +247,11 @@ def readme_examples(clone: Path, binary: Path, env: dict) -> None:
                 cmd, promised = trailing_comment(cmd)
                 real = cmd.replace("target/release/tokenkit", shlex.quote(str(binary)))
                 t = time.time()
+                if cmd.startswith("target/release/tokenkit serve "):
+                    why = serve_example(cmd, clone, binary, env)
+                    n_sh += 1
+                    record(f"README {section}: {cmd} (--port 0; page and encode answered, {time.time() - t:.1f}s)", why is None, why or "")
+                    continue
                 r = run(real, clone, env, timeout=900)
                 n_sh += 1
                 why = f"exit {r.returncode}: {r.stderr.strip()[-800:]}" if r.returncode else check_output(cmd, r.stdout, promised, clone, binary)

@@ -282,23 +282,6 @@ def test_encoding_visualizer_empty_text_and_notebook_flag():
 # tokenkit viz in a browser
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    for exe in ("chromium", "chromedriver"):
-        assert shutil.which(exe), f"{exe} is missing: scripts/setup.sh installs Debian's chromium and chromium-driver"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,700"):
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
-    yield driver
-    driver.quit()
-
-
 def rendered_tokens(driver) -> list[tuple[list[int], str]]:
     """Each token span's ids and rendered text, and the special tokens, in page order."""
     return driver.execute_script("""

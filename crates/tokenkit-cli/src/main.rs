@@ -18,6 +18,7 @@ use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::{EncodeInput, Encoding, InputSequence, Tokenizer};
 
 mod corpus;
+mod serve;
 mod stats;
 mod tokenize;
 mod train;
@@ -308,6 +309,15 @@ with --lang-field).",
   tokenkit viz -e o200k_base -o cut.html \"Tokenizers cut text: 東京 🦀\"
   tokenkit viz -t tokenizer.json -o cut.html < doc.txt")]
     Viz(viz::VizArgs),
+    /// Serve a local web playground at http://127.0.0.1:PORT/: type or paste text and see how
+    /// each tokenizer cuts it, side by side (coloured tokens, ids, counts, bytes and characters
+    /// per token), and a chat view that renders messages through each tokenizer's chat template.
+    /// The page is built in (no network needed); requests are bounded to 1 MiB; nothing is
+    /// written to disk.
+    #[command(after_help = "Examples:
+  tokenkit serve -e cl100k_base -e o200k_base -t Qwen3/ --port 8000
+  tokenkit serve -t tokenizer.json --chat-template chatml.jinja --port 0")]
+    Serve(serve::ServeArgs),
     /// Prepare a corpus: replace personal data (pii), remove exact or near duplicates (dedup).
     /// Reads text, JSONL, Parquet (plain, .gz, .zst; files, directories, globs), writes JSON
     /// lines in input order, streaming on all cores.
@@ -559,6 +569,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Tokenize(args) => tokenize::run(*args),
         Command::Stats(args) => stats::run(*args),
         Command::Viz(args) => viz::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Corpus(c) => corpus::run(c),
     }
 }

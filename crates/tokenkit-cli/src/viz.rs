@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tokenkit::tiktoken::Encoding as TiktokenEncoding;
+use tokenkit::tiktoken::{Encoding as TiktokenEncoding, SpecialTokens};
 use tokenkit::tools::visualizer::{self, Markup, VizToken};
 use tokenkit::Tokenizer;
 
@@ -39,7 +39,7 @@ pub fn run(args: VizArgs) -> Result<()> {
     let (shown, tokens) = match args.source.load()? {
         Loaded::Tiktoken(enc) => {
             crate::reject(&[("--no-special", args.no_special)], "in tiktoken mode: it encodes with encode_ordinary", "")?;
-            tiktoken_tokens(&enc, &text)?
+            tiktoken_tokens(&enc, &text, false)?
         }
         Loaded::Tokenizer(tok) => (text.clone(), tokenizer_tokens(&tok, &text, !args.no_special)?),
     };
@@ -65,6 +65,10 @@ pub fn tokenizer_tokens(tok: &Tokenizer, text: &str, add_special_tokens: bool) -
     tok.with_truncation(None)?.with_padding(None)?;
     let enc = tok.encode_char_offsets(text, add_special_tokens)?;
     let model = tok.get_model();
+    // Special added tokens matched in the text (`<|im_start|>`) are special too, though HF's
+    // special_tokens_mask marks only the post-processor's.
+    let added = tok.get_added_vocabulary().get_added_tokens_decoder();
+    let is_special_added = |id: u32| added.get(&id).is_some_and(|t| t.special);
     Ok(enc
         .get_ids()
         .iter()
@@ -75,17 +79,18 @@ pub fn tokenizer_tokens(tok: &Tokenizer, text: &str, add_special_tokens: bool) -
             id,
             token: token.clone(),
             chars: (e > s).then_some((s, e)),
-            special: special != 0,
+            special: special != 0 || is_special_added(id),
             byte_fallback: model.is_byte_fallback(id),
         })
         .collect())
 }
 
-/// The tokens of tiktoken's `encode_ordinary`, with the characters their bytes cover (a token
+/// The tokens of tiktoken's `encode_ordinary` (with `allow_special`, of `encode` with every
+/// special token allowed: a rendered chat), with the characters their bytes cover (a token
 /// holding part of a character covers it whole), and the text they cut (the input, or its NFC
 /// form for the encodings that normalize).
-pub fn tiktoken_tokens(enc: &TiktokenEncoding, text: &str) -> Result<(String, Vec<VizToken>)> {
-    let ids = enc.encode_ordinary(text)?;
+pub fn tiktoken_tokens(enc: &TiktokenEncoding, text: &str, allow_special: bool) -> Result<(String, Vec<VizToken>)> {
+    let ids = if allow_special { enc.encode(text, &SpecialTokens::All, &SpecialTokens::none())? } else { enc.encode_ordinary(text)? };
     let pieces = enc.decode_tokens_bytes(&ids)?;
     let mut bytes = Vec::with_capacity(text.len());
     let mut spans = Vec::with_capacity(ids.len());
@@ -109,7 +114,7 @@ pub fn tiktoken_tokens(enc: &TiktokenEncoding, text: &str) -> Result<(String, Ve
             id,
             token: String::from_utf8_lossy(piece).into_owned(),
             chars: (e > s).then(|| (char_of[s], char_of[e - 1] + 1)),
-            special: false,
+            special: enc.is_special_token(id),
             byte_fallback: false,
         })
         .collect();

@@ -12,7 +12,8 @@
 //!
 //! The page form cuts runs also where the set of tokens covering the characters changes, adds,
 //! per run, the ids and offsets of its tokens (`data-ids`, `title`), marks
-//! byte-fallback tokens, and shows the special tokens that cover no text (BOS, EOS, `[CLS]`)
+//! byte-fallback tokens and special tokens matched in the text (`special-text`: `<|im_start|>`
+//! in a rendered chat), and shows the special tokens that cover no text (BOS, EOS, `[CLS]`)
 //! as `<span class="special-token" data-stoken=...>` where they fall.
 
 use std::fmt::Write as _;
@@ -165,6 +166,9 @@ pub fn render(text: &str, tokens: &[VizToken], annotations: &[Annotation], marku
             if ixs.iter().any(|&i| tokens[i].byte_fallback) {
                 class.push_str(" byte-fallback");
             }
+            if ixs.iter().any(|&i| tokens[i].special) {
+                class.push_str(" special-text");
+            }
             let ids: Vec<String> = ixs.iter().map(|&i| tokens[i].id.to_string()).collect();
             let title: Vec<String> = ixs
                 .iter()
@@ -236,6 +240,7 @@ pub const CSS: &str = r#"
 .odd-token { background: #fbe3c5; }
 .multi-token { text-decoration: underline dashed #b03030 2px; text-underline-offset: 6px; }
 .byte-fallback { outline: 1px dotted #b03030; }
+.special-text { outline: 2px solid #3a3a55; outline-offset: -1px; font-weight: 600; }
 .non-token { color: #777; }
 .special-token { background: #3a3a55; color: #fff; border-radius: 3px; padding: 2px 4px; margin: 0 2px; }
 .special-token[data-stoken]::before { content: attr(data-stoken); font-size: 0.8rem; }
@@ -291,6 +296,17 @@ mod tests {
         let detailed = render("hi ☃", &toks, &ann, Markup::Detailed);
         assert!(detailed.contains("<span class=\"special-token\" data-stoken=\"[CLS]\" data-ids=\"101\""), "{detailed}");
         assert!(detailed.contains("data-ids=\"7\" title=\"id 7 &quot;hi&quot; chars 0..2\""), "{detailed}");
+    }
+
+    #[test]
+    fn special_tokens_in_the_text_are_marked_in_detail() {
+        let mut im = tok(5, "<|im_start|>", (0, 12));
+        im.special = true;
+        let toks = [im, tok(6, "user", (12, 16))];
+        let html = render("<|im_start|>user", &toks, &[], Markup::Detailed);
+        assert!(html.contains("<span class=\"token even-token special-text\" data-ids=\"5\""), "{html}");
+        assert!(html.contains("<span class=\"token odd-token\" data-ids=\"6\""), "{html}");
+        assert!(!render("<|im_start|>user", &toks, &[], Markup::Hf).contains("special-text"));
     }
 
     #[test]
