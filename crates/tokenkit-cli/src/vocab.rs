@@ -78,12 +78,23 @@ pub fn run(args: VocabArgs) -> Result<()> {
     Ok(())
 }
 
-/// A token as `id "text"` (the vocabulary string too when it differs).
+/// Characters of a token shown in the sections (the JSON has them all).
+const SHOWN_CHARS: usize = 40;
+
+/// `s` cut to [`SHOWN_CHARS`] characters, with `…` when cut.
+fn cut(s: &str) -> String {
+    match s.char_indices().nth(SHOWN_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// A token as `id "text"` (the vocabulary string too when it differs), long ones cut.
 fn show(t: &TokenRef) -> String {
     if t.token == t.text || t.token.is_empty() {
-        format!("{} {:?}", t.id, t.text)
+        format!("{} {:?}", t.id, cut(&t.text))
     } else {
-        format!("{} {:?} ({:?})", t.id, t.text, t.token)
+        format!("{} {:?} ({:?})", t.id, cut(&t.text), cut(&t.token))
     }
 }
 
@@ -215,5 +226,12 @@ mod tests {
     fn ranges_compress_runs() {
         assert_eq!(ranges(&[1, 2, 3, 5, 7, 8]), "1-3, 5, 7-8");
         assert_eq!(ranges(&[]), "none");
+    }
+
+    #[test]
+    fn long_tokens_are_cut_for_display() {
+        let long = "é".repeat(SHOWN_CHARS + 1);
+        assert_eq!(cut(&long), format!("{}…", "é".repeat(SHOWN_CHARS)));
+        assert_eq!(cut("short"), "short");
     }
 }

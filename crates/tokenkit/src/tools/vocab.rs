@@ -1001,7 +1001,7 @@ mod tests {
             "cloneembedreportprint",
             "rawdownload",
             "Ġdavidjl",
-            "externalToEVA",
+            "ĠexternalToEVA",
         ];
         for g in glitches {
             let id = tok.token_to_id(g).unwrap_or_else(|| panic!("{g} is a GPT-2 token"));
