@@ -153,7 +153,7 @@ def test_text_output_has_every_section():
 
 def test_errors_are_clear(tmp_path):
     p = cli("vocab", "-t", str(fixture("tiktoken/cl100k_base.tiktoken")), "--numbers", "9", check=False)
-    assert p.returncode == 1 and "at most 10^7" in p.stderr, p.stderr
+    assert p.returncode == 1 and "at most 10^6" in p.stderr, p.stderr
     missing = tmp_path / "missing.txt"
     p = cli("vocab", "-t", str(fixture("tiktoken/cl100k_base.tiktoken")), "--corpus", str(missing), check=False)
     assert p.returncode == 1 and "missing.txt" in p.stderr, p.stderr

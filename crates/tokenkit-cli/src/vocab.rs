@@ -23,7 +23,7 @@ pub struct VocabArgs {
     /// A token seen at most this many times on the corpora is a glitch-token candidate.
     #[arg(long, default_value_t = 0)]
     min_count: u64,
-    /// Encode the numbers 0..10^K (alone and after a space) for the number section (K <= 7).
+    /// Encode the numbers 0..10^K (alone and after a space) for the number section (K <= 6).
     #[arg(long, value_name = "K", default_value_t = 4)]
     numbers: u32,
     /// Examples shown per list.

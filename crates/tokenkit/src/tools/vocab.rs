@@ -25,7 +25,7 @@ use crate::tiktoken::Encoding as TiktokenEncoding;
 use crate::{Error, Model as _, Result, Tokenizer};
 
 /// The largest `--numbers K` (0..10^K are encoded, twice).
-pub const MAX_NUMBER_DIGITS: u32 = 7;
+pub const MAX_NUMBER_DIGITS: u32 = 6;
 
 /// What to analyse and how much to show.
 #[derive(Debug, Clone)]
