@@ -144,6 +144,24 @@ def test_reachability_matches_hf(rel):
     assert (model_fails, pipeline_fails) == HF_FILES[rel]
 
 
+def test_llama3_whole_piece_only_matches_hf():
+    """Llama 3's BPE looks a whole piece up before merging (ignore_merges): the tokens its
+    merges alone do not build (HF with ignore_merges off) are the whole-piece-only ones."""
+    from tokenizers import Tokenizer
+
+    path = fixture("registry/llama3/tokenizer.json")
+    tok = Tokenizer.from_file(str(path))
+    spec = json.loads(path.read_text())
+    spec["model"]["ignore_merges"] = False
+    merged = Tokenizer.from_str(json.dumps(spec))
+    added = tok.get_added_tokens_decoder()
+    not_built = [i for s, i in tok.get_vocab(with_added_tokens=False).items()
+                 if i not in added and [t.id for t in merged.model.tokenize(s)] != [i]]
+    counts = vocab_json("-t", str(path), "--numbers", "1")["reachability"]["counts"]
+    assert counts["whole_piece_only"] == len(not_built) == 588
+    assert "unreachable" not in counts and "shadowed" not in counts
+
+
 def test_text_output_has_every_section():
     out = cli("vocab", "-t", str(fixture("tiktoken/cl100k_base.tiktoken")), "--numbers", "2", "--examples", "3").stdout
     for heading in ["Tokens by reachability", "Numbers 0..10^2", "Whitespace runs", "Duplicate-looking tokens"]:
