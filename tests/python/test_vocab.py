@@ -175,5 +175,7 @@ def test_errors_are_clear(tmp_path):
     missing = tmp_path / "missing.txt"
     p = cli("vocab", "-t", str(fixture("tiktoken/cl100k_base.tiktoken")), "--corpus", str(missing), check=False)
     assert p.returncode == 1 and "missing.txt" in p.stderr, p.stderr
+    p = cli("vocab", "-t", str(fixture("tiktoken/cl100k_base.tiktoken")), "--min-count", "3", check=False)
+    assert p.returncode == 1 and "--min-count" in p.stderr and "--corpus" in p.stderr, p.stderr
     p = cli("vocab", "-t", str(tmp_path / "nope.json"), check=False)
     assert p.returncode == 1 and "nope.json" in p.stderr, p.stderr

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use tokenkit::data::{DocEncoder, TextDocs};
 use tokenkit::tools::vocab::{self, DigitLength, DuplicateKind, Report, TokenRef, VocabOptions};
@@ -47,6 +47,9 @@ pub struct VocabArgs {
 }
 
 pub fn run(args: VocabArgs) -> Result<()> {
+    if args.corpora.is_empty() && args.min_count > 0 {
+        bail!("--min-count applies to the glitch-token candidates, which need a corpus: give --corpus FILE");
+    }
     let name = args.source.display_name();
     let encoder = match args.source.load().with_context(|| format!("loading {name}"))? {
         Loaded::Tiktoken(enc) => DocEncoder::Tiktoken(Arc::new(*enc)),
