@@ -23,6 +23,7 @@ mod stats;
 mod tokenize;
 mod train;
 mod viz;
+mod vocab;
 
 /// mimalloc: tokenization allocates many small strings (token values), and mimalloc takes
 /// about a fifth fewer instructions than glibc's malloc there.
@@ -318,6 +319,13 @@ with --lang-field).",
   tokenkit serve -e cl100k_base -e o200k_base -t Qwen3/ --port 8000
   tokenkit serve -t tokenizer.json --chat-template chatml.jinja --port 0")]
     Serve(serve::ServeArgs),
+    /// Analyse a vocabulary: tokens their own text does not give (unreachable, shadowed),
+    /// glitch-token candidates on corpora, number splits, whitespace runs, look-alike tokens,
+    /// added tokens their text does not match.
+    #[command(after_help = "Examples:
+  tokenkit vocab -t gpt2/vocab.json --corpus en.txt
+  tokenkit vocab -e cl100k_base --numbers 5 --json")]
+    Vocab(Box<vocab::VocabArgs>),
     /// Prepare a corpus: replace personal data (pii), remove exact or near duplicates (dedup).
     /// Reads text, JSONL, Parquet (plain, .gz, .zst; files, directories, globs), writes JSON
     /// lines in input order, streaming on all cores.
@@ -570,6 +578,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Stats(args) => stats::run(*args),
         Command::Viz(args) => viz::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Vocab(args) => vocab::run(*args),
         Command::Corpus(c) => corpus::run(c),
     }
 }

@@ -260,16 +260,52 @@ pub fn measure(
     tokenizers: &[(String, DocEncoder)],
     corpora: &[String],
     options: &StatsOptions,
-    mut on_bytes: impl FnMut(u64),
+    on_bytes: impl FnMut(u64),
 ) -> Result<Vec<Report>> {
     let mut meters: Vec<Meter> = tokenizers.iter().map(|(n, e)| Meter::new(n.clone(), e)).collect();
     let mut read = options.read.clone();
     read.keep = options.lang_field.iter().cloned().collect();
+    let mut corpus_started = usize::MAX;
+    let skipped = for_each_chunk(
+        corpora,
+        &read,
+        options.chunk_bytes,
+        |corpus, docs| {
+            if corpus != corpus_started {
+                corpus_started = corpus;
+                meters.iter_mut().for_each(|m| m.corpora.push(Counts::default()));
+            }
+            let texts: Vec<&str> = docs.iter().map(|d| d.0).collect();
+            for m in &mut meters {
+                let ids = m.encoder.encode_documents(&texts, None)?;
+                for ((text, label), ids) in docs.iter().zip(&ids) {
+                    m.add(text, ids, *label);
+                }
+            }
+            Ok(())
+        },
+        on_bytes,
+    )?;
+    Ok(meters.into_iter().map(|m| m.report(corpora, skipped)).collect())
+}
+
+/// Reads `corpora` (each a file, directory or glob, as `tokenkit tokenize` takes them) in
+/// order, in chunks of about `chunk_bytes` bytes of text, and calls `each(corpus index,
+/// documents)` on every chunk, each document as its text and the first kept column of `read`
+/// (the language label); a corpus without documents gets one call with none. `on_bytes` hears
+/// the input bytes read so far after each chunk. Returns the records that could not be read as
+/// documents (invalid JSON, a missing field), which are skipped.
+pub fn for_each_chunk(
+    corpora: &[String],
+    read: &ReadOptions,
+    chunk_bytes: usize,
+    mut each: impl FnMut(usize, &[(&str, Option<&str>)]) -> Result<()>,
+    mut on_bytes: impl FnMut(u64),
+) -> Result<u64> {
     let mut skipped = 0u64;
     let mut done_bytes = 0u64;
-    for corpus in corpora {
+    for (k, corpus) in corpora.iter().enumerate() {
         let files = input::expand_inputs(std::slice::from_ref(corpus))?;
-        meters.iter_mut().for_each(|m| m.corpora.push(Counts::default()));
         let mut records = Records::new(files, read.clone());
         let bytes_read = records.bytes_read.clone();
         let mut chunks = Chunks::new(
@@ -280,8 +316,9 @@ pub fn measure(
                 }))
             },
             0,
-            options.chunk_bytes,
+            chunk_bytes,
         );
+        let mut called = false;
         while let Some(chunk) = chunks.next_chunk()? {
             let mut docs: Vec<(&str, Option<&str>)> = Vec::with_capacity(chunk.len());
             for r in &chunk {
@@ -291,18 +328,16 @@ pub fn measure(
                     Record::Bad(_) => skipped += 1,
                 }
             }
-            let texts: Vec<&str> = docs.iter().map(|d| d.0).collect();
-            for m in &mut meters {
-                let ids = m.encoder.encode_documents(&texts, None)?;
-                for ((text, label), ids) in docs.iter().zip(&ids) {
-                    m.add(text, ids, *label);
-                }
-            }
+            each(k, &docs)?;
+            called = true;
             on_bytes(done_bytes + bytes_read.load(std::sync::atomic::Ordering::Relaxed));
+        }
+        if !called {
+            each(k, &[])?;
         }
         done_bytes += bytes_read.load(std::sync::atomic::Ordering::Relaxed);
     }
-    Ok(meters.into_iter().map(|m| m.report(corpora, skipped)).collect())
+    Ok(skipped)
 }
 
 #[cfg(test)]
