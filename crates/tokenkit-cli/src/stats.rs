@@ -43,6 +43,9 @@ pub struct StatsArgs {
     /// Threads that encode (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// No progress bar (it is drawn on standard error when that is a terminal).
+    #[arg(short, long)]
+    quiet: bool,
     /// Corpora: each argument is one corpus (a file, a directory or a glob; text, JSON lines,
     /// Parquet; .gz and .zst).
     #[arg(required = true, value_name = "CORPUS")]
@@ -73,7 +76,18 @@ pub fn run(args: StatsArgs) -> Result<()> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .map_err(|e| anyhow!("cannot start the worker threads: {e}"))?;
-    let reports = pool.install(|| stats::measure(&encoders, &args.corpora, &options, |_| {}))?;
+    let mut bar = (!args.quiet).then(tokenkit::data::progress_bar::DataProgressBar::new);
+    let reports = pool.install(|| {
+        stats::measure(&encoders, &args.corpora, &options, |p| {
+            if let Some(b) = bar.as_mut() {
+                b.update(p)
+            }
+        })
+    });
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    let reports = reports?;
     if let Some(path) = &args.chart {
         let svg = chart(&reports, &args.corpora)?;
         tokenkit::utils::atomic_file::write_atomic(path, svg.as_bytes())?;

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::encoder::DocEncoder;
 use super::input::{self, Chunks, ReadOptions, Record, Records};
-use super::CHUNK_BYTES;
+use super::{Progress, CHUNK_BYTES};
 use crate::Result;
 
 /// The histogram counts tokens of 0 to `MAX_LEN - 1` bytes one by one, longer ones together.
@@ -254,13 +254,14 @@ pub fn text_counts(text: &str) -> Counts {
 }
 
 /// Measures each of `tokenizers` (name, encoder) on `corpora` (each a file, directory or glob,
-/// as `tokenkit tokenize` takes them), reading every corpus once. `on_bytes` hears the input
-/// bytes read so far after each chunk.
+/// as `tokenkit tokenize` takes them), reading every corpus once. `on_progress` hears, after
+/// each chunk, the input bytes read of the total, the documents read and the tokens counted by
+/// all the tokenizers together.
 pub fn measure(
     tokenizers: &[(String, DocEncoder)],
     corpora: &[String],
     options: &StatsOptions,
-    on_bytes: impl FnMut(u64),
+    on_progress: impl FnMut(&Progress),
 ) -> Result<Vec<Report>> {
     let mut meters: Vec<Meter> = tokenizers.iter().map(|(n, e)| Meter::new(n.clone(), e)).collect();
     let mut read = options.read.clone();
@@ -276,15 +277,17 @@ pub fn measure(
                 meters.iter_mut().for_each(|m| m.corpora.push(Counts::default()));
             }
             let texts: Vec<&str> = docs.iter().map(|d| d.0).collect();
+            let mut tokens = 0;
             for m in &mut meters {
                 let ids = m.encoder.encode_documents(&texts, None)?;
                 for ((text, label), ids) in docs.iter().zip(&ids) {
                     m.add(text, ids, *label);
+                    tokens += ids.len() as u64;
                 }
             }
-            Ok(())
+            Ok(tokens)
         },
-        on_bytes,
+        on_progress,
     )?;
     Ok(meters.into_iter().map(|m| m.report(corpora, skipped)).collect())
 }
@@ -292,20 +295,24 @@ pub fn measure(
 /// Reads `corpora` (each a file, directory or glob, as `tokenkit tokenize` takes them) in
 /// order, in chunks of about `chunk_bytes` bytes of text, and calls `each(corpus index,
 /// documents)` on every chunk, each document as its text and the first kept column of `read`
-/// (the language label); a corpus without documents gets one call with none. `on_bytes` hears
-/// the input bytes read so far after each chunk. Returns the records that could not be read as
-/// documents (invalid JSON, a missing field), which are skipped.
+/// (the language label), which returns the tokens it counted; a corpus without documents gets
+/// one call with none. `on_progress` hears, after each chunk, the input bytes read (compressed
+/// files: compressed bytes) of the total, and the documents and tokens so far. Returns the
+/// records that could not be read as documents (invalid JSON, a missing field), which are
+/// skipped.
 pub fn for_each_chunk(
     corpora: &[String],
     read: &ReadOptions,
     chunk_bytes: usize,
-    mut each: impl FnMut(usize, &[(&str, Option<&str>)]) -> Result<()>,
-    mut on_bytes: impl FnMut(u64),
+    mut each: impl FnMut(usize, &[(&str, Option<&str>)]) -> Result<u64>,
+    mut on_progress: impl FnMut(&Progress),
 ) -> Result<u64> {
+    let inputs = corpora.iter().map(|c| input::expand_inputs(std::slice::from_ref(c))).collect::<Result<Vec<_>>>()?;
+    let total_bytes = inputs.iter().flatten().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let mut progress = Progress { read_bytes: 0, total_bytes, documents: 0, tokens: 0 };
     let mut skipped = 0u64;
     let mut done_bytes = 0u64;
-    for (k, corpus) in corpora.iter().enumerate() {
-        let files = input::expand_inputs(std::slice::from_ref(corpus))?;
+    for (k, files) in inputs.into_iter().enumerate() {
         let mut records = Records::new(files, read.clone());
         let bytes_read = records.bytes_read.clone();
         let mut chunks = Chunks::new(
@@ -328,9 +335,11 @@ pub fn for_each_chunk(
                     Record::Bad(_) => skipped += 1,
                 }
             }
-            each(k, &docs)?;
+            progress.tokens += each(k, &docs)?;
+            progress.documents += docs.len() as u64;
+            progress.read_bytes = done_bytes + bytes_read.load(std::sync::atomic::Ordering::Relaxed);
             called = true;
-            on_bytes(done_bytes + bytes_read.load(std::sync::atomic::Ordering::Relaxed));
+            on_progress(&progress);
         }
         if !called {
             each(k, &[])?;

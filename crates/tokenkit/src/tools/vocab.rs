@@ -588,6 +588,7 @@ pub fn count_ids(encoder: &DocEncoder, corpora: &[String], read: &ReadOptions) -
         CHUNK_BYTES,
         |_, docs| {
             let texts: Vec<&str> = docs.iter().map(|d| d.0).collect();
+            let before = tokens;
             for ids in encoder.encode_documents(&texts, None)? {
                 documents += 1;
                 tokens += ids.len() as u64;
@@ -599,7 +600,7 @@ pub fn count_ids(encoder: &DocEncoder, corpora: &[String], read: &ReadOptions) -
                     counts[i] += 1;
                 }
             }
-            Ok(())
+            Ok(tokens - before)
         },
         |_| {},
     )?;
