@@ -391,3 +391,29 @@ def test_byte_tokenizer_is_utf8_and_compresses_exactly_one(tmp_path):
     assert got["tokens"] == got["bytes"] > 0 and got["bytes_per_token"] == 1.0
     p = cli("train", "-m", "byte", "-v", "300", "-o", str(tmp_path / "b2.json"), check=False)
     assert p.returncode != 0 and "--vocab-size" in p.stderr, p.stderr
+
+
+def test_seed_examples_by_hand(tmp_path):
+    """The examples of Stanford CS336's tokenization lecture, counted by hand: "Hello, 🌍! 你好!"
+    is 20 bytes and 13 characters (the byte tokenizer: 20 tokens, exactly 1 byte per token; the
+    character tokenizer: 13 tokens, 20/13 = 1.538 bytes per token, the lecture's figure); "I'll say
+    supercalifragilisticexpialidocious!" is 44 bytes and 3 words, which the word tokenizer (HF's
+    Whitespace: runs of word characters and of punctuation, spaces dropped) cuts into 6 tokens: I
+    ' ll say supercalifragilisticexpialidocious ! (2 tokens per word)."""
+    hello, word = "Hello, 🌍! 你好!", "I'll say supercalifragilisticexpialidocious!"
+    train = tmp_path / "train.txt"
+    train.write_text(f"{hello}\n{word}\n", encoding="utf-8")
+    for kind in ("byte", "char", "word"):
+        args = ["-o", str(tmp_path / f"{kind}.json")] + ([] if kind == "byte" else ["--special-tokens", "<unk>", str(train)])
+        cli("train", "-q", "-m", kind, *args)
+    want = {  # (text, tokenizer): (bytes, chars, words, tokens)
+        (hello, "byte"): (20, 13, 3, 20), (hello, "char"): (20, 13, 3, 13),
+        (word, "byte"): (44, 44, 3, 44), (word, "word"): (44, 44, 3, 6),
+    }
+    for (text, kind), (nbytes, chars, words, tokens) in want.items():
+        corpus = tmp_path / "one.txt"
+        corpus.write_text(text + "\n", encoding="utf-8")
+        got = json.loads(cli("stats", "-q", "-t", str(tmp_path / f"{kind}.json"), "--json", str(corpus)).stdout)
+        assert (got["bytes"], got["chars"], got["words"], got["tokens"], got["unknown_tokens"]) == (nbytes, chars, words, tokens, 0), (kind, got)
+        assert got["bytes_per_token"] == nbytes / tokens and got["tokens_per_word"] == tokens / words, (kind, got)
+    assert round(20 / 13, 3) == 1.538
