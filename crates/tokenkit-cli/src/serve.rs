@@ -25,10 +25,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokenkit::chat_template::ChatOptions;
 use tokenkit::formats::pretrained::{self, ChatTemplates, PretrainedTokenizer, TokenizerConfig};
-use tokenkit::tools::visualizer::{self, Markup, VizToken};
+use tokenkit::tools::visualizer::{self, Markup};
 use tokio::sync::Semaphore;
 
-use crate::viz::{tiktoken_tokens, tokenizer_tokens};
+use crate::viz::{tiktoken_tokens, tokenizer_tokens, unpadded};
 use crate::{Loaded, Source};
 
 /// The largest request body the server reads (the text, or the chat messages, as JSON): 1 MiB.
@@ -85,7 +85,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let sources = args.tokenizers.iter().map(|p| Source::file(p.clone())).chain(args.encodings.iter().map(|e| Source::named(e.clone())));
     for source in sources {
         let path = source.display_name();
-        let tokenizer = source.load().with_context(|| format!("loading {path}"))?;
+        let tokenizer = match source.load().with_context(|| format!("loading {path}"))? {
+            // The page shows whole texts: padding and truncation are dropped once, here.
+            Loaded::Tokenizer(tok) => Loaded::Tokenizer(Box::new(unpadded(&tok)?.into_owned())),
+            tiktoken => tiktoken,
+        };
         let name = source.tokenizer.as_deref().map_or_else(|| path.clone(), short_name);
         let own = match (&source.tokenizer, &tokenizer) {
             (Some(file), Loaded::Tokenizer(_)) => {
@@ -267,12 +271,9 @@ async fn on_worker<T: Send + 'static>(
 async fn encode(State(app): State<Arc<App>>, body: std::result::Result<Json<EncodeRequest>, JsonRejection>) -> ApiResult {
     let Json(req) = body.map_err(|e| bad_request(e.status(), e.body_text()))?;
     let ixs = selected(&app, req.tokenizers)?;
-    let shown = on_worker(&app, move |app| {
-        ixs.into_iter()
-            .map(|i| show(i, &app.entries[i], &req.text, None, |e, text| tokens_of(&e.tokenizer, text, req.add_special_tokens, false)))
-            .collect()
-    })
-    .await?;
+    let shown =
+        on_worker(&app, move |app| ixs.into_iter().map(|i| show(i, &app.entries[i], &req.text, None, req.add_special_tokens)).collect())
+            .await?;
     Ok(Json(shown))
 }
 
@@ -281,19 +282,20 @@ async fn chat(State(app): State<Arc<App>>, body: std::result::Result<Json<ChatRe
     if !req.messages.is_array() {
         return Err(bad_request(StatusCode::BAD_REQUEST, "\"messages\" must be an array of {\"role\", \"content\"} objects".into()));
     }
-    let ixs = selected(&app, req.tokenizers.clone())?;
+    let ixs = selected(&app, req.tokenizers)?;
+    let options = ChatOptions { add_generation_prompt: req.add_generation_prompt, kwargs: req.kwargs, ..ChatOptions::default() };
+    let messages = req.messages;
     let shown = on_worker(&app, move |app| {
-        let options = ChatOptions { add_generation_prompt: req.add_generation_prompt, kwargs: req.kwargs.clone(), ..ChatOptions::default() };
         ixs.into_iter()
             .map(|i| {
                 let entry = &app.entries[i];
                 let rendered = match &entry.chat {
                     None => Err(anyhow!("no chat template: give a pretrained directory (with tokenizer_config.json or chat_template.jinja), or --chat-template FILE")),
-                    Some(p) => p.apply_chat_template(&req.messages, &options, None).map_err(|e| anyhow!(e)),
+                    Some(p) => p.apply_chat_template(&messages, &options, None).map_err(|e| anyhow!(e)),
                 };
                 match rendered {
                     // transformers' apply_chat_template(tokenize=True): no post-processor tokens.
-                    Ok(text) => show(i, entry, &text, Some(text.clone()), |e, text| tokens_of(&e.tokenizer, text, false, true)),
+                    Ok(text) => show(i, entry, &text, Some(text.clone()), false),
                     Err(e) => Shown { index: i, name: entry.name.clone(), error: Some(format!("{e:#}")), ..Shown::default() },
                 }
             })
@@ -303,22 +305,14 @@ async fn chat(State(app): State<Arc<App>>, body: std::result::Result<Json<ChatRe
     Ok(Json(shown))
 }
 
-/// The tokens of `text`: `chat` allows tiktoken's special tokens (a rendered chat holds them).
-fn tokens_of(tokenizer: &Loaded, text: &str, add_special_tokens: bool, chat: bool) -> Result<(String, Vec<VizToken>)> {
-    match tokenizer {
-        Loaded::Tiktoken(enc) => tiktoken_tokens(enc, text, chat),
-        Loaded::Tokenizer(tok) => Ok((text.to_owned(), tokenizer_tokens(tok, text, add_special_tokens)?)),
-    }
-}
-
-fn show(
-    index: usize,
-    entry: &Entry,
-    text: &str,
-    rendered: Option<String>,
-    tokens: impl Fn(&Entry, &str) -> Result<(String, Vec<VizToken>)>,
-) -> Shown {
-    match tokens(entry, text) {
+/// One tokenizer's answer for `text`. A rendered chat (`rendered` given) may hold special
+/// tokens: tiktoken encodes them as such.
+fn show(index: usize, entry: &Entry, text: &str, rendered: Option<String>, add_special_tokens: bool) -> Shown {
+    let tokens = match &entry.tokenizer {
+        Loaded::Tiktoken(enc) => tiktoken_tokens(enc, text, rendered.is_some()),
+        Loaded::Tokenizer(tok) => tokenizer_tokens(tok, text, add_special_tokens).map(|t| (text.to_owned(), t)),
+    };
+    match tokens {
         Ok((cut, tokens)) => {
             let n = tokens.len();
             let chars = text.chars().count();

@@ -1,6 +1,7 @@
 //! `tokenkit viz`: a self-contained HTML page showing how a tokenizer cuts a text (the
 //! library's `tokenkit::tools::visualizer`).
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -61,8 +62,7 @@ pub fn run(args: VizArgs) -> Result<()> {
 /// The tokens of a tokenizer's encoding, with character offsets as HF gives them in Python;
 /// the whole text, without the padding or truncation a tokenizer.json may set for model inputs.
 pub fn tokenizer_tokens(tok: &Tokenizer, text: &str, add_special_tokens: bool) -> Result<Vec<VizToken>> {
-    let mut tok = tok.clone();
-    tok.with_truncation(None)?.with_padding(None)?;
+    let tok = unpadded(tok)?;
     let enc = tok.encode_char_offsets(text, add_special_tokens)?;
     let model = tok.get_model();
     // Special added tokens matched in the text (`<|im_start|>`) are special too, though HF's
@@ -83,6 +83,17 @@ pub fn tokenizer_tokens(tok: &Tokenizer, text: &str, add_special_tokens: bool) -
             byte_fallback: model.is_byte_fallback(id),
         })
         .collect())
+}
+
+/// `tok` without padding or truncation: borrowed when it has neither (a copy of a large
+/// vocabulary per call is what the playground must not pay on every keystroke).
+pub fn unpadded(tok: &Tokenizer) -> Result<Cow<'_, Tokenizer>> {
+    if tok.get_padding().is_none() && tok.get_truncation().is_none() {
+        return Ok(Cow::Borrowed(tok));
+    }
+    let mut owned = tok.clone();
+    owned.with_truncation(None)?.with_padding(None)?;
+    Ok(Cow::Owned(owned))
 }
 
 /// The tokens of tiktoken's `encode_ordinary` (with `allow_special`, of `encode` with every
