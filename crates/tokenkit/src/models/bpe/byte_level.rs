@@ -96,9 +96,106 @@ impl ShortCache {
     }
 }
 
+/// Longest piece (bytes) the per-thread cache of searched pieces ([`LongCache`]) keeps.
+const LONG_KEY: usize = 24;
+/// Most tokens of a piece that [`LongCache`] keeps.
+const LONG_IDS: usize = 8;
+/// Entries of [`LongCache`]; a power of two.
+const LONG_CACHE: usize = 1 << 12;
+// [`LongCache::key`] reads pieces of at least four bytes and at most three words.
+const _: () = assert!(SHORT >= 3 && LONG_KEY == 24);
+
+/// A piece of more than [`SHORT`] and at most [`LONG_KEY`] bytes (its bytes zero-padded in
+/// `key`, and its length), the encoder it was encoded by, and its tokens (the first `n` of `ids`).
+#[derive(Debug, Clone, Copy)]
+struct LongPiece {
+    key: [u64; 3],
+    len: u32,
+    n: u32,
+    owner: u64,
+    ids: [u32; LONG_IDS],
+}
+
+/// A direct-mapped cache of the tokens of pieces longer than [`SHORT`] bytes, per thread. Such
+/// a piece takes a trie walk (about 5 instructions a byte) and, when it is not one token, the
+/// backtracker's search (some 300-600 instructions for a word of two or three tokens); text
+/// repeats its words (15% of the pieces of English prose and 25% of code are this long, and
+/// most were seen before), and a hit costs about 30. Entries are tagged with the encoder's
+/// [`Backtracker::serial`], as [`ShortCache`]'s are.
+#[derive(Debug, Default)]
+struct LongCache(Vec<LongPiece>);
+
+impl LongCache {
+    /// The bytes of `piece` (more than [`SHORT`], at most [`LONG_KEY`]) as three little-endian
+    /// words, zero-padded: read with overlapping eight-byte loads, no copy call.
+    #[inline(always)]
+    fn key(piece: &[u8]) -> [u64; 3] {
+        let n = piece.len();
+        let word = |i: usize| u64::from_le_bytes(piece[i..i + 8].try_into().unwrap_or_default());
+        let mut key = [0; 3];
+        if n < 8 {
+            // Seven bytes: two four-byte loads that share the middle byte.
+            let half = |i: usize| u64::from(u32::from_le_bytes(piece[i..i + 4].try_into().unwrap_or_default()));
+            key[0] = half(0) | half(n - 4) << ((n - 4) * 8);
+            return key;
+        }
+        for (k, w) in key.iter_mut().enumerate().take(n / 8) {
+            *w = word(8 * k);
+        }
+        if !n.is_multiple_of(8) {
+            // The last eight bytes, shifted down to the ones past the whole words.
+            key[n / 8] = word(n - 8) >> (8 * (8 - n % 8));
+        }
+        key
+    }
+
+    /// Appends the tokens of `piece` (more than [`SHORT`] bytes) to `out`: from this thread's
+    /// cache when the piece is short enough to be kept, else by `search`, whose tokens are kept
+    /// when there are at most [`LONG_IDS`].
+    #[inline]
+    fn extend(bpe: &ByteLevelBpe, piece: &[u8], out: &mut Vec<u32>, search: impl FnOnce(&mut Vec<u32>)) {
+        if piece.len() > LONG_KEY {
+            return search(out);
+        }
+        let key = Self::key(piece);
+        let owner = bpe.backtracker.serial();
+        // The encoder is hashed too: two encoders of the same text keep their pieces side by side.
+        let hash = (key[0] ^ key[1].rotate_left(21) ^ key[2].rotate_left(42) ^ owner.rotate_left(53) ^ piece.len() as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (hash >> (64 - LONG_CACHE.trailing_zeros())) as usize;
+        let mut cache = LONG_PIECES.take();
+        if cache.0.is_empty() {
+            cache.0 = vec![LongPiece { key: [0; 3], len: 0, n: 0, owner: 0, ids: [NONE; LONG_IDS] }; LONG_CACHE];
+        }
+        if let Some(entry) = cache.0.get_mut(slot) {
+            if entry.key == key && entry.len as usize == piece.len() && entry.owner == owner {
+                // The whole array, then the unused tail dropped (no copy call).
+                out.extend_from_slice(&entry.ids);
+                out.truncate(out.len() - (LONG_IDS - entry.n as usize));
+                #[cfg(test)]
+                LONG_HITS.set(LONG_HITS.get() + 1);
+            } else {
+                let from = out.len();
+                search(out);
+                let tokens = &out[from..];
+                if tokens.len() <= LONG_IDS {
+                    let mut ids = [NONE; LONG_IDS];
+                    ids[..tokens.len()].copy_from_slice(tokens);
+                    *entry = LongPiece { key, len: piece.len() as u32, n: tokens.len() as u32, owner, ids };
+                }
+            }
+        } else {
+            search(out);
+        }
+        LONG_PIECES.set(cache);
+    }
+}
+
 thread_local! {
     /// See [`ShortCache`]; empty until the thread's first piece that needs it, and while it is taken.
     static SHORT_PIECES: Cell<ShortCache> = const { Cell::new(ShortCache(Vec::new())) };
+    /// See [`LongCache`]; empty until the thread's first piece that needs it, and while it is taken.
+    static LONG_PIECES: Cell<LongCache> = const { Cell::new(LongCache(Vec::new())) };
     /// The ids of one long piece, reused by every piece on a thread.
     static IDS: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
     /// The backtracker's scratch, reused by every piece on a thread.
@@ -109,6 +206,8 @@ thread_local! {
 thread_local! {
     /// The pieces [`ByteLevelBpe::cut_tokens`] cut on this thread, for tests that must cut some.
     pub(super) static CUT_PIECES: Cell<usize> = const { Cell::new(0) };
+    /// The pieces [`LongCache`] answered on this thread, for tests that must hit it.
+    pub(super) static LONG_HITS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The raw byte each byte char stands for, by code point (byte chars are below U+0144).
@@ -473,15 +572,16 @@ impl ByteLevelBpe {
 
     /// [`Self::for_each_token`] on a piece longer than [`SHORT`] bytes.
     fn for_each_long(&self, piece: &[u8], mut emit: impl FnMut(u32, u32)) {
-        // One trie walk finds the whole-piece token or the search's first step.
-        let (whole, start) = self.backtracker.start(piece);
-        if whole != NONE {
-            emit(whole, piece.len() as u32);
-            return;
-        }
         let mut ids = IDS.take();
         ids.clear();
-        self.search(piece, start, &mut ids);
+        self.extend_long(piece, &mut ids);
+        if let [whole] = ids[..] {
+            // The whole piece, which may be a token the merges do not reach (with
+            // `ignore_merges`; the backtracker has no length for those).
+            emit(whole, piece.len() as u32);
+            IDS.set(ids);
+            return;
+        }
         for &id in &ids {
             emit(id, self.backtracker.token_len(id));
         }
@@ -493,12 +593,15 @@ impl ByteLevelBpe {
     /// [`Self::extend_tokens`] on a piece longer than [`SHORT`] bytes: the search appends to
     /// `out` itself.
     fn extend_long(&self, piece: &[u8], out: &mut Vec<u32>) {
-        let (whole, start) = self.backtracker.start(piece);
-        if whole != NONE {
-            out.push(whole);
-            return;
-        }
-        self.search(piece, start, out);
+        LongCache::extend(self, piece, out, |out| {
+            // One trie walk finds the whole-piece token or the search's first step.
+            let (whole, start) = self.backtracker.start(piece);
+            if whole != NONE {
+                out.push(whole);
+            } else {
+                self.search(piece, start, out);
+            }
+        });
     }
 
     /// The tokens of a piece longer than [`SHORT`] bytes that is not one token, appended to
@@ -626,5 +729,26 @@ impl ByteLevelBpe {
         }
         let crossings = Crossings::read(r)?;
         Ok(Self { backtracker, byte_ids, byte_pairs, byte_merges, pair_tokens, crossings, asked: AtomicU32::new(0) })
+    }
+}
+
+#[cfg(test)]
+mod long_key_tests {
+    use super::*;
+
+    /// [`LongCache::key`] is the zero-padded bytes, for every length it takes and every
+    /// position of every byte (each byte distinct and non-zero, so a misplaced one shows).
+    #[test]
+    fn key_is_the_padded_bytes() {
+        let bytes: Vec<u8> = (1..=LONG_KEY as u8).map(|b| b.wrapping_mul(37) | 0x80).collect();
+        let mut checked = 0;
+        for n in SHORT + 1..=LONG_KEY {
+            let mut padded = [0u8; LONG_KEY];
+            padded[..n].copy_from_slice(&bytes[..n]);
+            let want: Vec<u64> = padded.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            assert_eq!(LongCache::key(&bytes[..n]).to_vec(), want, "{n} bytes");
+            checked += 1;
+        }
+        assert_eq!(checked, LONG_KEY - SHORT);
     }
 }

@@ -270,6 +270,21 @@ fn repeated_text_same_as_merge_loop() {
     assert_eq!(compared, models.len() * texts.len());
 }
 
+/// Asserts that both raw-byte entry points give `reference` for `piece`: `extend_tokens` (after
+/// an id already in the output, which it must keep) and `for_each_token` (whose lengths must
+/// add up to the piece's).
+fn assert_raw_tokens(raw: &ByteLevelBpe, piece: &[u8], reference: &[u32], what: &str) {
+    let mut ours = vec![7];
+    raw.extend_tokens(piece, &mut ours);
+    assert_eq!((ours[0], &ours[1..]), (7, reference), "{what}");
+    let (mut each, mut len) = (Vec::new(), 0);
+    raw.for_each_token(piece, |id, n| {
+        each.push(id);
+        len += n as usize;
+    });
+    assert_eq!((&each[..], len), (reference, piece.len()), "{what}");
+}
+
 /// Pieces cut where no merge crosses ([`byte_level`]'s crossings): random code points,
 /// punctuation, CJK, emoji and letters, and pieces of the adversarial texts of every length up
 /// to a few hundred bytes, for each byte-level fixture model: the merge loop's ids, through
@@ -326,7 +341,8 @@ fn cut_pieces_same_as_merge_loop() {
             ByteLevelBpe::read_table(&mut crate::utils::table_cache::Reader::new(&w.buf), &bpe.merges).unwrap()
         };
         // Its first char is no token of any model (a last private-use code point): it may be cut.
-        let piece = "\u{10FFFD}\u{4e2d}\u{56fd}\u{1F44D}".as_bytes();
+        // Longer than the searched pieces' cache keeps, so that every call comes to the search.
+        let piece = "\u{10FFFD}\u{4e2d}\u{56fd}\u{1F44D}\u{4e2d}\u{56fd}\u{1F44D}\u{4e2d}\u{56fd}\u{1F44D}".as_bytes();
         let (mut first, mut again) = (Vec::new(), Vec::new());
         lazy.extend_tokens(piece, &mut first);
         assert_eq!((lazy.crossings_made(), read_back(&lazy).crossings_made()), (None, None));
@@ -347,15 +363,7 @@ fn cut_pieces_same_as_merge_loop() {
             }
             let reference = bpe.merge_loop_ids(&word).unwrap();
             for raw in raws {
-                let mut ours = Vec::new();
-                raw.extend_tokens(piece.as_bytes(), &mut ours);
-                assert_eq!(ours, reference, "{piece:?}");
-                let (mut each, mut len) = (Vec::new(), 0);
-                raw.for_each_token(piece.as_bytes(), |id, n| {
-                    each.push(id);
-                    len += n as usize;
-                });
-                assert_eq!((&each, len), (&reference, piece.len()), "{piece:?}");
+                assert_raw_tokens(raw, piece.as_bytes(), &reference, &format!("{piece:?}"));
                 compared += 1;
             }
         }
@@ -365,4 +373,69 @@ fn cut_pieces_same_as_merge_loop() {
     let cut = byte_level::CUT_PIECES.get() - cut_before;
     eprintln!("{compared} pieces identical to the merge loop, {cut} of them cut");
     assert!(cut > 1000 * models.len(), "{cut}");
+}
+
+/// Words of more than [`backtrack::SHORT`] bytes, one token or several, encoded again and
+/// again by two encoders of each model (a load and its table-cache copy, so two serials)
+/// through both raw-byte entry points: the merge loop's ids every time, most of them answered
+/// by the searched pieces' cache after their first encode, and none by the other encoder's.
+#[test]
+fn searched_pieces_cache_same_as_merge_loop() {
+    use crate::models::ModelWrapper;
+    use crate::utils::byte_level::BYTES_CHAR;
+    let mut models: Vec<BPE> = Vec::new();
+    for rel in ["hub/gpt2.json", "registry/llama3/tokenizer.json"] {
+        let Some(file) = crate::test_fixtures::get(rel) else { continue };
+        let tok = crate::Tokenizer::from_file(file).unwrap();
+        let ModelWrapper::BPE(bpe) = tok.get_model() else { panic!("BPE") };
+        models.push(bpe.clone());
+    }
+    assert!(!models.is_empty(), "the registry's Llama-3 is always there");
+    // Words and pieces around the cache's bounds (7 to 30 bytes; one of 24 bytes exactly),
+    // with spaces, case, digits, punctuation runs and non-ASCII letters.
+    let words = [
+        " begotten",
+        " Jerusalem's",
+        " unfathomably",
+        " antidisestablishment",
+        " Zyxwvutsrqponm",
+        "!!!!!!!!!!",
+        " ____________________",
+        " \u{e9}t\u{e9}s-l\u{e0}",
+        " \u{4e2d}\u{56fd}\u{4eba}",
+        "tokenizers",
+        " supercalifragilisti",
+        " understanding",
+        "        ",
+        " international",
+        " abcdefghijklmnopqrstuvw",
+        " qwertyuiopasdfghjklzxcvbnmqwe",
+    ];
+    let (mut compared, hits_before) = (0, byte_level::LONG_HITS.get());
+    for bpe in &models {
+        let first = ByteLevelBpe::new(&bpe.vocab, &bpe.merges, &bpe.chars, bpe.ignore_merges).expect("a byte-level model");
+        let mut w = crate::utils::table_cache::Writer::default();
+        first.write_table(&mut w);
+        let second = ByteLevelBpe::read_table(&mut crate::utils::table_cache::Reader::new(&w.buf), &bpe.merges).unwrap();
+        for round in 0..3 {
+            for raw in [&first, &second] {
+                for word in words {
+                    let mapped: String = word.bytes().map(|b| BYTES_CHAR[b as usize]).collect();
+                    // A word that is one token is that token (the model's `ignore_merges`, or
+                    // the merges reach it); the others are the merge loop's.
+                    let reference = match bpe.vocab().id(&mapped) {
+                        Some(id) if bpe.ignore_merges || bpe.merge_loop_ids(&mapped).unwrap() == [id] => vec![id],
+                        _ => bpe.merge_loop_ids(&mapped).unwrap(),
+                    };
+                    assert_raw_tokens(raw, word.as_bytes(), &reference, &format!("{word:?}, round {round}"));
+                    compared += 2;
+                }
+            }
+        }
+    }
+    let hits = byte_level::LONG_HITS.get() - hits_before;
+    eprintln!("{compared} encodes of long pieces identical to the merge loop, {hits} from the cache");
+    assert_eq!(compared, 2 * 3 * 2 * 16 * models.len());
+    // Each encoder misses a word once (the longest are not kept), then hits it five times.
+    assert!(hits >= compared / 2, "{hits} of {compared}");
 }
