@@ -487,6 +487,12 @@ impl Vocab {
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
         self.reverse.all()
     }
+    /// The `(token, id)` pairs of [`Vocab::iter`] at positions `range` of it (clamped to
+    /// [`Vocab::len`]), for work split into parts.
+    pub(crate) fn iter_range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = (&str, u32)> + '_ {
+        let r = &*self.reverse;
+        (range.start.min(r.entries())..range.end.min(r.entries())).map(move |e| (r.entry(e), r.ids[e]))
+    }
     /// Whether some tokens share an id.
     pub(crate) fn has_shared_ids(&self) -> bool {
         self.shared_ids

@@ -457,8 +457,20 @@ static B64_VALUE: [u8; 256] = {
 /// bytes outside the alphabet are skipped, a pad that completes a quad ends the input, and a
 /// last quad of one or two (unpadded) or three characters is an error.
 fn py_b64decode(text: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), &'static str> {
+    // Leading quads of four alphabet chars (all of a token but its padded end), three bytes
+    // at a time: what the loop below makes of them from its start, and it starts over after.
+    let mut done = 0;
+    for q in text.chunks_exact(4) {
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| B64_VALUE[usize::from(q[i])]);
+        // Digits are below 64; NOT_B64 is not.
+        if (a | b | c | d) >= 64 {
+            break;
+        }
+        out.extend_from_slice(&[a << 2 | b >> 4, b << 4 | c >> 2, c << 6 | d]);
+        done += 4;
+    }
     let (mut quad, mut pads, mut left) = (0u8, 0u8, 0u8);
-    for &c in text {
+    for &c in &text[done..] {
         if c == b'=' {
             if quad >= 2 {
                 pads += 1;
@@ -759,6 +771,9 @@ static ALL_BYTES: [u8; 256] = {
     all
 };
 
+/// Tokens per chunk of [`rank_bpe`]'s search for splits, done in parallel.
+const SPLIT_CHUNK: usize = 8192;
+
 /// The BPE model of a rank table: token strings are the byte-level forms, merges every split
 /// of a token into two tokens at the token's rank, `ignore_merges` on, as tiktoken merges (the
 /// adjacent parts whose concatenation has the lowest rank; a piece that is a token is that
@@ -807,19 +822,23 @@ pub fn rank_bpe(ranks: &Ranks, specials: &[(String, u32)]) -> Result<(BPE, RankO
     tokens.iter().for_each(|(_, _, t)| has_len[t.len()] = true);
     // The splits first, then the map sized for them (o200k has 2.2 per token): a map built
     // with room to spare and shrunk after cost a second build of it.
-    let mut splits: Vec<((u32, u32), u32)> = Vec::with_capacity(ranks.len() * 3);
-    for &(tid, _, t) in tokens.iter().filter(|&&(_, rank, _)| rank != u32::MAX) {
-        for k in (1..t.len()).filter(|&k| has_len[k] && has_len[t.len() - k]) {
-            // The suffix only looked up when the prefix is a token.
-            if let Some((a, b)) = id(&t[..k]).and_then(|a| Some((a, id(&t[k..])?))) {
-                splits.push(((a, b), tid));
+    // Found in parallel by chunks of tokens (the lookups are a third of the model's build).
+    let splits_of = |part: &[(u32, u32, &[u8])]| {
+        let mut splits: Vec<((u32, u32), u32)> = Vec::with_capacity(part.len() * 3);
+        for &(tid, _, t) in part.iter().filter(|&&(_, rank, _)| rank != u32::MAX) {
+            for k in (1..t.len()).filter(|&k| has_len[k] && has_len[t.len() - k]) {
+                // The suffix only looked up when the prefix is a token.
+                if let Some((a, b)) = id(&t[..k]).and_then(|a| Some((a, id(&t[k..])?))) {
+                    splits.push(((a, b), tid));
+                }
             }
         }
-    }
-    let mut merges = MergeMap::with_capacity(splits.len());
-    for (pair, tid) in splits {
-        merges.insert(pair, (tid, tid));
-    }
+        splits
+    };
+    use rayon::prelude::*;
+    let parts: Vec<Vec<((u32, u32), u32)>> = tokens.par_chunks(SPLIT_CHUNK).map(splits_of).collect();
+    let mut merges = MergeMap::with_capacity(parts.iter().map(Vec::len).sum());
+    merges.extend(parts.into_iter().flatten().map(|(pair, tid)| (pair, (tid, tid))));
     let mut vocab: Vec<(String, u32)> = tokens.iter().map(|&(id, _, t)| (byte_level_string(t), id)).collect();
     if by_rank {
         vocab.extend(specials.iter().filter(|(_, id)| !ranks.contains_rank(*id)).cloned());

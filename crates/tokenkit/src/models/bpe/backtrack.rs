@@ -34,7 +34,6 @@
 //! runs (the rank of each merge taken, and the first and last symbol after it) the way the
 //! merge loop would, and checks whether the pair across the edge would be taken first.
 
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::chars::CharIds;
@@ -367,70 +366,71 @@ impl Backtracker {
     /// their ids): every token whose own chars merge into it goes into the trie with its
     /// merge run. `None` when the vocabulary's ids are too sparse to index.
     pub fn new(vocab: &Vocab, merges: &MergeMap, chars: &CharIds) -> Option<Self> {
-        Self::build(vocab, merges, false, |token, ids| {
-            token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i)))?;
-            Some(Cow::Borrowed(token.as_bytes()))
+        Self::build(vocab, merges, false, |token, ids, key| {
+            if token.chars().try_for_each(|c| chars.get(c).map(|i| ids.push(i))).is_none() {
+                return false;
+            }
+            key.extend_from_slice(token.as_bytes());
+            true
         })
     }
 
-    /// Builds the encoder of texts written as `split` writes tokens: `split(token, symbols)`
-    /// pushes the token's initial symbols (as the merge loop starts from them) and returns its
-    /// bytes in the encoded texts, or `None` for a token no text can hold. Tokens whose own
-    /// symbols merge into them go into the trie with their merge run; with `whole_tokens`
-    /// (`ignore_merges`) the others too, for [`Backtracker::whole_token`] only.
-    pub(crate) fn build<'v>(
-        vocab: &'v Vocab,
+    /// Builds the encoder of texts written as `split` writes tokens: `split(token, symbols,
+    /// key)` pushes the token's initial symbols (as the merge loop starts from them) and
+    /// appends its bytes in the encoded texts to `key`, or returns `false` for a token no text
+    /// can hold. Tokens whose own symbols merge into them go into the trie with their merge
+    /// run; with `whole_tokens` (`ignore_merges`) the others too, for
+    /// [`Backtracker::whole_token`] only.
+    pub(crate) fn build(
+        vocab: &Vocab,
         merges: &MergeMap,
         whole_tokens: bool,
-        mut split: impl FnMut(&'v str, &mut Vec<u32>) -> Option<Cow<'v, [u8]>>,
+        split: impl Fn(&str, &mut Vec<u32>, &mut Vec<u8>) -> bool + Sync,
     ) -> Option<Self> {
         // Reachable ids index a table: leave sparse vocabularies whose huge ids are reachable
         // to the merge loop (unreachable ones, such as far special tokens, cost nothing).
         let max_reachable_id = (vocab.len() * 4).max(1 << 20).min(UNREACHABLE_BIT as usize - 1);
-        let mut unreachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
+        let mut unreachable: Vec<(&[u8], u32)> = Vec::new();
         let mut unreachable_ids = Vec::new();
         let mut info = Vec::with_capacity(vocab.len());
         let mut steps = Vec::new();
-        let mut ids = Vec::new();
-        let mut pairs = Vec::new();
-        let mut reachable: Vec<(Cow<'v, [u8]>, u32)> = Vec::new();
-        for (token, id) in vocab.iter() {
-            ids.clear();
-            if token.is_empty() || id == NONE {
-                continue;
-            }
-            let Some(key) = split(token, &mut ids).filter(|k| !k.is_empty() && !ids.is_empty()) else {
-                continue;
-            };
-            let (first, last) = (ids[0], ids[ids.len() - 1]);
-            let run_start = steps.len();
-            record_run(&mut ids, merges, &mut steps, &mut pairs);
-            if ids.as_slice() != [id] || steps.len() - run_start > u32::MAX as usize {
-                steps.truncate(run_start);
-                if whole_tokens {
-                    unreachable.push((key, unreachable_ids.len() as u32 | UNREACHABLE_BIT));
-                    unreachable_ids.push(id);
+        let mut reachable: Vec<(&[u8], u32)> = Vec::with_capacity(vocab.len());
+        // The merge runs of the tokens, recorded in parallel (each token's is its own: most
+        // of an uncached load's build), then gathered in id order.
+        let chunks = Recorded::all(vocab, merges, &split);
+        for chunk in &chunks {
+            // A chunk's steps are the runs of its reachable tokens, in order.
+            let offset = steps.len();
+            steps.extend_from_slice(&chunk.steps);
+            for &Recorded { ref key, id, first, last, ref run } in &chunk.records {
+                let key = &chunk.keys[key.clone()];
+                let Some(run) = run.clone().filter(|r| r.len() <= u32::MAX as usize) else {
+                    if whole_tokens {
+                        unreachable.push((key, unreachable_ids.len() as u32 | UNREACHABLE_BIT));
+                        unreachable_ids.push(id);
+                    }
+                    continue;
+                };
+                if id as usize >= info.len() {
+                    if id as usize > max_reachable_id {
+                        return None;
+                    }
+                    info.resize(id as usize + 1, UNREACHABLE);
                 }
-                continue;
+                let run_steps = &chunk.steps[run.clone()];
+                info[id as usize] = TokenInfo {
+                    len: key.len() as u32,
+                    shorter: NONE,
+                    first,
+                    last,
+                    run_start: u32::try_from(offset + run.start).ok()?,
+                    run_len: run.len() as u32,
+                    last_rank: run_steps.iter().find(|s| s.last != last).map_or(u32::MAX, |s| s.rank),
+                };
+                reachable.push((key, id));
             }
-            if id as usize >= info.len() {
-                if id as usize > max_reachable_id {
-                    return None;
-                }
-                info.resize(id as usize + 1, UNREACHABLE);
-            }
-            info[id as usize] = TokenInfo {
-                len: key.len() as u32,
-                shorter: NONE,
-                first,
-                last,
-                run_start: run_start as u32,
-                run_len: (steps.len() - run_start) as u32,
-                last_rank: steps[run_start..].iter().find(|s| s.last != last).map_or(u32::MAX, |s| s.rank),
-            };
-            reachable.push((key, id));
         }
-        let trie = Trie::new(reachable.iter().chain(&unreachable).map(|(k, id)| (k.as_ref(), *id)).collect())?;
+        let trie = Trie::new(reachable.iter().chain(&unreachable).copied().collect())?;
         for (key, id) in &reachable {
             info[*id as usize].shorter = trie.longest_prefix(&key[..key.len() - 1]).0;
         }
@@ -822,6 +822,69 @@ impl Backtracker {
             }
         }
         true
+    }
+}
+
+/// A token as [`Backtracker::build`] records it: its bytes in the encoded texts (a range of
+/// its chunk's keys), its id, its first and last initial symbol, and its merge run (a range of
+/// its chunk's steps; `None` when its own symbols do not merge into it: it is not reachable).
+struct Recorded {
+    key: std::ops::Range<usize>,
+    id: u32,
+    first: u32,
+    last: u32,
+    run: Option<std::ops::Range<usize>>,
+}
+
+/// The tokens of a part of a vocabulary as [`Recorded::all`] records them: the runs of its
+/// reachable tokens and the bytes of all its tokens, each in one buffer (a buffer per token
+/// cost an allocation and a free each).
+struct RecordedChunk {
+    steps: Vec<Step>,
+    keys: Vec<u8>,
+    records: Vec<Recorded>,
+}
+
+/// Tokens per chunk of [`Recorded::all`]: enough that a chunk's bookkeeping costs nothing next
+/// to its merge runs, few enough that two threads share a 100k vocabulary evenly.
+const RECORD_CHUNK: usize = 4096;
+
+impl Recorded {
+    /// Every token of `vocab` that `split` writes (see [`Backtracker::build`]), in id order, by
+    /// chunks of [`RECORD_CHUNK`] tokens recorded in parallel.
+    fn all(vocab: &Vocab, merges: &MergeMap, split: &(impl Fn(&str, &mut Vec<u32>, &mut Vec<u8>) -> bool + Sync)) -> Vec<RecordedChunk> {
+        use rayon::prelude::*;
+        let record = |range: std::ops::Range<usize>| {
+            let mut chunk = RecordedChunk { steps: Vec::new(), keys: Vec::new(), records: Vec::with_capacity(range.len()) };
+            let (mut ids, mut pairs) = (Vec::new(), Vec::new());
+            for (token, id) in vocab.iter_range(range) {
+                ids.clear();
+                let key_start = chunk.keys.len();
+                if token.is_empty()
+                    || id == NONE
+                    || !split(token, &mut ids, &mut chunk.keys)
+                    || chunk.keys.len() == key_start
+                    || ids.is_empty()
+                {
+                    chunk.keys.truncate(key_start);
+                    continue;
+                }
+                let (first, last) = (ids[0], ids[ids.len() - 1]);
+                let run_start = chunk.steps.len();
+                record_run(&mut ids, merges, &mut chunk.steps, &mut pairs);
+                let run = (ids.as_slice() == [id]).then_some(run_start..chunk.steps.len());
+                if run.is_none() {
+                    chunk.steps.truncate(run_start);
+                }
+                chunk.records.push(Recorded { key: key_start..chunk.keys.len(), id, first, last, run });
+            }
+            chunk
+        };
+        let n = vocab.len();
+        if n <= RECORD_CHUNK {
+            return vec![record(0..n)];
+        }
+        (0..n.div_ceil(RECORD_CHUNK)).into_par_iter().map(|c| record(c * RECORD_CHUNK..n.min((c + 1) * RECORD_CHUNK))).collect()
     }
 }
 

@@ -13,7 +13,6 @@
 //! both sides, with lengths counted in raw bytes. `ignore_merges` compares the whole piece
 //! with the vocabulary: the trie holds the unreachable tokens too for that.
 
-use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -219,15 +218,16 @@ fn char_bytes() -> [Option<u8>; 0x144] {
     table
 }
 
-/// The raw bytes a byte-level token stands for, or `None` when a char of it is no byte char.
-fn raw_bytes(token: &str, table: &[Option<u8>; 0x144], mut each: impl FnMut(u8)) -> Option<Vec<u8>> {
-    let mut raw = Vec::with_capacity(token.len());
+/// Appends to `raw` the raw bytes a byte-level token stands for, calling `each` on each;
+/// `false` when a char of it is no byte char (then part of them may have been appended).
+fn raw_bytes(token: &str, table: &[Option<u8>; 0x144], raw: &mut Vec<u8>, mut each: impl FnMut(u8)) -> bool {
+    raw.reserve(token.len());
     for c in token.chars() {
-        let b = (*table.get(c as usize)?)?;
+        let Some(b) = table.get(c as usize).copied().flatten() else { return false };
         each(b);
         raw.push(b);
     }
-    Some(raw)
+    true
 }
 
 /// The raw-byte encoder of a byte-level BPE model (see the module docs).
@@ -351,8 +351,8 @@ impl ByteLevelBpe {
             *slot = chars.get(c)?;
         }
         let table = char_bytes();
-        let backtracker = Backtracker::build(vocab, merges, ignore_merges, |token, ids| {
-            raw_bytes(token, &table, |b| ids.push(byte_ids[usize::from(b)])).map(Cow::Owned)
+        let backtracker = Backtracker::build(vocab, merges, ignore_merges, |token, ids, key| {
+            raw_bytes(token, &table, key, |b| ids.push(byte_ids[usize::from(b)]))
         })?;
         let mut byte_pairs = vec![0u32; 1 << 16];
         let mut byte_merges = vec![u64::MAX];

@@ -180,6 +180,7 @@ impl BpeBuilder {
         let given = self.id_merges.is_some();
         let mut merges = self.id_merges.unwrap_or_else(|| MergeMap::with_capacity(self.merges.len()));
         let mut joined = String::new();
+        let mut resolved = Vec::with_capacity(if given { 0 } else { self.merges.len() });
         for (rank, (a, b)) in self.merges.iter().enumerate().filter(|_| !given) {
             let id_of = |t: &str| {
                 self.vocab
@@ -196,16 +197,22 @@ impl BpeBuilder {
             joined.push_str(a);
             joined.push_str(rest);
             let new_id = id_of(&joined)?;
-            // A repeated pair keeps its last rank, like HF's map insertion.
-            merges.insert((a_id, b_id), (rank as u32, new_id));
+            resolved.push(((a_id, b_id), (rank as u32, new_id)));
         }
+        // In order: a repeated pair keeps its last rank, like HF's map insertion.
+        merges.extend(resolved);
         let unk_id = self.unk_token.as_ref().and_then(|t| self.vocab.get(t).copied());
         let byte_ids = if self.byte_fallback { byte_token_ids(|t| self.vocab.get(t).copied()) } else { None };
         let prefix = self.continuing_subword_prefix.as_deref().filter(|p| !p.is_empty());
         let suffix = self.end_of_word_suffix.as_deref().filter(|s| !s.is_empty());
         let chars = CharIds::new(&self.vocab, "");
         let prefixed_chars = prefix.map(|p| CharIds::new(&self.vocab, p));
-        let vocab = Vocab::new(self.vocab);
+        // Two independent passes over large tables, side by side on a cold load.
+        let (vocab, scan_exact) = if merges.len() >= PARALLEL_BUILD {
+            rayon::join(|| Vocab::new(self.vocab), || merges.rank_follows_result())
+        } else {
+            (Vocab::new(self.vocab), merges.rank_follows_result())
+        };
         let all_bytes = byte_ids.as_ref().is_some_and(|b| b.iter().all(|&id| id != NO_ID));
         let affixes = prefix.is_some() || suffix.is_some();
         let cut = safe_cut_char(&vocab, &merges, self.unk_token.as_deref(), all_bytes, affixes);
@@ -219,7 +226,7 @@ impl BpeBuilder {
             prefixed_chars,
             cut,
             barriers,
-            scan_exact: merges.rank_follows_result(),
+            scan_exact,
             affixes,
             backtracker: OnceLock::new(),
             byte_level: OnceLock::new(),
@@ -239,6 +246,10 @@ impl BpeBuilder {
         })
     }
 }
+
+/// Merges from which [`BpeBuilder::build`] runs its independent passes in parallel (below,
+/// waking the thread pool costs more than it saves).
+const PARALLEL_BUILD: usize = 1 << 15;
 
 /// A cached word: `(id, byte length)` per token.
 type CachedWord = Box<[(u32, u32)]>;
