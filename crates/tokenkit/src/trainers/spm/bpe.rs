@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use ahash::{AHashMap, AHashSet};
+use rayon::prelude::*;
 
 use crate::models::sentencepiece::bpe::IdHasher;
 
@@ -381,12 +382,59 @@ impl Bpe<'_> {
     }
 }
 
+/// The pairs of adjacent chars of a run of words, found in parallel: the words as char
+/// symbols and each distinct pair in the order first seen.
+struct ChunkPairs {
+    /// The symbols of the words, one after another.
+    seq: Vec<u32>,
+    /// The length of each word, in chars.
+    lens: Vec<u32>,
+    /// Each distinct pair (no unk char in it), in the order first seen, with its number of
+    /// occurrences and its count weighted by the word counts.
+    keys: Vec<(Key, u32, i64)>,
+    /// For each adjacency of the words (in order), the index of its pair in `keys`, or `NONE`
+    /// when it holds the unk char.
+    local: Vec<u32>,
+}
+
+impl ChunkPairs {
+    /// The pairs of `words`, whose chars are numbered by `table` (by code point; all known).
+    fn find(words: &[(String, u64)], table: &[u32], unk: u32) -> Self {
+        let mut out = ChunkPairs { seq: Vec::new(), lens: Vec::with_capacity(words.len()), keys: Vec::new(), local: Vec::new() };
+        let mut index: HashMap<Key, u32, BuildHasherDefault<IdHasher>> = HashMap::default();
+        for (w, n) in words {
+            let start = out.seq.len();
+            out.seq.extend(w.chars().map(|c| table[c as usize]));
+            out.lens.push((out.seq.len() - start) as u32);
+            for i in start + 1..out.seq.len() {
+                let (l, r) = (out.seq[i - 1], out.seq[i]);
+                if l == unk || r == unk {
+                    out.local.push(NONE);
+                    continue;
+                }
+                let k = *index.entry(Key(l, r)).or_insert_with(|| {
+                    out.keys.push((Key(l, r), 0, 0));
+                    (out.keys.len() - 1) as u32
+                });
+                let entry = &mut out.keys[k as usize];
+                entry.1 += 1;
+                entry.2 += *n as i64;
+                out.local.push(k);
+            }
+        }
+        out
+    }
+}
+
 /// Learns `n_merges` pieces from `words` (a text and its count, in sentencepiece's order) and
 /// appends the `required` chars (in their order); returns pieces with scores.
 /// The words are dropped once they are turned into symbols.
+///
+/// The table of adjacent pairs is built in parallel (runs of words on the current rayon pool),
+/// then numbered and placed in the order a single pass over the words would find them, so the
+/// result does not depend on the thread count.
 pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usize, rules: PieceRules) -> Result<Vec<(String, f32)>> {
     let freqs: Vec<u64> = words.iter().map(|(_, n)| *n).collect();
-    let n_chars: usize = words.iter().map(|(w, _)| w.chars().count()).sum();
     let mut t = Bpe {
         rules,
         syms: Vec::new(),
@@ -394,7 +442,7 @@ pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usiz
         text: Vec::new(),
         chars: AHashMap::new(),
         pairs: HashMap::default(),
-        seq: Vec::with_capacity(n_chars),
+        seq: Vec::new(),
         starts: Vec::with_capacity(words.len() + 1),
         freqs: &freqs,
         heap: Vec::new(),
@@ -404,22 +452,88 @@ pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usiz
     for &(c, _) in required {
         t.char_sym(c);
     }
-    t.char_sym(UNK_CHAR);
+    let unk = t.char_sym(UNK_CHAR);
+    // Chars beyond the required ones get their numbers in the order first seen, as one pass
+    // over the words would give them.
+    let per_chunk = words.len().div_ceil(rayon::current_num_threads() * 8).max(256);
+    let known: Vec<char> = t.chars.keys().copied().collect();
+    let unseen: Vec<Vec<char>> = words
+        .par_chunks(per_chunk)
+        .map(|chunk| {
+            let mut seen: AHashSet<char> = known.iter().copied().collect();
+            let mut new = Vec::new();
+            for c in chunk.iter().flat_map(|(w, _)| w.chars()) {
+                if seen.insert(c) {
+                    new.push(c);
+                }
+            }
+            new
+        })
+        .collect();
+    for c in unseen.into_iter().flatten() {
+        t.char_sym(c);
+    }
+    let max_char = t.chars.keys().map(|&c| c as usize).max().unwrap_or(0);
+    let mut table = vec![NONE; max_char + 1];
+    for (&c, &id) in &t.chars {
+        table[c as usize] = id;
+    }
+    let mut chunks: Vec<ChunkPairs> = words.par_chunks(per_chunk).map(|chunk| ChunkPairs::find(chunk, &table, unk)).collect();
+    drop((words, table));
+
+    // The symbols of all the words, and the pairs numbered in the order first seen.
+    let n_chars: usize = chunks.iter().map(|c| c.seq.len()).sum();
+    t.seq.reserve_exact(n_chars);
     t.starts.push(0);
-    let n_words = words.len() as u32;
-    for (w, _) in words {
-        for c in w.chars() {
-            let id = t.char_sym(c);
-            t.seq.push(id);
+    let mut occurrences: Vec<u32> = Vec::new();
+    let mut ids: Vec<Vec<u32>> = Vec::with_capacity(chunks.len());
+    for chunk in chunks.iter_mut() {
+        t.seq.append(&mut chunk.seq);
+        chunk.seq = Vec::new();
+        for &len in &chunk.lens {
+            let end = t.starts.last().copied().unwrap_or(0) + len;
+            t.starts.push(end);
         }
-        t.starts.push(t.seq.len() as u32);
+        let mut map = Vec::with_capacity(chunk.keys.len());
+        for &(Key(l, r), occ, freq) in &chunk.keys {
+            let PairState::Symbol(id) = t.pair(l, r) else {
+                map.push(NONE);
+                continue;
+            };
+            let s = &mut t.syms[id as usize];
+            s.freq += freq;
+            if !s.pending {
+                s.pending = true;
+                t.pending.push(id);
+            }
+            if occurrences.len() <= id as usize {
+                occurrences.resize(id as usize + 1, 0);
+            }
+            occurrences[id as usize] += occ;
+            map.push(id);
+        }
+        ids.push(map);
     }
-    for w in 0..n_words {
-        let len = t.starts[w as usize + 1] - t.starts[w as usize];
-        for i in 1..len {
-            t.add_pair(w, i - 1, i);
+    // Each pair's places, in word order, in lists of their exact size.
+    for (id, &n) in occurrences.iter().enumerate() {
+        if n > 0 {
+            t.positions[id] = Vec::with_capacity(n as usize);
         }
     }
+    let mut w = 0u32;
+    for (chunk, map) in chunks.iter().zip(&ids) {
+        let mut adjacencies = chunk.local.iter();
+        for &len in &chunk.lens {
+            for i in 1..len {
+                let k = *adjacencies.next().expect("one per adjacency");
+                if k != NONE && map[k as usize] != NONE {
+                    t.positions[map[k as usize] as usize].push((w, i - 1));
+                }
+            }
+            w += 1;
+        }
+    }
+    drop((chunks, ids, occurrences));
     t.queue_pending();
 
     let mut pieces: Vec<(String, f32)> = Vec::with_capacity(n_merges + required.len());

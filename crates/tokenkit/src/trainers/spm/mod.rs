@@ -26,6 +26,8 @@
 
 mod bpe;
 mod options;
+#[cfg(test)]
+mod tests;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -216,6 +218,9 @@ pub fn train<I: Iterator<Item = Result<String>> + Send>(spec: &SpmTrainerSpec, s
     pool.install(|| train_selected(spec, &meta, selected.into_iter().map(Ok)))
 }
 
+/// Sentences normalized in parallel at a time (in order) when they are kept.
+const SENTENCE_BATCH: usize = 16 * 1024;
+
 fn train_selected<I: Iterator<Item = Result<String>>>(
     spec: &SpmTrainerSpec,
     meta: &std::collections::BTreeMap<i32, (String, PieceType)>,
@@ -231,25 +236,40 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         .map_err(|e| Error::invalid(format!("sentencepiece trainer: meta pieces: {e}")))?;
     // Units counted: words (split at `▁`) or whole sentences.
     let by_words = spec.split_by_whitespace || spec.model_type == ModelType::Word;
-    // The Unigram trainer takes its seeds from the whole sentences, so it keeps them (as
-    // sentencepiece does for every model).
-    let keep_sentences = spec.model_type == ModelType::Unigram;
-    let sentences: std::sync::Mutex<Vec<String>> = Default::default();
-    let split = |s: &str, f: &mut dyn FnMut(&str)| -> Result<()> {
+    let normalize = |s: &str| -> String {
         let mut out = Normalized::default();
         normalizer.normalize_text(s, &mut out);
-        let text = meta_matcher.replace_all(&out.text, &["\t"; 1].repeat(meta.len()));
-        if keep_sentences && !text.is_empty() {
-            sentences.lock().unwrap_or_else(|e| e.into_inner()).push(text.clone());
-        }
+        meta_matcher.replace_all(&out.text, &["\t"; 1].repeat(meta.len()))
+    };
+    let split_words = |text: &str, f: &mut dyn FnMut(&str)| -> Result<()> {
         if by_words {
-            split_into_words(&text, f);
+            split_into_words(text, f);
         } else if !text.is_empty() {
-            f(&text);
+            f(text);
         }
         Ok(())
     };
-    let (counts, n_sentences) = count_words(selected, &split, &NoProgress)?;
+    // The Unigram trainer takes its seeds from the whole sentences, so it keeps them (as
+    // sentencepiece does for every model), in their input order whatever the thread count
+    // (the seeds' counts depend on which sentence follows which).
+    let mut sentences: Vec<String> = Vec::new();
+    let (counts, n_sentences) = if spec.model_type == ModelType::Unigram {
+        let mut batch: Vec<String> = Vec::new();
+        let mut selected = selected.peekable();
+        while selected.peek().is_some() {
+            batch.clear();
+            for s in selected.by_ref().take(SENTENCE_BATCH) {
+                batch.push(s?);
+            }
+            sentences.par_extend(batch.par_iter().map(|s| normalize(s)));
+        }
+        let counted = count_words(sentences.iter().map(Ok), &split_words, &NoProgress)?;
+        sentences.retain(|s| !s.is_empty());
+        counted
+    } else {
+        let split = |s: &str, f: &mut dyn FnMut(&str)| split_words(&normalize(s), f);
+        count_words(selected, &split, &NoProgress)?
+    };
     if counts.is_empty() {
         return Err(Error::invalid("sentencepiece trainer: the input has no sentences (all empty, too long or skipped)"));
     }
@@ -331,7 +351,6 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         }
         ModelType::Unigram => {
             // The sentences as sentencepiece trains on them: rare chars (and boundaries) as `▅`.
-            let mut sentences = sentences.into_inner().unwrap_or_else(|e| e.into_inner());
             sentences.par_iter_mut().for_each(|s| {
                 if !s.chars().all(|c| alphabet.contains(&c)) {
                     *s = s.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
