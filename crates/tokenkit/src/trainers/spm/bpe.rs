@@ -382,48 +382,38 @@ impl Bpe<'_> {
     }
 }
 
-/// The pairs of adjacent chars of a run of words, found in parallel: the words as char
-/// symbols and each distinct pair in the order first seen.
-struct ChunkPairs {
-    /// The symbols of the words, one after another.
-    seq: Vec<u32>,
-    /// The length of each word, in chars.
-    lens: Vec<u32>,
-    /// Each distinct pair (no unk char in it), in the order first seen, with its number of
-    /// occurrences and its count weighted by the word counts.
-    keys: Vec<(Key, u32, i64)>,
-    /// For each adjacency of the words (in order), the index of its pair in `keys`, or `NONE`
-    /// when it holds the unk char.
-    local: Vec<u32>,
-}
+/// The distinct pairs of adjacent chars of a run of words (no unk char in them), in the order
+/// first seen, with their number of occurrences and their count weighted by the word counts.
+type ChunkPairs = Vec<(Key, u32, i64)>;
 
-impl ChunkPairs {
-    /// The pairs of `words`, whose chars are numbered by `table` (by code point; all known).
-    fn find(words: &[(String, u64)], table: &[u32], unk: u32) -> Self {
-        let mut out = ChunkPairs { seq: Vec::new(), lens: Vec::with_capacity(words.len()), keys: Vec::new(), local: Vec::new() };
-        let mut index: HashMap<Key, u32, BuildHasherDefault<IdHasher>> = HashMap::default();
-        for (w, n) in words {
-            let start = out.seq.len();
-            out.seq.extend(w.chars().map(|c| table[c as usize]));
-            out.lens.push((out.seq.len() - start) as u32);
-            for i in start + 1..out.seq.len() {
-                let (l, r) = (out.seq[i - 1], out.seq[i]);
-                if l == unk || r == unk {
-                    out.local.push(NONE);
-                    continue;
-                }
-                let k = *index.entry(Key(l, r)).or_insert_with(|| {
-                    out.keys.push((Key(l, r), 0, 0));
-                    (out.keys.len() - 1) as u32
-                });
-                let entry = &mut out.keys[k as usize];
-                entry.1 += 1;
-                entry.2 += *n as i64;
-                out.local.push(k);
-            }
+/// Writes the symbols of `words` (their chars numbered by `table`, by code point; all known)
+/// to `seq` (exactly as long) and returns their pairs.
+fn chunk_pairs(words: &[(String, u64)], seq: &mut [u32], table: &[u32], unk: u32) -> ChunkPairs {
+    let mut keys = ChunkPairs::new();
+    let mut index: HashMap<Key, u32, BuildHasherDefault<IdHasher>> = HashMap::default();
+    let mut start = 0;
+    for (w, n) in words {
+        let mut end = start;
+        for c in w.chars() {
+            seq[end] = table[c as usize];
+            end += 1;
         }
-        out
+        for pair in seq[start..end].windows(2) {
+            let (l, r) = (pair[0], pair[1]);
+            if l == unk || r == unk {
+                continue;
+            }
+            let k = *index.entry(Key(l, r)).or_insert_with(|| {
+                keys.push((Key(l, r), 0, 0));
+                (keys.len() - 1) as u32
+            });
+            let entry = &mut keys[k as usize];
+            entry.1 += 1;
+            entry.2 += *n as i64;
+        }
+        start = end;
     }
+    keys
 }
 
 /// Learns `n_merges` pieces from `words` (a text and its count, in sentencepiece's order) and
@@ -478,28 +468,30 @@ pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usiz
     for (&c, &id) in &t.chars {
         table[c as usize] = id;
     }
-    let mut chunks: Vec<ChunkPairs> = words.par_chunks(per_chunk).map(|chunk| ChunkPairs::find(chunk, &table, unk)).collect();
-    drop((words, table));
-
-    // The symbols of all the words, and the pairs numbered in the order first seen.
-    let n_chars: usize = chunks.iter().map(|c| c.seq.len()).sum();
-    t.seq.reserve_exact(n_chars);
+    // The words' symbols, written in place by runs of words.
+    let lens: Vec<u32> = words.par_iter().map(|(w, _)| w.chars().count() as u32).collect();
     t.starts.push(0);
+    for &len in &lens {
+        let end = t.starts.last().copied().unwrap_or(0) + len;
+        t.starts.push(end);
+    }
+    t.seq = vec![0; t.starts.last().copied().unwrap_or(0) as usize];
+    let mut slices: Vec<&mut [u32]> = Vec::new();
+    let mut rest: &mut [u32] = &mut t.seq;
+    for run in lens.chunks(per_chunk) {
+        let (head, tail) = rest.split_at_mut(run.iter().map(|&n| n as usize).sum());
+        slices.push(head);
+        rest = tail;
+    }
+    let chunks: Vec<ChunkPairs> =
+        words.par_chunks(per_chunk).zip(slices.into_par_iter()).map(|(run, seq)| chunk_pairs(run, seq, &table, unk)).collect();
+    drop((words, table, lens));
+
+    // The pairs numbered in the order first seen.
     let mut occurrences: Vec<u32> = Vec::new();
-    let mut ids: Vec<Vec<u32>> = Vec::with_capacity(chunks.len());
-    for chunk in chunks.iter_mut() {
-        t.seq.append(&mut chunk.seq);
-        chunk.seq = Vec::new();
-        for &len in &chunk.lens {
-            let end = t.starts.last().copied().unwrap_or(0) + len;
-            t.starts.push(end);
-        }
-        let mut map = Vec::with_capacity(chunk.keys.len());
-        for &(Key(l, r), occ, freq) in &chunk.keys {
-            let PairState::Symbol(id) = t.pair(l, r) else {
-                map.push(NONE);
-                continue;
-            };
+    for chunk in &chunks {
+        for &(Key(l, r), occ, freq) in chunk {
+            let PairState::Symbol(id) = t.pair(l, r) else { continue };
             let s = &mut t.syms[id as usize];
             s.freq += freq;
             if !s.pending {
@@ -510,30 +502,24 @@ pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usiz
                 occurrences.resize(id as usize + 1, 0);
             }
             occurrences[id as usize] += occ;
-            map.push(id);
         }
-        ids.push(map);
     }
+    drop(chunks);
     // Each pair's places, in word order, in lists of their exact size.
     for (id, &n) in occurrences.iter().enumerate() {
         if n > 0 {
             t.positions[id] = Vec::with_capacity(n as usize);
         }
     }
-    let mut w = 0u32;
-    for (chunk, map) in chunks.iter().zip(&ids) {
-        let mut adjacencies = chunk.local.iter();
-        for &len in &chunk.lens {
-            for i in 1..len {
-                let k = *adjacencies.next().expect("one per adjacency");
-                if k != NONE && map[k as usize] != NONE {
-                    t.positions[map[k as usize] as usize].push((w, i - 1));
-                }
+    drop(occurrences);
+    for (w, span) in t.starts.windows(2).enumerate() {
+        let word = &t.seq[span[0] as usize..span[1] as usize];
+        for (i, pair) in word.windows(2).enumerate() {
+            if let Some(PairState::Symbol(id)) = t.pairs.get(&Key(pair[0], pair[1])).map(|p| p.unpack()) {
+                t.positions[id as usize].push((w as u32, i as u32));
             }
-            w += 1;
         }
     }
-    drop((chunks, ids, occurrences));
     t.queue_pending();
 
     let mut pieces: Vec<(String, f32)> = Vec::with_capacity(n_merges + required.len());

@@ -275,14 +275,28 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
     }
 
     // The alphabet: chars by count until `character_coverage` of all chars is reached.
-    let mut char_counts: AHashMap<char, u64> = AHashMap::new();
-    for (w, &n) in &counts {
-        for c in w.chars() {
-            if c != '\0' {
-                *char_counts.entry(c).or_insert(0) += n;
+    // (Counted in parallel runs of words; integer sums, so in any order.)
+    let mut words: Vec<(String, u64)> = counts.into_iter().collect();
+    let char_counts: AHashMap<char, u64> = words
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut m: AHashMap<char, u64> = AHashMap::new();
+            for (w, n) in chunk {
+                for c in w.chars().filter(|&c| c != '\0') {
+                    *m.entry(c).or_insert(0) += n;
+                }
             }
-        }
-    }
+            m
+        })
+        .reduce(AHashMap::new, |mut a, mut b| {
+            if a.len() < b.len() {
+                std::mem::swap(&mut a, &mut b);
+            }
+            for (c, n) in b {
+                *a.entry(c).or_insert(0) += n;
+            }
+            a
+        });
     let all: u64 = char_counts.values().sum();
     let mut sorted: Vec<(char, u64)> = char_counts.into_iter().collect();
     sorted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -308,19 +322,26 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
             required.len() + meta.len()
         )));
     }
-    // Rare chars (and boundaries) become `▅`.
-    let mut words: WordCounts = WordCounts::default();
-    for (w, n) in counts {
-        if w.chars().all(|c| alphabet.contains(&c)) {
-            *words.entry(w).or_insert(0) += n;
-        } else {
-            let w: String = w.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
-            *words.entry(w).or_insert(0) += n;
+    // Rare chars (and boundaries) become `▅`; words made equal by it are added up.
+    let replaced = std::sync::atomic::AtomicBool::new(false);
+    words.par_iter_mut().for_each(|(w, _)| {
+        if !w.chars().all(|c| alphabet.contains(&c)) {
+            *w = w.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
+            replaced.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+    });
+    if replaced.into_inner() {
+        words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        words.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
     }
     let report = SpmTrainReport { sentences: n_sentences, distinct_words: words.len(), alphabet: required.len() };
-    let mut words: Vec<(String, u64)> = words.into_iter().collect();
-    words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    words.par_sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
     let slots = (spec.vocab_size as usize).saturating_sub(meta.len());
     let pieces: Vec<(String, f32)> = match spec.model_type {
