@@ -11,6 +11,7 @@ pub mod parallel;
 pub mod pattern;
 pub mod regex;
 pub mod sorted_runs;
+pub mod suffix_array;
 pub mod table_cache;
 pub mod trie;
 pub(crate) mod used_slots;

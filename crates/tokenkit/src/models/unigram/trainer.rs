@@ -280,7 +280,7 @@ impl UnigramTrainer {
         chars.sort_unstable_by(|a, b| b.cmp(a));
 
         let mut substrings: Vec<(u64, u32, u32)> = Vec::new();
-        suffix::for_each_repeat(&text, |r| {
+        suffix::for_each_repeat(&text, char::MAX as usize + 1, |r| {
             let (start, len) = (r.offset as usize, r.len as usize);
             if len <= 1 || len > self.max_piece_length || text[start..start + len].contains(&0) {
                 return;
@@ -308,7 +308,7 @@ impl UnigramTrainer {
     fn spm_seed_pieces(&self, spm: &SpmInput<'_>) -> Result<Vec<Piece>> {
         use piece_rules::{BOUNDARY, UNK_CHAR};
         let total: usize = spm.sentences.iter().map(|s| s.len() + 1).sum();
-        let mut text: Vec<u32> = Vec::with_capacity(total);
+        let mut text: Vec<u8> = Vec::with_capacity(total);
         let mut char_counts: AHashMap<char, u64> = AHashMap::new();
         for s in spm.sentences {
             for c in s.chars() {
@@ -316,16 +316,16 @@ impl UnigramTrainer {
                     *char_counts.entry(c).or_insert(0) += 1;
                 }
             }
-            text.extend(s.bytes().map(u32::from));
+            text.extend_from_slice(s.as_bytes());
             text.push(0);
         }
         let mut chars: Vec<(u64, char)> = char_counts.into_iter().map(|(c, n)| (n, c)).collect();
         chars.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
 
-        let continuation = |b: u32| b & 0xC0 == 0x80;
+        let continuation = |b: u8| b & 0xC0 == 0x80;
         let mut occurrences: AHashMap<String, u64> = AHashMap::new();
         let mut piece_chars: Vec<char> = Vec::new();
-        suffix::for_each_repeat(&text, |r| {
+        suffix::for_each_repeat(&text, 256, |r| {
             let (start, depth) = (r.offset as usize, r.len as usize);
             if depth <= 1 || continuation(text[start]) || text.get(start + depth).is_some_and(|&b| continuation(b)) {
                 return;
@@ -334,16 +334,22 @@ impl UnigramTrainer {
             while let [rest @ .., 0] = bytes {
                 bytes = rest;
             }
-            if bytes.contains(&0) {
+            // More bytes than `max_len` chars can take: too long (is_valid would say so).
+            if bytes.len() > 4 * spm.rules.max_len || bytes.contains(&0) {
                 return;
             }
-            let Ok(piece) = String::from_utf8(bytes.iter().map(|&b| b as u8).collect()) else { return };
+            let Ok(piece) = std::str::from_utf8(bytes) else { return };
             piece_chars.clear();
             piece_chars.extend(piece.chars());
             if piece_chars.len() <= 1 || !spm.rules.is_valid(&piece_chars) {
                 return;
             }
-            *occurrences.entry(piece).or_insert(0) += u64::from(r.freq);
+            match occurrences.get_mut(piece) {
+                Some(n) => *n += u64::from(r.freq),
+                None => {
+                    occurrences.insert(piece.to_owned(), u64::from(r.freq));
+                }
+            }
         })?;
         // Scores as sentencepiece computes them, in f32.
         let mut substrings: Vec<(f32, String)> = occurrences.into_iter().map(|(p, n)| (n as f32 * p.chars().count() as f32, p)).collect();

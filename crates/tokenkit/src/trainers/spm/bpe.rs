@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use ahash::{AHashMap, AHashSet};
+use rayon::prelude::*;
 
 use crate::models::sentencepiece::bpe::IdHasher;
 
@@ -381,12 +382,49 @@ impl Bpe<'_> {
     }
 }
 
+/// The distinct pairs of adjacent chars of a run of words (no unk char in them), in the order
+/// first seen, with their number of occurrences and their count weighted by the word counts.
+type ChunkPairs = Vec<(Key, u32, i64)>;
+
+/// Writes the symbols of `words` (their chars numbered by `table`, by code point; all known)
+/// to `seq` (exactly as long) and returns their pairs.
+fn chunk_pairs(words: &[(String, u64)], seq: &mut [u32], table: &[u32], unk: u32) -> ChunkPairs {
+    let mut keys = ChunkPairs::new();
+    let mut index: HashMap<Key, u32, BuildHasherDefault<IdHasher>> = HashMap::default();
+    let mut start = 0;
+    for (w, n) in words {
+        let mut end = start;
+        for c in w.chars() {
+            seq[end] = table[c as usize];
+            end += 1;
+        }
+        for pair in seq[start..end].windows(2) {
+            let (l, r) = (pair[0], pair[1]);
+            if l == unk || r == unk {
+                continue;
+            }
+            let k = *index.entry(Key(l, r)).or_insert_with(|| {
+                keys.push((Key(l, r), 0, 0));
+                (keys.len() - 1) as u32
+            });
+            let entry = &mut keys[k as usize];
+            entry.1 += 1;
+            entry.2 += *n as i64;
+        }
+        start = end;
+    }
+    keys
+}
+
 /// Learns `n_merges` pieces from `words` (a text and its count, in sentencepiece's order) and
 /// appends the `required` chars (in their order); returns pieces with scores.
 /// The words are dropped once they are turned into symbols.
+///
+/// The table of adjacent pairs is built in parallel (runs of words on the current rayon pool),
+/// then numbered and placed in the order a single pass over the words would find them, so the
+/// result does not depend on the thread count.
 pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usize, rules: PieceRules) -> Result<Vec<(String, f32)>> {
     let freqs: Vec<u64> = words.iter().map(|(_, n)| *n).collect();
-    let n_chars: usize = words.iter().map(|(w, _)| w.chars().count()).sum();
     let mut t = Bpe {
         rules,
         syms: Vec::new(),
@@ -394,7 +432,7 @@ pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usiz
         text: Vec::new(),
         chars: AHashMap::new(),
         pairs: HashMap::default(),
-        seq: Vec::with_capacity(n_chars),
+        seq: Vec::new(),
         starts: Vec::with_capacity(words.len() + 1),
         freqs: &freqs,
         heap: Vec::new(),
@@ -404,20 +442,82 @@ pub fn train(words: Vec<(String, u64)>, required: &[(char, u64)], n_merges: usiz
     for &(c, _) in required {
         t.char_sym(c);
     }
-    t.char_sym(UNK_CHAR);
-    t.starts.push(0);
-    let n_words = words.len() as u32;
-    for (w, _) in words {
-        for c in w.chars() {
-            let id = t.char_sym(c);
-            t.seq.push(id);
-        }
-        t.starts.push(t.seq.len() as u32);
+    let unk = t.char_sym(UNK_CHAR);
+    // Chars beyond the required ones get their numbers in the order first seen, as one pass
+    // over the words would give them.
+    let per_chunk = words.len().div_ceil(rayon::current_num_threads() * 8).max(256);
+    let known: Vec<char> = t.chars.keys().copied().collect();
+    let unseen: Vec<Vec<char>> = words
+        .par_chunks(per_chunk)
+        .map(|chunk| {
+            let mut seen: AHashSet<char> = known.iter().copied().collect();
+            let mut new = Vec::new();
+            for c in chunk.iter().flat_map(|(w, _)| w.chars()) {
+                if seen.insert(c) {
+                    new.push(c);
+                }
+            }
+            new
+        })
+        .collect();
+    for c in unseen.into_iter().flatten() {
+        t.char_sym(c);
     }
-    for w in 0..n_words {
-        let len = t.starts[w as usize + 1] - t.starts[w as usize];
-        for i in 1..len {
-            t.add_pair(w, i - 1, i);
+    let max_char = t.chars.keys().map(|&c| c as usize).max().unwrap_or(0);
+    let mut table = vec![NONE; max_char + 1];
+    for (&c, &id) in &t.chars {
+        table[c as usize] = id;
+    }
+    // The words' symbols, written in place by runs of words.
+    let lens: Vec<u32> = words.par_iter().map(|(w, _)| w.chars().count() as u32).collect();
+    t.starts.push(0);
+    for &len in &lens {
+        let end = t.starts.last().copied().unwrap_or(0) + len;
+        t.starts.push(end);
+    }
+    t.seq = vec![0; t.starts.last().copied().unwrap_or(0) as usize];
+    let mut slices: Vec<&mut [u32]> = Vec::new();
+    let mut rest: &mut [u32] = &mut t.seq;
+    for run in lens.chunks(per_chunk) {
+        let (head, tail) = rest.split_at_mut(run.iter().map(|&n| n as usize).sum());
+        slices.push(head);
+        rest = tail;
+    }
+    let chunks: Vec<ChunkPairs> =
+        words.par_chunks(per_chunk).zip(slices.into_par_iter()).map(|(run, seq)| chunk_pairs(run, seq, &table, unk)).collect();
+    drop((words, table, lens));
+
+    // The pairs numbered in the order first seen.
+    let mut occurrences: Vec<u32> = Vec::new();
+    for chunk in &chunks {
+        for &(Key(l, r), occ, freq) in chunk {
+            let PairState::Symbol(id) = t.pair(l, r) else { continue };
+            let s = &mut t.syms[id as usize];
+            s.freq += freq;
+            if !s.pending {
+                s.pending = true;
+                t.pending.push(id);
+            }
+            if occurrences.len() <= id as usize {
+                occurrences.resize(id as usize + 1, 0);
+            }
+            occurrences[id as usize] += occ;
+        }
+    }
+    drop(chunks);
+    // Each pair's places, in word order, in lists of their exact size.
+    for (id, &n) in occurrences.iter().enumerate() {
+        if n > 0 {
+            t.positions[id] = Vec::with_capacity(n as usize);
+        }
+    }
+    drop(occurrences);
+    for (w, span) in t.starts.windows(2).enumerate() {
+        let word = &t.seq[span[0] as usize..span[1] as usize];
+        for (i, pair) in word.windows(2).enumerate() {
+            if let Some(PairState::Symbol(id)) = t.pairs.get(&Key(pair[0], pair[1])).map(|p| p.unpack()) {
+                t.positions[id as usize].push((w as u32, i as u32));
+            }
         }
     }
     t.queue_pending();

@@ -26,6 +26,8 @@
 
 mod bpe;
 mod options;
+#[cfg(test)]
+mod tests;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -216,6 +218,9 @@ pub fn train<I: Iterator<Item = Result<String>> + Send>(spec: &SpmTrainerSpec, s
     pool.install(|| train_selected(spec, &meta, selected.into_iter().map(Ok)))
 }
 
+/// Sentences normalized in parallel at a time (in order) when they are kept.
+const SENTENCE_BATCH: usize = 16 * 1024;
+
 fn train_selected<I: Iterator<Item = Result<String>>>(
     spec: &SpmTrainerSpec,
     meta: &std::collections::BTreeMap<i32, (String, PieceType)>,
@@ -231,38 +236,67 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         .map_err(|e| Error::invalid(format!("sentencepiece trainer: meta pieces: {e}")))?;
     // Units counted: words (split at `▁`) or whole sentences.
     let by_words = spec.split_by_whitespace || spec.model_type == ModelType::Word;
-    // The Unigram trainer takes its seeds from the whole sentences, so it keeps them (as
-    // sentencepiece does for every model).
-    let keep_sentences = spec.model_type == ModelType::Unigram;
-    let sentences: std::sync::Mutex<Vec<String>> = Default::default();
-    let split = |s: &str, f: &mut dyn FnMut(&str)| -> Result<()> {
+    let normalize = |s: &str| -> String {
         let mut out = Normalized::default();
         normalizer.normalize_text(s, &mut out);
-        let text = meta_matcher.replace_all(&out.text, &["\t"; 1].repeat(meta.len()));
-        if keep_sentences && !text.is_empty() {
-            sentences.lock().unwrap_or_else(|e| e.into_inner()).push(text.clone());
-        }
+        meta_matcher.replace_all(&out.text, &["\t"; 1].repeat(meta.len()))
+    };
+    let split_words = |text: &str, f: &mut dyn FnMut(&str)| -> Result<()> {
         if by_words {
-            split_into_words(&text, f);
+            split_into_words(text, f);
         } else if !text.is_empty() {
-            f(&text);
+            f(text);
         }
         Ok(())
     };
-    let (counts, n_sentences) = count_words(selected, &split, &NoProgress)?;
+    // The Unigram trainer takes its seeds from the whole sentences, so it keeps them (as
+    // sentencepiece does for every model), in their input order whatever the thread count
+    // (the seeds' counts depend on which sentence follows which).
+    let mut sentences: Vec<String> = Vec::new();
+    let (counts, n_sentences) = if spec.model_type == ModelType::Unigram {
+        let mut batch: Vec<String> = Vec::new();
+        let mut selected = selected.peekable();
+        while selected.peek().is_some() {
+            batch.clear();
+            for s in selected.by_ref().take(SENTENCE_BATCH) {
+                batch.push(s?);
+            }
+            sentences.par_extend(batch.par_iter().map(|s| normalize(s)));
+        }
+        let counted = count_words(sentences.iter().map(Ok), &split_words, &NoProgress)?;
+        sentences.retain(|s| !s.is_empty());
+        counted
+    } else {
+        let split = |s: &str, f: &mut dyn FnMut(&str)| split_words(&normalize(s), f);
+        count_words(selected, &split, &NoProgress)?
+    };
     if counts.is_empty() {
         return Err(Error::invalid("sentencepiece trainer: the input has no sentences (all empty, too long or skipped)"));
     }
 
     // The alphabet: chars by count until `character_coverage` of all chars is reached.
-    let mut char_counts: AHashMap<char, u64> = AHashMap::new();
-    for (w, &n) in &counts {
-        for c in w.chars() {
-            if c != '\0' {
-                *char_counts.entry(c).or_insert(0) += n;
+    // (Counted in parallel runs of words; integer sums, so in any order.)
+    let mut words: Vec<(String, u64)> = counts.into_iter().collect();
+    let char_counts: AHashMap<char, u64> = words
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut m: AHashMap<char, u64> = AHashMap::new();
+            for (w, n) in chunk {
+                for c in w.chars().filter(|&c| c != '\0') {
+                    *m.entry(c).or_insert(0) += n;
+                }
             }
-        }
-    }
+            m
+        })
+        .reduce(AHashMap::new, |mut a, mut b| {
+            if a.len() < b.len() {
+                std::mem::swap(&mut a, &mut b);
+            }
+            for (c, n) in b {
+                *a.entry(c).or_insert(0) += n;
+            }
+            a
+        });
     let all: u64 = char_counts.values().sum();
     let mut sorted: Vec<(char, u64)> = char_counts.into_iter().collect();
     sorted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -288,19 +322,26 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
             required.len() + meta.len()
         )));
     }
-    // Rare chars (and boundaries) become `▅`.
-    let mut words: WordCounts = WordCounts::default();
-    for (w, n) in counts {
-        if w.chars().all(|c| alphabet.contains(&c)) {
-            *words.entry(w).or_insert(0) += n;
-        } else {
-            let w: String = w.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
-            *words.entry(w).or_insert(0) += n;
+    // Rare chars (and boundaries) become `▅`; words made equal by it are added up.
+    let replaced = std::sync::atomic::AtomicBool::new(false);
+    words.par_iter_mut().for_each(|(w, _)| {
+        if !w.chars().all(|c| alphabet.contains(&c)) {
+            *w = w.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
+            replaced.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+    });
+    if replaced.into_inner() {
+        words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        words.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
     }
     let report = SpmTrainReport { sentences: n_sentences, distinct_words: words.len(), alphabet: required.len() };
-    let mut words: Vec<(String, u64)> = words.into_iter().collect();
-    words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    words.par_sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
     let slots = (spec.vocab_size as usize).saturating_sub(meta.len());
     let pieces: Vec<(String, f32)> = match spec.model_type {
@@ -331,7 +372,6 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         }
         ModelType::Unigram => {
             // The sentences as sentencepiece trains on them: rare chars (and boundaries) as `▅`.
-            let mut sentences = sentences.into_inner().unwrap_or_else(|e| e.into_inner());
             sentences.par_iter_mut().for_each(|s| {
                 if !s.chars().all(|c| alphabet.contains(&c)) {
                     *s = s.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
