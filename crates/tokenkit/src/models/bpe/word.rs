@@ -36,6 +36,12 @@ const EMPTY: u64 = u64::MAX;
 /// The multiplier of [`MergeMap`]'s hash (the slot is the product's top bits).
 const HASH: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// The first slot tried for `key` in a table of `64 - shift` bits.
+#[inline]
+fn home_slot(key: u64, shift: u32) -> usize {
+    (key.wrapping_mul(HASH) >> shift) as usize
+}
+
 #[inline]
 fn pair_key((a, b): Pair) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
@@ -71,7 +77,7 @@ impl MergeMap {
 
     #[inline]
     fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(HASH) >> self.shift) as usize
+        home_slot(key, self.shift)
     }
 
     /// The `(rank, new id)` of `pair`.
@@ -120,7 +126,7 @@ impl MergeMap {
                     }
                     continue;
                 }
-                let mut i = (key.wrapping_mul(HASH) >> shift) as usize;
+                let mut i = home_slot(key, shift);
                 loop {
                     let slot = &mut slots[i];
                     if slot.key == key {

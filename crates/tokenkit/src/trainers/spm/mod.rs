@@ -218,6 +218,16 @@ pub fn train<I: Iterator<Item = Result<String>> + Send>(spec: &SpmTrainerSpec, s
     pool.install(|| train_selected(spec, &meta, selected.into_iter().map(Ok)))
 }
 
+/// Replaces the chars of `text` outside `alphabet` (rare chars, boundaries) by `▅`, as
+/// sentencepiece's trainer does; whether there were any.
+fn rare_as_unk(text: &mut String, alphabet: &ahash::AHashSet<char>) -> bool {
+    if text.chars().all(|c| alphabet.contains(&c)) {
+        return false;
+    }
+    *text = text.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
+    true
+}
+
 /// Sentences normalized in parallel at a time (in order) when they are kept.
 const SENTENCE_BATCH: usize = 16 * 1024;
 
@@ -325,8 +335,7 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
     // Rare chars (and boundaries) become `▅`; words made equal by it are added up.
     let replaced = std::sync::atomic::AtomicBool::new(false);
     words.par_iter_mut().for_each(|(w, _)| {
-        if !w.chars().all(|c| alphabet.contains(&c)) {
-            *w = w.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
+        if rare_as_unk(w, &alphabet) {
             replaced.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     });
@@ -373,9 +382,7 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         ModelType::Unigram => {
             // The sentences as sentencepiece trains on them: rare chars (and boundaries) as `▅`.
             sentences.par_iter_mut().for_each(|s| {
-                if !s.chars().all(|c| alphabet.contains(&c)) {
-                    *s = s.chars().map(|c| if alphabet.contains(&c) { c } else { UNK_CHAR }).collect();
-                }
+                rare_as_unk(s, &alphabet);
             });
             unigram(spec, &words, &required, &sentences, slots)?
         }
