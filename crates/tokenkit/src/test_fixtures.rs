@@ -61,6 +61,18 @@ pub fn corpora() -> PathBuf {
     get("corpora").expect("the fixture step always provides corpora")
 }
 
+/// The first of `candidates` (paths under [`corpora`]) that this machine has: list the shared
+/// corpora's file first, then the one a fresh clone has (botchan from the registry, the built-in
+/// samples). None of them present is a failure, never a skip.
+pub fn corpus_file(candidates: &[&str]) -> PathBuf {
+    let dir = corpora();
+    candidates
+        .iter()
+        .map(|rel| dir.join(rel))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("none of {candidates:?} in {}: run scripts/setup.sh", dir.display()))
+}
+
 /// The `Precompiled` normalizer (JSON) of the nmt_nfkc charsmap: XLNet's, from
 /// hub/xlnet_base_cased.json, or where that is absent the same bytes from ALBERT's spiece.model
 /// (registry/albert/spiece.model; XLNet's and ALBERT's models carry one and the same charsmap,

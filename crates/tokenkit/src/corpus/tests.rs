@@ -521,14 +521,12 @@ fn gopher_rules_remove_what_each_rule_names() {
 /// corpora's file, else the one a fresh clone has (botchan from the registry, the built-in
 /// samples for Japanese and Chinese). There is always one: no test here is skipped.
 fn lang_lines(lang: &str, min_chars: usize, max: usize) -> Vec<String> {
-    let corpora = crate::test_fixtures::corpora();
     let files: &[&str] = match lang {
         "en" => &["en/pride_and_prejudice.txt", "en/botchan.txt"],
         "ja" => &["ja/wagahai.txt", "builtin/ja/sample.txt"],
         _ => &["zh/lunyu.txt", "builtin/zh/sample.txt"],
     };
-    let path =
-        files.iter().map(|f| corpora.join(f)).find(|p| p.is_file()).unwrap_or_else(|| panic!("no {lang} corpus in {}", corpora.display()));
+    let path = crate::test_fixtures::corpus_file(files);
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<String> = text.lines().filter(|l| l.trim().chars().count() >= min_chars).take(max).map(str::to_owned).collect();
     assert!(lines.len() >= 50, "{}: {} lines", path.display(), lines.len());
