@@ -330,3 +330,47 @@ def test_help_names_every_format_and_subcommand():
         if n not in train_help:
             sub_missing.append(f"train {n}")
     check("--help", rc == 0 and not missing and not sub_missing, f"missing {missing} {sub_missing}")
+
+
+# --------------------------------------------------------------------------------------------
+# --jsonl streams: memory does not grow with the number of lines
+
+
+def _peak_rss_mb(args: list[str], stdin: bytes) -> tuple[float, int]:
+    """Peak RSS (MB) of the CLI run with `args` on `stdin`, and the number of output lines."""
+    import os
+    import subprocess
+    import threading
+
+    cmd = [*h.cli_prefix(h.require_cli()), *args]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=h._cli_env())
+    lines = [0]
+
+    def count():
+        for _ in p.stdout:
+            lines[0] += 1
+
+    reader = threading.Thread(target=count)
+    reader.start()
+    p.stdin.write(stdin)
+    p.stdin.close()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    reader.join()
+    assert p.returncode == 0, f"{args}: exit {p.returncode}"
+    return usage.ru_maxrss / 1024, lines[0]
+
+
+@pytest.mark.parametrize("source", ["tiktoken", "bert", "sp-bpe"])
+def test_jsonl_memory_does_not_grow_with_the_lines(source):
+    """Each JSON line is read, encoded and written in batches as the input streams: 600,000
+    lines more (about 30 MB of input, held whole it was 60+ MB more) leave the peak RSS within
+    12 MB."""
+    def lines(n: int) -> bytes:
+        return "".join(json.dumps(f"Line {i}: the quick brown fox jumps over {i % 97} lazy dogs.") + "\n" for i in range(n)).encode()
+
+    args = [*_source(source), "encode", "--jsonl"] + (["--no-special"] if source != "tiktoken" else [])
+    (small, n_small), (large, n_large) = (_peak_rss_mb(args, lines(n)) for n in (200_000, 800_000))
+    ok = (n_small, n_large) == (200_000, 800_000) and large - small < 12
+    check(f"jsonl-streams-{source}", ok, f"peak RSS {small:.0f} MB for 200k lines, {large:.0f} MB for 800k ({n_small}, {n_large} output lines)")
+    assert ok, f"peak RSS {small:.0f} MB for 200k lines, {large:.0f} MB for 800k ({n_small}, {n_large} output lines)"

@@ -533,16 +533,16 @@ fn run(cli: Cli) -> Result<()> {
                         let inputs = read_inputs(jsonl, texts, |l| serde_json::from_str::<String>(l).context("expected a JSON string"))?;
                         return spm::encode(&tok, &sp, inputs, Output::new(jsonl));
                     }
-                    let inputs = read_inputs(jsonl, texts, |l| parse_input(l, pretokenized))?;
+                    let inputs = read_inputs(jsonl, texts, move |l| parse_input(l, pretokenized))?;
                     encode(&tok, inputs, !no_special, full, batch_size, Output::new(jsonl))
                 }
             }
         }
         Command::Decode { source, jsonl, skip_special, stream, errors, ids } => {
             let sequences = if jsonl {
-                read_jsonl(|l| serde_json::from_str::<Vec<u32>>(l).context("expected a JSON array of token ids"))?
+                read_jsonl(|l| serde_json::from_str::<Vec<u32>>(l).context("expected a JSON array of token ids"))
             } else {
-                vec![(Origin::Arguments, Ok(ids))]
+                Inputs::of(vec![(Origin::Arguments, Ok(ids))])
             };
             let out = Output::new(jsonl);
             match source.load()? {
@@ -653,41 +653,80 @@ impl Origin {
     }
 }
 
-/// Inputs with their origin; an input that could not be read holds the reason.
-type Inputs<T> = Vec<(Origin, Result<T>)>;
+/// Inputs with their origin, read as they are taken (JSON lines of standard input are never all
+/// in memory at once): an input that could not be read or parsed holds the reason; an `Err`
+/// item (standard input itself failed) ends the command.
+struct Inputs<T>(Box<dyn Iterator<Item = Result<(Origin, Result<T>)>>>);
+
+impl<T: 'static> Inputs<T> {
+    /// Inputs already at hand.
+    fn of(items: Vec<(Origin, Result<T>)>) -> Self {
+        Self(Box::new(items.into_iter().map(Ok)))
+    }
+
+    /// The inputs `n` at a time (the last chunk shorter), each chunk read when it is taken.
+    fn chunks(mut self, n: usize) -> impl Iterator<Item = Result<Vec<(Origin, Result<T>)>>> {
+        std::iter::from_fn(move || {
+            let mut chunk = Vec::new();
+            while chunk.len() < n.max(1) {
+                match self.0.next() {
+                    Some(Ok(item)) => chunk.push(item),
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => break,
+                }
+            }
+            (!chunk.is_empty()).then_some(Ok(chunk))
+        })
+    }
+}
+
+impl<T> Iterator for Inputs<T> {
+    type Item = Result<(Origin, Result<T>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+}
 
 /// Inputs: JSON lines of standard input parsed by `parse` with `jsonl`, else the arguments
 /// (as JSON-less texts), else all of standard input as one text.
-fn read_inputs<T: From<String>>(jsonl: bool, texts: Vec<String>, parse: impl Fn(&str) -> Result<T>) -> Result<Inputs<T>> {
+fn read_inputs<T: From<String> + 'static>(
+    jsonl: bool,
+    texts: Vec<String>,
+    parse: impl Fn(&str) -> Result<T> + 'static,
+) -> Result<Inputs<T>> {
     if jsonl {
-        return read_jsonl(parse);
+        return Ok(read_jsonl(parse));
     }
     if texts.is_empty() {
         let mut bytes = Vec::new();
         std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
         let s = String::from_utf8(bytes)
             .map_err(|e| anyhow!("standard input is not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()))?;
-        return Ok(vec![(Origin::Stdin, Ok(T::from(s)))]);
+        return Ok(Inputs::of(vec![(Origin::Stdin, Ok(T::from(s)))]));
     }
-    Ok(texts.into_iter().enumerate().map(|(i, t)| (Origin::Argument(i + 1), Ok(T::from(t)))).collect())
+    Ok(Inputs::of(texts.into_iter().enumerate().map(|(i, t)| (Origin::Argument(i + 1), Ok(T::from(t)))).collect()))
 }
 
-/// The non-blank lines of standard input, each parsed by `parse` (or why it could not be).
-fn read_jsonl<T>(parse: impl Fn(&str) -> Result<T>) -> Result<Inputs<T>> {
-    let mut inputs = Vec::new();
-    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
-        let mut bytes = line.context("reading standard input")?;
+/// The non-blank lines of standard input, each parsed by `parse` (or why it could not be), read
+/// as they are taken.
+fn read_jsonl<T: 'static>(parse: impl Fn(&str) -> Result<T> + 'static) -> Inputs<T> {
+    let lines = std::io::stdin().lock().split(b'\n').enumerate();
+    Inputs(Box::new(lines.filter_map(move |(i, line)| {
+        let mut bytes = match line.context("reading standard input") {
+            Ok(bytes) => bytes,
+            Err(e) => return Some(Err(e)),
+        };
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
         }
         let item = match String::from_utf8(bytes) {
-            Ok(s) if s.trim().is_empty() => continue,
+            Ok(s) if s.trim().is_empty() => return None,
             Ok(s) => parse(&s),
             Err(e) => Err(anyhow!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())),
         };
-        inputs.push((Origin::Line(i + 1), item));
-    }
-    Ok(inputs)
+        Some(Ok((Origin::Line(i + 1), item)))
+    })))
 }
 
 /// Standard output, one result per input. With --jsonl a failed input is reported on stderr
@@ -793,6 +832,7 @@ fn tiktoken_encode(
     let allowed = special_set(args.allowed_special.as_deref(), "none");
     let disallowed = special_set(args.disallowed_special.as_deref(), "all");
     for chunk in inputs.chunks(batch_size) {
+        let chunk = chunk?;
         let results: Vec<Result<TiktokenOut>> = {
             use rayon::prelude::*;
             chunk
@@ -824,7 +864,8 @@ enum Decoded {
 /// Decodes each sequence with `decode` and writes the results; an error about an id names
 /// where that id is.
 fn decode_each(sequences: Inputs<Vec<u32>>, mut out: Output, decode: impl Fn(&[u32]) -> tokenkit::Result<Decoded>) -> Result<()> {
-    for (origin, ids) in sequences {
+    for item in sequences {
+        let (origin, ids) = item?;
         let ids = match ids {
             Ok(ids) => ids,
             Err(e) => {
@@ -947,6 +988,7 @@ fn encode(
     mut out: Output,
 ) -> Result<()> {
     for chunk in inputs.chunks(batch_size) {
+        let chunk = chunk?;
         let good = || chunk.iter().filter_map(|(_, i)| i.as_ref().ok()).map(borrowed).collect::<Vec<_>>();
         // A batch fails as a whole: encode its inputs one by one to find which, then the
         // others together again (padding to the longest applies to them).

@@ -77,7 +77,8 @@ pub fn encode(tok: &Tokenizer, args: &SpArgs, inputs: Inputs<String>, mut w: Out
     if model.model_type() != ModelType::Unigram {
         bail!("{given} needs a SentencePiece Unigram model; this .model is {:?}", model.model_type());
     }
-    for (i, (origin, text)) in inputs.into_iter().enumerate() {
+    for (i, item) in inputs.enumerate() {
+        let (origin, text) = item?;
         let result = text.and_then(|text| {
             Ok(if let Some(n) = args.nbest {
                 let nbest = model.nbest_encode(&text, n as usize)?;

@@ -102,32 +102,47 @@ impl ModelWrapper {
         })
     }
 
-    /// The id → token table when the string of every token [`tokenize_spans`](Self::tokenize_spans)
-    /// gives is the vocabulary string of its id (BPE, WordPiece): encodings then fill their
-    /// token strings from it lazily.
+    /// The id → token table when every token [`for_each_span`](Self::for_each_span) gives
+    /// without a string has the vocabulary string of its id (BPE, WordPiece, SentencePiece):
+    /// encodings then fill their token strings from it lazily.
     pub(crate) fn span_vocab(&self) -> Option<&Arc<ReverseVocab>> {
         match self {
             ModelWrapper::BPE(m) => m.tokens_are_vocab_strings().then(|| m.reverse_vocab()),
             ModelWrapper::WordPiece(m) => m.tokens_are_vocab_strings().then(|| m.reverse_vocab()),
+            ModelWrapper::SentencePiece(m) => Some(m.reverse_vocab()),
             _ => None,
         }
     }
 
-    /// Appends the tokens of `sequence` to `out` as `(id, byte offsets into it)`: what
-    /// [`Model::tokenize`] gives, without building the strings for BPE and WordPiece.
-    pub(crate) fn tokenize_spans(&self, sequence: &str, out: &mut Vec<(u32, crate::Offsets)>) -> Result<()> {
+    /// Calls `f(id, byte offsets into sequence, string)` per token of `sequence`: the tokens
+    /// [`Model::tokenize`] gives, with the string only where it is not the vocabulary string
+    /// of the id (BPE and WordPiece never; sentencepiece's unknown pieces, which carry the text
+    /// they cover), so that no string is built for the others. `scratch` is a buffer the call
+    /// may use (WordPiece's subwords of a word), kept by the caller across calls.
+    pub(crate) fn for_each_span(
+        &self,
+        sequence: &str,
+        scratch: &mut Vec<(u32, crate::Offsets)>,
+        mut f: impl FnMut(u32, crate::Offsets, Option<&str>),
+    ) -> Result<()> {
         match self {
             ModelWrapper::BPE(m) => {
                 let mut pos = 0;
                 m.tokenize_with(sequence, |id, len| {
                     let start = pos;
                     pos += len as usize;
-                    out.push((id, (start, pos)));
+                    f(id, (start, pos), None);
                 })
             }
-            ModelWrapper::WordPiece(m) => m.tokenize_spans(sequence, out),
+            ModelWrapper::WordPiece(m) => {
+                scratch.clear();
+                m.tokenize_spans(sequence, scratch)?;
+                scratch.iter().for_each(|&(id, offsets)| f(id, offsets, None));
+                Ok(())
+            }
+            ModelWrapper::SentencePiece(m) => m.for_each_span(sequence, f),
             other => {
-                out.extend(other.tokenize(sequence)?.into_iter().map(|t| (t.id, t.offsets)));
+                other.tokenize(sequence)?.iter().for_each(|t| f(t.id, t.offsets, Some(&t.value)));
                 Ok(())
             }
         }

@@ -498,14 +498,15 @@ impl Tokenizer {
                 let w = Some(word_idx.unwrap_or(word));
                 word += 1;
                 // The strings of the model's tokens are its vocabulary's: looked up lazily.
-                if let RangeTokens::Vocab { ids, offsets: offs, words, .. } = &mut out {
-                    spans.clear();
-                    self.pipeline.model.tokenize_spans(&s[ws..we], &mut spans)?;
-                    for &(id, (ts, te)) in &spans {
+                if let RangeTokens::Vocab { ids, offsets: offs, words, explicit, .. } = &mut out {
+                    self.pipeline.model.for_each_span(&s[ws..we], &mut spans, |id, (ts, te), string| {
+                        if let Some(string) = string {
+                            explicit.push((ids.len(), string.to_owned()));
+                        }
                         ids.push(id);
                         offs.push(offsets(n, (ws + ts, ws + te)));
                         words.push(w);
-                    }
+                    })?;
                     continue;
                 }
                 for t in self.pipeline.model.tokenize(&s[ws..we])? {

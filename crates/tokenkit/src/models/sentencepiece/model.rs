@@ -128,6 +128,10 @@ impl PartialEq for SentencePiece {
 /// A segment of normalized text: `(start, end, id)`, byte offsets.
 pub(crate) type Segment = (u32, u32, u32);
 
+/// Inputs longer than this (bytes) do not leave their normalization and segment buffers in
+/// the thread's [`BUFFERS`].
+const KEPT_BUFFER_BYTES: usize = 1 << 20;
+
 thread_local! {
     static BUFFERS: RefCell<(Normalized, Vec<Segment>)> = RefCell::new(Default::default());
 }
@@ -1037,7 +1041,13 @@ impl SentencePiece {
             } else {
                 self.inner.normalizer.normalize_text(input, norm);
             }
-            body(norm, segs)
+            let result = body(norm, segs);
+            // The buffers of one huge input (a 50 MB line: the text and 12 bytes per segment)
+            // are not kept for the thread's lifetime.
+            if input.len() > KEPT_BUFFER_BYTES {
+                (*norm, *segs) = Default::default();
+            }
+            result
         }))
     }
 
@@ -1121,6 +1131,21 @@ impl SentencePiece {
             }
         };
         Token::new(id, value, offsets)
+    }
+
+    /// Calls `f(id, (start, end), unk_text)` per token of `input`, byte offsets into it, as
+    /// [`Model::tokenize`] gives the tokens but without their strings: `unk_text` is the text
+    /// of a run of unknown pieces (the token's string), `None` where the string is piece `id`.
+    pub(crate) fn for_each_span(&self, input: &str, mut f: impl FnMut(u32, (usize, usize), Option<&str>)) -> Result<()> {
+        self.with_normalized::<true, _>(input, |norm, segs| {
+            self.segment(&norm.text, segs);
+            self.emit::<true>(norm, segs, |id, unk_text, offsets, _| f(id, offsets, unk_text))
+        })
+    }
+
+    /// The id → piece table, which encodings share to build their token strings lazily.
+    pub(crate) fn reverse_vocab(&self) -> &std::sync::Arc<crate::base::vocab::ReverseVocab> {
+        self.inner.vocab.reverse()
     }
 
     /// Encodes `input` to ids.
@@ -1264,6 +1289,50 @@ mod tests {
         assert_eq!(back.raw.as_deref(), Some(a.as_slice()));
         assert!(Tables::read_table(table_cache::Reader::new(&entry), &b, ModelType::Bpe).is_err());
         assert!(Tables::read_table(table_cache::Reader::new(&entry), &a[..a.len() - 1], ModelType::Bpe).is_err());
+    }
+
+    /// An encoding's tokens, built lazily from the model's spans ([`SentencePiece::for_each_span`]),
+    /// are the tokens [`Model::tokenize`] makes: ids, strings and offsets, runs of unknown
+    /// pieces (whose string is their text) included.
+    #[test]
+    fn encodings_from_spans_have_the_tokens_of_tokenize() {
+        let sources: [&[&str]; 4] = [
+            &["en/botchan.txt"],
+            &["ja/wagahai.txt", "builtin/ja/sample.txt"],
+            &["zh/lunyu.txt", "builtin/zh/sample.txt"],
+            &["mixed/utf8_input.txt", "builtin/mixed/sample.txt"],
+        ];
+        let texts: Vec<String> = sources
+            .iter()
+            .flat_map(|c| {
+                let text = std::fs::read_to_string(crate::test_fixtures::corpus_file(c)).unwrap();
+                text.lines().filter(|l| !l.trim().is_empty()).take(40).map(str::to_owned).collect::<Vec<_>>()
+            })
+            .collect();
+        let (mut tokens, mut unknown, mut models) = (0, 0, 0);
+        for rel in [
+            "hub/llama2.model",
+            "registry/sentencepiece/botchan_en_bpe_1000.model",
+            "registry/sentencepiece/botchan_en_unigram_1000.model",
+            "registry/sentencepiece/kyoto_ja_unigram_8000.model",
+        ] {
+            let Some(path) = crate::test_fixtures::get(rel) else { continue };
+            let model = SentencePiece::from_bytes(std::fs::read(path).unwrap(), rel).unwrap();
+            let tok = crate::Tokenizer::new(model.clone());
+            for text in &texts {
+                let enc = tok.encode(text.as_str(), false).unwrap();
+                let want = model.tokenize(text).unwrap();
+                let got: Vec<_> =
+                    (0..enc.len()).map(|i| (enc.get_ids()[i], enc.get_tokens()[i].to_string(), enc.get_offsets()[i])).collect();
+                let want: Vec<_> = want.iter().map(|t| (t.id, t.value.clone(), t.offsets)).collect();
+                assert_eq!(got, want, "{rel}: {text:?}");
+                tokens += want.len();
+                unknown += want.iter().filter(|t| t.0 == model.unk_id()).count();
+            }
+            models += 1;
+        }
+        assert!(models >= 3 && unknown > 0, "{models} models, {unknown} unknown tokens");
+        eprintln!("{tokens} tokens of {} texts, {unknown} unknown, identical on {models} models", texts.len());
     }
 
     /// The tables read in one walk over the file ([`read_pieces`]) hold prost's decode of it,
