@@ -46,6 +46,10 @@ pub struct AsciiBlock {
     pub other: u64,
     /// Bytes of non-ASCII chars (lead and continuation bytes).
     pub non_ascii: u64,
+    /// Where a letter run starts, or a char that takes the letter run after it as its
+    /// prefix (`[^\r\n\p{L}\p{N}]?\p{L}+`: ASCII whitespace but CR and LF, punctuation,
+    /// symbols, controls; for cl100k not an apostrophe, whose contractions come first).
+    pub word_start: u64,
 }
 
 /// The masks of one block as the classifier returns them, before the edge of the text.
@@ -58,6 +62,7 @@ struct Masks {
     ws: u64,
     crlf: u64,
     slash: u64,
+    apostrophe: u64,
     non_ascii: u64,
 }
 
@@ -78,7 +83,7 @@ impl AsciiBlock {
     }
 
     /// The block of `text` from byte `base` (`< text.len()`); `CASED` adds the upper, lower
-    /// and slash masks (o200k).
+    /// and slash masks and lets an apostrophe prefix a letter run (o200k).
     #[inline]
     pub fn load<const CASED: bool>(text: &[u8], base: usize) -> Self {
         let rest = &text[base..];
@@ -92,6 +97,8 @@ impl AsciiBlock {
         };
         let valid = if n == BLOCK { !0 } else { (1u64 << n) - 1 };
         let known = m.letters | m.digits | m.ws | m.non_ascii;
+        let prefix = !(m.letters | m.digits | m.crlf | m.non_ascii | if CASED { 0 } else { m.apostrophe });
+        let word_start = m.letters | (prefix & (m.letters >> 1));
         Self {
             base,
             limit: base + REFILL,
@@ -105,6 +112,7 @@ impl AsciiBlock {
             slash: m.slash & valid,
             other: !known & valid,
             non_ascii: m.non_ascii & valid,
+            word_start: word_start & valid,
         }
     }
 
@@ -194,6 +202,7 @@ fn classify_swar<const CASED: bool>(bytes: &[u8; BLOCK]) -> Masks {
         m.ws |= bit(bytes_in(x, b' ', b' ') | bytes_in(x, b'\t', b'\r'));
         m.crlf |= bit(bytes_in(x, b'\n', b'\n') | bytes_in(x, b'\r', b'\r'));
         m.non_ascii |= bit(x);
+        m.apostrophe |= bit(bytes_in(x, b'\'', b'\''));
         if CASED {
             m.upper |= bit(bytes_in(x, b'A', b'Z'));
             m.lower |= bit(bytes_in(x, b'a', b'z'));
@@ -226,6 +235,7 @@ fn classify_sse2<const CASED: bool>(bytes: &[u8; BLOCK]) -> Masks {
             m.ws |= bits(_mm_or_si128(space, within(v, b'\t', b'\r'))) << shift;
             m.crlf |= bits(_mm_or_si128(_mm_cmpeq_epi8(v, splat(b'\n')), _mm_cmpeq_epi8(v, splat(b'\r')))) << shift;
             m.non_ascii |= bits(v) << shift;
+            m.apostrophe |= bits(_mm_cmpeq_epi8(v, splat(b'\''))) << shift;
             if CASED {
                 m.upper |= bits(within(v, b'A', b'Z')) << shift;
                 m.lower |= bits(within(v, b'a', b'z')) << shift;
@@ -266,6 +276,13 @@ mod tests {
                     assert_eq!(got(blk.slash), b == b'/', "slash {b:#x}");
                     assert_eq!(got(blk.non_ascii), b >= 0x80, "non-ASCII {b:#x}");
                     assert_eq!(blk.last, cut <= BLOCK);
+                    // Before a letter (the text's other bytes).
+                    if lane + 1 < cut {
+                        let prefix = k.is_some_and(|k| k & (LU | LL | N) == 0) && b != b'\r' && b != b'\n';
+                        assert_eq!(got(blk.word_start), k.is_some_and(|k| k & (LU | LL) != 0) || prefix, "word start {b:#x}");
+                        let cl = AsciiBlock::load::<false>(&text[..cut], 0);
+                        assert_eq!(AsciiBlock::has(cl.word_start, lane), got(blk.word_start) && b != b'\'', "cl100k word start {b:#x}");
+                    }
                     if cut < BLOCK {
                         let past = !0u64 << cut;
                         let any = blk.letters | blk.digits | blk.ws | blk.other | blk.crlf | blk.non_ascii;

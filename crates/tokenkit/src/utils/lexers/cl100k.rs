@@ -119,8 +119,9 @@ impl Cl100kLexer<'_> {
         let i = self.block.offset::<false>(t, start)?;
         let b = &self.block;
         let has = AsciiBlock::has;
-        if has(b.letters, i) {
-            return b.run_end(b.letters, i, true);
+        // `[^\r\n\p{L}\p{N}]?\p{L}+` (the char at `i` a letter or the prefix).
+        if has(b.word_start, i) {
+            return b.run_end(b.letters | 1 << i, i, true);
         }
         if has(b.digits, i) {
             return match self.digits {
@@ -137,10 +138,10 @@ impl Cl100kLexer<'_> {
             if let Some(e) = self.contraction(start) {
                 return Some(e);
             }
-        }
-        // `[^\r\n\p{L}\p{N}]?\p{L}+` with the prefix.
-        if has(b.letters, i + 1) && !has(b.crlf, i) {
-            return b.run_end(b.letters, i + 1, true);
+            // An apostrophe that starts no contraction is a prefix too.
+            if has(b.letters, i + 1) {
+                return b.run_end(b.letters, i + 1, true);
+            }
         }
         // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
         let first = if t[start] == b' ' { i + 1 } else { i };

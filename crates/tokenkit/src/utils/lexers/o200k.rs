@@ -157,8 +157,9 @@ impl O200kLexer<'_> {
             let e = b.run_end(b.lower, upper_end - b.base, true)?;
             Some(self.contraction(e))
         };
-        if has(b.letters, i) {
-            return letters(i);
+        // A letter run, or a prefix and a letter run.
+        if has(b.word_start, i) {
+            return letters(i + usize::from(!has(b.letters, i)));
         }
         if has(b.digits, i) {
             return b.run_end_at_most(b.digits, i, 3);
@@ -166,10 +167,6 @@ impl O200kLexer<'_> {
         // A non-ASCII char here or next: its class decides.
         if has(b.non_ascii, i) || has(b.non_ascii, i + 1) {
             return None;
-        }
-        // The optional prefix (any ASCII char but letters, digits, CR and LF) before letters.
-        if has(b.letters, i + 1) && !has(b.crlf, i) {
-            return letters(i + 1);
         }
         // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
         let first = if t[start] == b' ' { i + 1 } else { i };
