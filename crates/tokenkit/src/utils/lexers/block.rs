@@ -6,7 +6,8 @@
 //! A block decides only what its 64 bytes settle: a run that reaches the block's end before
 //! the text's, or that a non-ASCII byte ends (a non-ASCII char could continue it), gives
 //! `None`, and the lexer falls back to its per-piece path for that piece. x86_64 classifies
-//! with SSE2 (part of its baseline); other targets with eight-byte words (SWAR).
+//! with AVX2 where the CPU has it, else SSE2 (part of its baseline); other targets with
+//! eight-byte words (SWAR).
 
 use super::classes::{bytes_in, HIGH};
 
@@ -175,7 +176,12 @@ impl AsciiBlock {
 fn classify<const CASED: bool>(bytes: &[u8; BLOCK]) -> Masks {
     #[cfg(target_arch = "x86_64")]
     {
-        classify_sse2::<CASED>(bytes)
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { classify_avx2::<CASED>(bytes) }
+        } else {
+            classify_sse2::<CASED>(bytes)
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -246,6 +252,54 @@ fn classify_sse2<const CASED: bool>(bytes: &[u8; BLOCK]) -> Masks {
     m
 }
 
+/// [`classify`] thirty-two bytes at a time with AVX2 (half the instructions of SSE2).
+///
+/// # Safety
+///
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn classify_avx2<const CASED: bool>(bytes: &[u8; BLOCK]) -> Masks {
+    use std::arch::x86_64::*;
+    let mut m = Masks::default();
+    // Plain macros rather than closures, so that every intrinsic is compiled with AVX2.
+    macro_rules! splat {
+        ($b:expr) => {
+            _mm256_set1_epi8($b as i8)
+        };
+    }
+    // Signed compares: bytes from 0x80 are negative, so in no ASCII range.
+    macro_rules! within {
+        ($v:expr, $lo:expr, $hi:expr) => {
+            _mm256_and_si256(_mm256_cmpgt_epi8($v, splat!($lo - 1)), _mm256_cmpgt_epi8(splat!($hi + 1), $v))
+        };
+    }
+    macro_rules! bits {
+        ($v:expr) => {
+            u64::from(_mm256_movemask_epi8($v) as u32)
+        };
+    }
+    for (k, chunk) in bytes.chunks_exact(32).enumerate() {
+        // SAFETY: `chunk` is 32 readable bytes; `loadu` takes any alignment.
+        let v = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
+        let shift = 32 * k;
+        let folded = _mm256_or_si256(v, splat!(0x20));
+        m.letters |= bits!(within!(folded, b'a', b'z')) << shift;
+        m.digits |= bits!(within!(v, b'0', b'9')) << shift;
+        let space = _mm256_cmpeq_epi8(v, splat!(b' '));
+        m.ws |= bits!(_mm256_or_si256(space, within!(v, b'\t', b'\r'))) << shift;
+        m.crlf |= bits!(_mm256_or_si256(_mm256_cmpeq_epi8(v, splat!(b'\n')), _mm256_cmpeq_epi8(v, splat!(b'\r')))) << shift;
+        m.non_ascii |= bits!(v) << shift;
+        m.apostrophe |= bits!(_mm256_cmpeq_epi8(v, splat!(b'\''))) << shift;
+        if CASED {
+            m.upper |= bits!(within!(v, b'A', b'Z')) << shift;
+            m.lower |= bits!(within!(v, b'a', b'z')) << shift;
+            m.slash |= bits!(_mm256_cmpeq_epi8(v, splat!(b'/'))) << shift;
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::classes::{ascii_class, is_other, LL, LU, N, WS};
@@ -260,7 +314,16 @@ mod tests {
             for lane in 0..BLOCK {
                 let mut text = [b'a'; BLOCK];
                 text[lane] = b;
-                assert_eq!(classify::<true>(&text), classify_swar::<true>(&text), "{b:#x} at {lane}");
+                let swar = classify_swar::<true>(&text);
+                assert_eq!(classify::<true>(&text), swar, "{b:#x} at {lane}");
+                #[cfg(target_arch = "x86_64")]
+                {
+                    assert_eq!(classify_sse2::<true>(&text), swar, "SSE2 {b:#x} at {lane}");
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        // SAFETY: the CPU has AVX2.
+                        assert_eq!(unsafe { classify_avx2::<true>(&text) }, swar, "AVX2 {b:#x} at {lane}");
+                    }
+                }
                 for cut in [BLOCK, lane + 1] {
                     let blk = AsciiBlock::load::<true>(&text[..cut], 0);
                     let k = ascii_class(b);
