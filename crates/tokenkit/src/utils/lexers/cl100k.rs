@@ -7,6 +7,7 @@
 //! Qwen2 (also Qwen2.5 and Qwen3) writes a single `\p{N}`, one digit per match.
 //! [`DigitRun`] selects which reading to reproduce.
 
+use super::block::AsciiBlock;
 use super::classes::{
     ascii_class, ascii_run, ascii_run_at_most, char_class_at, is_other, run_while, whitespace_match, Class, Digits, Letters, Other, L, N,
     WS,
@@ -29,6 +30,8 @@ pub struct Cl100kLexer<'a> {
     pos: usize,
     digits: DigitRun,
     ws_run_to_end: bool,
+    /// The classified block around `pos` (see [`Self::block_match`]).
+    block: AsciiBlock,
 }
 
 #[inline]
@@ -45,7 +48,7 @@ fn fold_eq(c: u8, lower: u8) -> bool {
 impl<'a> Cl100kLexer<'a> {
     /// A lexer over `text` with the given reading of the digit group.
     pub fn new(text: &'a str, digits: DigitRun) -> Self {
-        Self { text: text.as_bytes(), pos: 0, digits, ws_run_to_end: false }
+        Self { text: text.as_bytes(), pos: 0, digits, ws_run_to_end: false, block: AsciiBlock::default() }
     }
 
     /// tiktoken's cl100k reading: its pattern has `\s++$` before `\s*[\r\n]`, so a
@@ -96,9 +99,9 @@ impl Iterator for Cl100kLexer<'_> {
         if start >= self.text.len() {
             return None;
         }
-        let end = match self.ascii_match(start) {
+        let end = match self.block_match(start) {
             Some(end) => end,
-            None => self.general_match(start),
+            None => self.per_piece_end(start),
         };
         self.pos = end;
         Some((start, end))
@@ -106,6 +109,51 @@ impl Iterator for Cl100kLexer<'_> {
 }
 
 impl Cl100kLexer<'_> {
+    /// The end of the match at `start` read from the classified block of text around it
+    /// (loaded afresh when `start` is past its first 48 bytes and ASCII), or `None` when the
+    /// block cannot tell: a non-ASCII char at or next to `start` or ending a run, a run past
+    /// the block. The same branches as [`Self::ascii_match`], each decided by mask tests.
+    #[inline(always)]
+    fn block_match(&mut self, start: usize) -> Option<usize> {
+        let t = self.text;
+        let i = self.block.offset::<false>(t, start)?;
+        let b = &self.block;
+        let has = AsciiBlock::has;
+        // `[^\r\n\p{L}\p{N}]?\p{L}+` (the char at `i` a letter or the prefix).
+        if has(b.word_start, i) {
+            return b.run_end(b.letters | 1 << i, i, true);
+        }
+        if has(b.digits, i) {
+            return match self.digits {
+                DigitRun::One => Some(start + 1),
+                DigitRun::UpToThree => b.run_end_at_most(b.digits, i, 3),
+                DigitRun::Unbounded => b.run_end(b.digits, i, true),
+            };
+        }
+        // A non-ASCII char here or next: its class decides.
+        if has(b.non_ascii, i) || has(b.non_ascii, i + 1) {
+            return None;
+        }
+        if t[start] == b'\'' {
+            if let Some(e) = self.contraction(start) {
+                return Some(e);
+            }
+            // An apostrophe that starts no contraction is a prefix too.
+            if has(b.letters, i + 1) {
+                return b.run_end(b.letters, i + 1, true);
+            }
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+        let first = if t[start] == b' ' { i + 1 } else { i };
+        if has(b.other, first) {
+            let e = b.run_end(b.other, first, true)?;
+            return b.run_end(b.crlf, e - b.base, false);
+        }
+        // Whitespace that no letter or other char follows.
+        let (e, run_end) = b.whitespace(i, t.len())?;
+        Some(if self.ws_run_to_end && run_end == t.len() { run_end } else { e })
+    }
+
     /// The end of the match at `start` when ASCII alone decides it (the common case), else
     /// `None`: letters (after an optional prefix), digits, punctuation (after an optional
     /// space), whitespace. A run that a non-ASCII char ends could go on, and contractions have
@@ -154,6 +202,15 @@ impl Cl100kLexer<'_> {
             run_end
         } else {
             e
+        }
+    }
+
+    /// The end of the match at `start` by the per-piece paths alone (no block).
+    #[inline(always)]
+    pub(crate) fn per_piece_end(&self, start: usize) -> usize {
+        match self.ascii_match(start) {
+            Some(end) => end,
+            None => self.general_match(start),
         }
     }
 

@@ -180,14 +180,14 @@ pub trait AsciiSet {
 }
 
 /// The high bit of every byte of a word.
-const HIGH: u64 = 0x8080_8080_8080_8080;
+pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
 /// The low bit of every byte of a word.
 const LOW: u64 = 0x0101_0101_0101_0101;
 
 /// The high bit of each byte of `x` that is ASCII and in `lo..=hi` (`hi < 0x80`). Each
 /// byte's sums stay below 0x100, so no carry crosses into the next byte.
 #[inline(always)]
-fn bytes_in(x: u64, lo: u8, hi: u8) -> u64 {
+pub(crate) fn bytes_in(x: u64, lo: u8, hi: u8) -> u64 {
     let low7 = x & !HIGH;
     let at_least_lo = low7 + LOW * u64::from(0x80 - lo);
     let above_hi = low7 + LOW * u64::from(0x7F - hi);

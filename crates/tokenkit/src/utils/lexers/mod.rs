@@ -3,6 +3,7 @@
 //! the corpora and on random strings), at a fraction of the cost.
 
 pub mod adversarial;
+pub mod block;
 pub mod cl100k;
 pub mod class_table;
 pub mod classes;
@@ -80,6 +81,8 @@ pub(crate) fn random_strings(alphabet: &str, mut state: u64, count: usize) -> Ve
     }
     out
 }
+#[cfg(test)]
+mod block_tests;
 #[cfg(test)]
 mod linear_tests;
 #[cfg(test)]

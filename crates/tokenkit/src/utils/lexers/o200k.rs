@@ -12,6 +12,7 @@
 //! branch with and without it; within the first branch `U*` gives back chars until a `W`
 //! follows. The lexer reproduces exactly that order.
 
+use super::block::AsciiBlock;
 use super::classes::{
     ascii_class, ascii_run, ascii_run_at_most, char_class_at, class_at, is_other, run_while, whitespace_match, Class, Digits, Lower, Other,
     Upper, L, LL, LM, LO, LT, LU, M, N, WS,
@@ -35,6 +36,8 @@ const LOWER: Class = LL | LM | LO | M;
 pub struct O200kLexer<'a> {
     text: &'a [u8],
     pos: usize,
+    /// The classified block around `pos` (see [`Self::block_match`]).
+    block: AsciiBlock,
 }
 
 #[inline]
@@ -45,7 +48,7 @@ fn is_crlf(c: char) -> bool {
 impl<'a> O200kLexer<'a> {
     /// A lexer over `text`.
     pub fn new(text: &'a str) -> Self {
-        Self { text: text.as_bytes(), pos: 0 }
+        Self { text: text.as_bytes(), pos: 0, block: AsciiBlock::default() }
     }
 
     #[inline]
@@ -128,9 +131,9 @@ impl Iterator for O200kLexer<'_> {
         if start >= self.text.len() {
             return None;
         }
-        let end = match self.ascii_match(start) {
+        let end = match self.block_match(start) {
             Some(end) => end,
-            None => self.general_match(start),
+            None => self.per_piece_end(start),
         };
         self.pos = end;
         Some((start, end))
@@ -138,6 +141,43 @@ impl Iterator for O200kLexer<'_> {
 }
 
 impl O200kLexer<'_> {
+    /// The end of the match at `start` read from the classified block of text around it
+    /// (loaded afresh when `start` is past its first 48 bytes and ASCII), or `None` when the
+    /// block cannot tell: a non-ASCII char at or next to `start` or ending a run, a run past
+    /// the block. The same branches as [`Self::ascii_match`], each decided by mask tests.
+    #[inline(always)]
+    fn block_match(&mut self, start: usize) -> Option<usize> {
+        let t = self.text;
+        let i = self.block.offset::<true>(t, start)?;
+        let b = &self.block;
+        let has = AsciiBlock::has;
+        // An upper run, then a lower run, then an optional contraction.
+        let letters = |i: usize| {
+            let upper_end = b.run_end(b.upper, i, true)?;
+            let e = b.run_end(b.lower, upper_end - b.base, true)?;
+            Some(self.contraction(e))
+        };
+        // A letter run, or a prefix and a letter run.
+        if has(b.word_start, i) {
+            return letters(i + usize::from(!has(b.letters, i)));
+        }
+        if has(b.digits, i) {
+            return b.run_end_at_most(b.digits, i, 3);
+        }
+        // A non-ASCII char here or next: its class decides.
+        if has(b.non_ascii, i) || has(b.non_ascii, i + 1) {
+            return None;
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+        let first = if t[start] == b' ' { i + 1 } else { i };
+        if has(b.other, first) {
+            let e = b.run_end(b.other, first, true)?;
+            return b.run_end(b.crlf | b.slash, e - b.base, false);
+        }
+        // Whitespace that no letter or other char follows.
+        b.whitespace(i, t.len()).map(|(e, _)| e)
+    }
+
     /// The end of the match at `start` when ASCII alone decides it (the common case), else
     /// `None`. On ASCII the upper class is `[A-Z]` and the lower class `[a-z]` (no overlap), so
     /// the letter branches are: an upper run, then a lower run. A run that a non-ASCII char
@@ -169,6 +209,15 @@ impl O200kLexer<'_> {
         // Whitespace that no letter or other char follows (or CR, LF, which take no prefix):
         // only the whitespace branches are left.
         (k0 & WS != 0).then(|| whitespace_match(t, start).0)
+    }
+
+    /// The end of the match at `start` by the per-piece paths alone (no block).
+    #[inline(always)]
+    pub(crate) fn per_piece_end(&self, start: usize) -> usize {
+        match self.ascii_match(start) {
+            Some(end) => end,
+            None => self.general_match(start),
+        }
     }
 
     /// The end of the match at `start`, following the pattern's branches in order.
