@@ -135,12 +135,35 @@ fn char_range_at(s: &[u8], i: usize) -> (usize, usize) {
     (start, start + utf8_len(s[start]))
 }
 
+/// The alignments of the string a [`Transformer`] replaces chars of, by byte.
+#[derive(Clone, Copy)]
+enum OldAlignments<'a> {
+    /// The stored table.
+    Stored(&'a [(usize, usize)]),
+    /// Not stored (`chars_aligned`): each byte of this string, the whole old string, is
+    /// aligned with its own char's range.
+    Chars(&'a [u8]),
+}
+
+impl OldAlignments<'_> {
+    /// The alignment of byte `i`; `None` past the end.
+    #[inline(always)]
+    fn get(self, i: usize) -> Option<(usize, usize)> {
+        match self {
+            OldAlignments::Stored(table) => table.get(i).copied(),
+            OldAlignments::Chars(s) => (i < s.len()).then(|| char_range_at(s, i)),
+        }
+    }
+}
+
 /// The rule of [`NormalizedString::transform_range`]: the chars of the new string, each with
 /// its change, written with their alignments into new buffers.
 struct Transformer<'a> {
-    alignments: &'a [(usize, usize)],
-    /// The chars of the old string not yet replaced (from `offset` on).
-    replaced: std::str::Chars<'a>,
+    alignments: OldAlignments<'a>,
+    /// The old string; its chars from byte `at` on are not yet replaced.
+    old: &'a str,
+    at: usize,
+    /// Where `at` is in the string `alignments` are of.
     offset: usize,
     new_alignments: Vec<(usize, usize)>,
     new_text: String,
@@ -149,15 +172,29 @@ struct Transformer<'a> {
 impl<'a> Transformer<'a> {
     /// Replaces `old`, which starts at byte `start` of a string with these `alignments`, after
     /// removing its first `initial_offset` chars.
-    fn new(alignments: &'a [(usize, usize)], old: &'a str, start: usize, initial_offset: usize) -> Self {
-        let mut replaced = old.chars();
-        let initial_removed: usize = (&mut replaced).take(initial_offset).map(char::len_utf8).sum();
-        Self {
+    fn new(alignments: OldAlignments<'a>, old: &'a str, start: usize, initial_offset: usize) -> Self {
+        let mut t = Self {
             alignments,
-            replaced,
-            offset: start + initial_removed,
+            old,
+            at: 0,
+            offset: start,
             new_alignments: Vec::with_capacity(old.len()),
             new_text: String::with_capacity(old.len()),
+        };
+        t.skip_chars(initial_offset);
+        t
+    }
+
+    /// Passes over the next `n` old chars (fewer when the old string ends first), read by
+    /// their lead bytes.
+    #[inline(always)]
+    fn skip_chars(&mut self, n: usize) {
+        let old = self.old.as_bytes();
+        for _ in 0..n {
+            let Some(&lead) = old.get(self.at) else { break };
+            let len = utf8_len(lead);
+            self.at += len;
+            self.offset += len;
         }
     }
 
@@ -170,20 +207,18 @@ impl<'a> Transformer<'a> {
             if self.offset == 0 {
                 (0, 0)
             } else {
-                self.alignments[self.offset - 1]
+                self.alignments.get(self.offset - 1).unwrap_or((0, 0))
             }
         } else {
             // Replacing the char at `offset`; past the end (nothing left to replace) keep
             // the last alignment rather than panicking.
-            self.alignments.get(self.offset).or_else(|| self.alignments.get(self.offset.wrapping_sub(1))).copied().unwrap_or((0, 0))
+            self.alignments.get(self.offset).or_else(|| self.alignments.get(self.offset.wrapping_sub(1))).unwrap_or((0, 0))
         };
         if change <= 0 {
-            self.offset += self.replaced.next().map_or(0, char::len_utf8);
+            self.skip_chars(1 + change.unsigned_abs());
         }
-        if change < 0 {
-            self.offset += (&mut self.replaced).take((-change) as usize).map(char::len_utf8).sum::<usize>();
-        }
-        self.new_alignments.extend(std::iter::repeat_n(align, c.len_utf8()));
+        // A char is 1 to 4 bytes, each with its alignment.
+        self.new_alignments.extend_from_slice(&[align; 4][..c.len_utf8()]);
         self.new_text.push(c);
     }
 
@@ -192,17 +227,26 @@ impl<'a> Transformer<'a> {
     /// alignment, in one pass.
     #[inline]
     fn keep(&mut self, n: usize) {
-        let kept = &self.replaced.as_str()[..n];
-        let mut last = (0, 0);
-        let from = &self.alignments[self.offset..self.offset + n];
-        self.new_alignments.extend(kept.bytes().zip(from).map(|(b, &a)| {
-            if !is_continuation(b) {
-                last = a;
+        let kept = &self.old[self.at..self.at + n];
+        match self.alignments {
+            OldAlignments::Stored(table) => {
+                let mut last = (0, 0);
+                let from = &table[self.offset..self.offset + n];
+                self.new_alignments.extend(kept.bytes().zip(from).map(|(b, &a)| {
+                    if !is_continuation(b) {
+                        last = a;
+                    }
+                    last
+                }));
             }
-            last
-        }));
+            OldAlignments::Chars(_) => {
+                // `kept` starts at a char of the old string, at `offset`.
+                let at = self.offset;
+                self.new_alignments.extend(char_alignments(kept).map(|(s, e)| (s + at, e + at)));
+            }
+        }
         self.new_text.push_str(kept);
-        self.replaced = self.replaced.as_str()[n..].chars();
+        self.at += n;
         self.offset += n;
     }
 }
@@ -429,7 +473,7 @@ impl NormalizedString {
         };
         self.store_alignments();
         let old = &self.normalized[n_range.clone()];
-        let mut t = Transformer::new(&self.alignments, old, n_range.start, initial_offset);
+        let mut t = Transformer::new(OldAlignments::Stored(&self.alignments), old, n_range.start, initial_offset);
         for (c, change) in dest {
             t.push(c, change);
         }
@@ -471,9 +515,11 @@ impl NormalizedString {
         if self.normalized.is_empty() {
             return self;
         }
-        self.store_alignments();
+        // A string no change has moved a char of yet has its table read off the text rather
+        // than stored first (a pass and a table of 16 bytes per byte saved).
         let s = std::mem::take(&mut self.normalized);
-        let mut t = Transformer::new(&self.alignments, &s, 0, 0);
+        let old = if self.chars_aligned { OldAlignments::Chars(s.as_bytes()) } else { OldAlignments::Stored(&self.alignments) };
+        let mut t = Transformer::new(old, &s, 0, 0);
         crate::utils::nfc::for_each_part(&s, |part| match part {
             Part::Same(n) => t.keep(n),
             Part::Changed(items) => {
@@ -485,6 +531,7 @@ impl NormalizedString {
         let Transformer { new_alignments, new_text, .. } = t;
         self.alignments = new_alignments;
         self.normalized = new_text;
+        self.chars_aligned = false;
         self
     }
 

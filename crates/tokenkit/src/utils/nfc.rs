@@ -13,11 +13,11 @@
 //!
 //! The library looks each char up in perfect-hash and searched tables (ccc, quick check,
 //! decomposition, composition: several hundred instructions per char); here a char's ccc and
-//! quick check come from a table filled block by block as the texts need it, and runs of
+//! quick check come from a table filled char by char as the texts need them, and runs of
 //! ASCII are skipped byte by byte.
 
 use std::ops::ControlFlow;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU16, Ordering};
 
 use unicode_normalization_alignments::char::canonical_combining_class;
 use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
@@ -38,14 +38,16 @@ fn props_of(c: char) -> Props {
     (Props::from(canonical_combining_class(c)) << 8) | qc
 }
 
-/// The properties of every char below [`ALL_YES`], by blocks of 256 code points, each filled
-/// from the library the first time one of its chars is looked up (a text touches few blocks).
-static BLOCKS: [OnceLock<Box<[Props; 256]>>; ALL_YES >> 8] = [const { OnceLock::new() }; ALL_YES >> 8];
+/// The properties of every char below [`ALL_YES`], plus one (zero: not looked up yet), each
+/// filled from the library the first time a text holds the char: a text of random code points
+/// touches a few chars of many blocks, and filling a block of 256 at a time made the first
+/// 100 KB of such text cost 200 instructions per byte more than the next megabyte. Zeroed
+/// static memory: pages never touched cost nothing.
+static PROPS: [AtomicU16; ALL_YES] = [const { AtomicU16::new(0) }; ALL_YES];
 
 /// From this code point on (planes 3 to 16: CJK ideographs, tags, variation selectors,
 /// private use, unassigned) every char is a starter whose quick check is Yes (a test asks the
-/// library about each): random code points would otherwise fill a block for nearly every
-/// one of them, 256 lookups in the library each.
+/// library about each).
 const ALL_YES: usize = 0x3_0000;
 
 #[inline]
@@ -54,9 +56,19 @@ fn props(cp: u32) -> Props {
     if cp >= ALL_YES {
         return YES;
     }
-    let block =
-        BLOCKS[cp >> 8].get_or_init(|| Box::new(std::array::from_fn(|i| char::from_u32(((cp & !0xFF) | i) as u32).map_or(YES, props_of))));
-    block[cp & 0xFF]
+    match PROPS[cp].load(Ordering::Relaxed) {
+        0 => props_slow(cp),
+        p => p - 1,
+    }
+}
+
+/// [`props`] of a char not looked up yet (another thread may be storing the same value).
+#[inline(never)]
+#[cold]
+fn props_slow(cp: usize) -> Props {
+    let p = char::from_u32(cp as u32).map_or(YES, props_of);
+    PROPS[cp].store(p + 1, Ordering::Relaxed);
+    p
 }
 
 /// Whether a char with these properties is stable (see the module docs).
@@ -354,7 +366,10 @@ mod tests {
         out
     }
 
-    fn check(s: &str) {
+    /// Compares [`for_each_part`], [`is_nfc`] and `NormalizedString::nfc` with the library on
+    /// `s`; returns the number of comparisons made (of chars and changes, of strings and
+    /// alignments).
+    fn check(s: &str) -> usize {
         let want: Vec<(char, isize)> = s.nfc().collect();
         let got = nfc(s);
         assert_eq!(got, want, "{s:?} ({:x?})", s.chars().map(|c| c as u32).collect::<Vec<_>>());
@@ -362,9 +377,17 @@ mod tests {
         // `is_nfc` may say no to a text NFC leaves as it is, never yes to one it changes.
         assert!(!is_nfc(s) || unchanged, "{s:?}");
         // `NormalizedString::nfc` (stretches NFC leaves kept in bulk) as `transform` with the
-        // library's chars: the same string and alignments, also after an earlier change.
+        // library's chars: the same string and alignments, on a new string (its alignments
+        // read off the text) and after earlier changes (a stored table: `İ` lowercases to two
+        // chars).
+        let mut compared = 1;
         for prefix in ["", "\u{130}"] {
             let text = format!("{prefix}{s}");
+            let mut ours = crate::base::NormalizedString::from(text.as_str());
+            let mut library = ours.clone();
+            ours.nfc();
+            library.transform(text.nfc(), 0);
+            assert_eq!((ours.get(), ours.alignments()), (library.get(), library.alignments()), "{text:?}");
             let mut ours = crate::base::NormalizedString::from(text.as_str());
             let mut library = ours.clone();
             ours.lowercase().nfc();
@@ -372,7 +395,9 @@ mod tests {
             let lowered = library.get().to_owned();
             library.transform(lowered.nfc(), 0);
             assert_eq!((ours.get(), ours.alignments()), (library.get(), library.alignments()), "{text:?}");
+            compared += 2;
         }
+        compared
     }
 
     /// Every code point of the BMP and every 31st above it, alone and next to the chars NFC
@@ -432,12 +457,17 @@ mod tests {
     #[test]
     fn random_and_adversarial_texts_as_the_library() {
         let alphabet = "aAeEoOuU \u{301}\u{300}\u{308}\u{323}\u{302}\u{315}\u{345}\u{5b0}\u{5d0}\u{93f}\u{915}\u{94d}\u{93c}\u{1100}\u{1161}\u{11a8}\u{ac00}\u{b47}\u{b3e}\u{c5}\u{212b}\u{f900}\u{1e0a}\u{344}\u{f73}\u{2adc}\u{1d15e}日";
+        let (mut texts, mut compared) = (0, 0);
         for s in crate::utils::lexers::random_strings(alphabet, 0x5EED_0F00_1234_ABCD, 20_000) {
-            check(&s);
+            compared += check(&s);
+            texts += 1;
         }
         for (_, t) in crate::utils::lexers::adversarial_texts(4096) {
-            check(&t);
+            compared += check(&t);
+            texts += 1;
         }
+        // 20,000 random strings and the 70-odd adversarial texts, 5 comparisons each.
+        assert!(texts > 20_060 && compared == 5 * texts, "{texts} texts, {compared} comparisons");
     }
 
     /// A text of more distinct short segments than the memo keeps (a letter and two marks,
