@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use tokenkit::tiktoken::{Encoding, SpecialTokens};
 
 use crate::errors::{catch, guard, panic_err, tk_err, value_err};
-use crate::pool::{self, run_interruptible as run, run_one};
+use crate::pool::{self, run_interruptible as run, run_on_text, run_one};
 use crate::{ids, numpy, text};
 
 /// A tiktoken encoding: its pattern, ranks and special tokens, compiled.
@@ -65,7 +65,7 @@ impl PyTiktokenCore {
         let (allowed, disallowed) =
             (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let enc = self.enc.clone();
-        run_one(py, || enc.encode(text, &allowed, &disallowed))
+        run_on_text(py, text.len(), || enc.encode(text, &allowed, &disallowed))
     }
 
     /// `encode_ordinary` of each text, in parallel (for the list and the arrow forms).
@@ -144,7 +144,7 @@ impl PyTiktokenCore {
     /// The ids of `text`; special tokens are ordinary text.
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &Bound<'_, PyString>) -> PyResult<Bound<'py, PyList>> {
         let (enc, text) = (self.enc.clone(), text::utf8(text)?);
-        ids::list(py, &run_one(py, || enc.encode_ordinary(&text))?)
+        ids::list(py, &run_on_text(py, text.len(), || enc.encode_ordinary(&text))?)
     }
 
     /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
@@ -181,7 +181,7 @@ impl PyTiktokenCore {
         let (allowed, disallowed) =
             (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
         let (enc, text) = (self.enc.clone(), text::utf8(text)?);
-        run_one(py, || enc.count(&text, &allowed, &disallowed))
+        run_on_text(py, text.len(), || enc.count(&text, &allowed, &disallowed))
     }
 
     /// `encode_ordinary` of each text, in parallel.
