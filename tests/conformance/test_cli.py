@@ -9,6 +9,8 @@ import base64
 import json
 import re
 
+from pathlib import Path
+
 import pytest
 
 import harness as h
@@ -337,28 +339,44 @@ def test_help_names_every_format_and_subcommand():
 
 
 def _peak_rss_mb(args: list[str], stdin: bytes) -> tuple[float, int]:
-    """Peak RSS (MB) of the CLI run with `args` on `stdin`, and the number of output lines."""
-    import os
+    """Peak RSS (MB) of the CLI run with `args` on `stdin`, and the number of output lines.
+
+    The peak is the process's own high-water mark (VmHWM of /proc/PID/status, read every few
+    milliseconds while it runs): `wait4`'s ru_maxrss would count this test process too, which the
+    child is forked from (Linux carries the high-water mark across exec)."""
     import subprocess
     import threading
+    import time
 
     cmd = [*h.cli_prefix(h.require_cli()), *args]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=h._cli_env())
-    lines = [0]
+    lines, hwm, done = [0], [0], threading.Event()
 
     def count():
         for _ in p.stdout:
             lines[0] += 1
 
-    reader = threading.Thread(target=count)
-    reader.start()
+    def poll():
+        while not done.is_set():
+            try:
+                status = Path(f"/proc/{p.pid}/status").read_text()
+            except OSError:
+                return
+            if status.startswith("Name:\ttokenkit") and "VmHWM:" in status:
+                hwm[0] = max(hwm[0], int(status.split("VmHWM:")[1].split()[0]))
+            time.sleep(0.002)
+
+    threads = [threading.Thread(target=count), threading.Thread(target=poll)]
+    for t in threads:
+        t.start()
     p.stdin.write(stdin)
     p.stdin.close()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    reader.join()
-    assert p.returncode == 0, f"{args}: exit {p.returncode}"
-    return usage.ru_maxrss / 1024, lines[0]
+    threads[0].join()
+    done.set()
+    threads[1].join()
+    assert p.wait() == 0, f"{args}: exit {p.returncode}"
+    assert hwm[0] > 0, f"{args}: no VmHWM read from /proc/{p.pid}/status"
+    return hwm[0] / 1024, lines[0]
 
 
 @pytest.mark.parametrize("source", ["tiktoken", "bert", "sp-bpe"])
@@ -369,7 +387,9 @@ def test_jsonl_memory_does_not_grow_with_the_lines(source):
     def lines(n: int) -> bytes:
         return "".join(json.dumps(f"Line {i}: the quick brown fox jumps over {i % 97} lazy dogs.") + "\n" for i in range(n)).encode()
 
-    args = [*_source(source), "encode", "--jsonl"] + (["--no-special"] if source != "tiktoken" else [])
+    if source == "tiktoken":
+        fx(CL100K)
+    args = ["encode", *_source(source), "--jsonl"] + (["--no-special"] if source != "tiktoken" else [])
     (small, n_small), (large, n_large) = (_peak_rss_mb(args, lines(n)) for n in (200_000, 800_000))
     ok = (n_small, n_large) == (200_000, 800_000) and large - small < 12
     check(f"jsonl-streams-{source}", ok, f"peak RSS {small:.0f} MB for 200k lines, {large:.0f} MB for 800k ({n_small}, {n_large} output lines)")
