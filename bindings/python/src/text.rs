@@ -37,3 +37,14 @@ pub fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     }
     s.to_cow()
 }
+
+/// The text of `s` as tiktoken encodes it: [`utf8`], or when `s` holds lone surrogates (which
+/// UTF-8 cannot carry) a copy with each replaced by U+FFFD, as tiktoken's own fallback
+/// (`text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")`) does.
+pub fn utf8_surrogates_replaced<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    if let Ok(text) = utf8(s) {
+        return Ok(text);
+    }
+    let fixed = s.call_method1("encode", ("utf-16", "surrogatepass"))?.call_method1("decode", ("utf-16", "replace"))?;
+    Ok(Cow::Owned(fixed.downcast::<PyString>()?.to_cow()?.into_owned()))
+}

@@ -141,9 +141,10 @@ impl PyTiktokenCore {
         self.enc.special_tokens().iter().map(|(k, &v)| (k.clone(), v)).collect()
     }
 
-    /// The ids of `text`; special tokens are ordinary text.
+    /// The ids of `text`; special tokens are ordinary text, lone surrogates U+FFFD (as in
+    /// tiktoken). The Python `Encoding` calls it directly, without a Python frame.
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &Bound<'_, PyString>) -> PyResult<Bound<'py, PyList>> {
-        let (enc, text) = (self.enc.clone(), text::utf8(text)?);
+        let (enc, text) = (self.enc.clone(), text::utf8_surrogates_replaced(text)?);
         ids::list(py, &run_on_text(py, text.len(), || enc.encode_ordinary(&text))?)
     }
 
