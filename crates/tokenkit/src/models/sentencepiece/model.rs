@@ -853,10 +853,7 @@ impl SentencePiece {
     /// Encodes `input`, calling `f(id, piece, (start, end))` per token with byte offsets into
     /// `input` (sentencepiece's `begin`/`end`).
     pub fn encode_with(&self, input: &str, mut f: impl FnMut(u32, &str, (usize, usize))) -> Result<()> {
-        self.with_normalized::<true, _>(input, |norm, segs| {
-            self.segment(&norm.text, segs);
-            self.emit::<true>(norm, segs, |id, unk_text, offsets, _| f(id, self.piece_or(id, unk_text), offsets))
-        })
+        self.for_each_span(input, |id, offsets, unk_text| f(id, self.piece_or(id, unk_text), offsets))
     }
 
     /// Encodes `input` into `make(id, unk_text, (start, end), has_surface)` per token (as
