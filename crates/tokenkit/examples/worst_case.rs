@@ -2,6 +2,9 @@
 //! printable ASCII, of CJK without spaces) and 1 MB of prose with a tiktoken encoding, and
 //! prints MB/s of each: a quick way to profile the long-word encoder (`perf record` this).
 //!
+//! CASE may also name a text of [`tokenkit::utils::lexers::adversarial_texts`] (the `linear`
+//! benchmark's worst cases, e.g. `space-digit`), encoded at 1 MB.
+//!
 //! Run: `cargo run --release -p tokenkit --example worst_case -- RANK_FILE [CORPUS] [REPEAT] [CASE]`
 
 use std::time::Instant;
@@ -28,12 +31,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     while cjk.len() < n {
         cjk.push(char::from_u32(0x4E00 + (next() % 0x5000) as u32).unwrap_or('中'));
     }
-    let cases = [
+    let mut cases = vec![
         ("prose", prose.chars().cycle().take(n).collect::<String>()),
         ("one-letter", "a".repeat(n)),
         ("random-printable", printable),
         ("cjk-no-spaces", cjk),
     ];
+    if !only.is_empty() && !cases.iter().any(|(name, _)| *name == only) {
+        cases = tokenkit::utils::lexers::adversarial_texts(n);
+    }
     for (name, text) in &cases {
         if !only.is_empty() && only != *name {
             continue;
