@@ -6,8 +6,9 @@ Each training runs in its own process (so peak memory is that training's alone),
 tokenkit and sentencepiece for --rounds rounds; the table has the median wall time, the median
 CPU time (user + sys: steadier than wall time on a loaded machine), the largest peak RSS
 (VmHWM of the process, which includes the Python interpreter and the imported library: 16 MB
-for sentencepiece, 25 MB for tokenkit), and the ratios sentencepiece / tokenkit (above 1: tokenkit is faster or
-smaller). Before timing, the BPE models of the two libraries are compared piece by piece (they
+for sentencepiece, 21-25 MB for tokenkit), the training's own part of it (VmHWM less the
+resident memory once the library is imported), and the ratios sentencepiece / tokenkit (above
+1: tokenkit is faster or smaller). Before timing, the BPE models of the two libraries are compared piece by piece (they
 must be identical); Unigram models are not (sentencepiece sums its E step in f32 across threads;
 tests/python/test_sentencepiece_trainer.py checks their tokens per byte).
 
@@ -46,9 +47,13 @@ if lib == "tokenkit":
 else:
     import sentencepiece as spm
     spm.set_min_log_level(2)
+def status(key):
+    return int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith(key)))
+imported = status("VmRSS:")
 spm.SentencePieceTrainer.train(input=corpus, model_prefix=prefix, **options)
-# The peak RSS of this process image (ru_maxrss would include the parent's before exec).
-print(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:")))
+# The peak RSS of this process image (ru_maxrss would include the parent's before exec), and
+# the resident memory after the import.
+print(status("VmHWM:"), imported)
 """
 
 
@@ -72,7 +77,8 @@ def build_corpus(lang: str, max_bytes: int, path: Path) -> int:
 
 
 def train(lib: str, corpus: Path, prefix: Path, options: dict) -> tuple:
-    """(wall seconds, CPU seconds, peak RSS MiB) of one training in a new process."""
+    """(wall seconds, CPU seconds, peak RSS MiB, peak RSS above the imported library's MiB) of one
+    training in a new process."""
     start = time.perf_counter()
     # The child's log goes to a file (a pipe could fill up); its one line of stdout is read
     # after it exits, so that `wait4` can reap it and return its resource usage.
@@ -87,7 +93,8 @@ def train(lib: str, corpus: Path, prefix: Path, options: dict) -> tuple:
         err = log.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{lib} training failed:\n{err}")
-    return wall, usage.ru_utime + usage.ru_stime, int(out.split()[-1]) / 1024
+    peak, imported = (int(x) for x in out.split()[-2:])
+    return wall, usage.ru_utime + usage.ru_stime, peak / 1024, (peak - imported) / 1024
 
 
 def pieces(prefix: Path) -> list:
@@ -108,7 +115,7 @@ def main() -> int:
     print(f"vocab_size {args.vocab}, num_threads {args.threads}, {args.rounds} rounds, medians; "
           f"ratio = sentencepiece / tokenkit")
     print(f"{'model':8} {'corpus':6} {'MB':>5}  {'wall s spm / tk':>17} {'ratio':>6}  {'CPU s spm / tk':>17} "
-          f"{'ratio':>6}  {'peak MiB spm / tk':>17} {'ratio':>6}")
+          f"{'ratio':>6}  {'peak MiB spm / tk':>17} {'ratio':>6}  {'training MiB spm / tk':>21} {'ratio':>6}")
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -131,10 +138,10 @@ def main() -> int:
                         failed = True
                         continue
                 cols = []
-                for k, agg in ((0, statistics.median), (1, statistics.median), (2, max)):
+                for k, agg in ((0, statistics.median), (1, statistics.median), (2, max), (3, max)):
                     s = agg(x[k] for x in runs["sentencepiece"])
                     t = agg(x[k] for x in runs["tokenkit"])
-                    cols.append(f"{s:8.2f} / {t:7.2f} {s / t:5.2f}x")
+                    cols.append(f"{s:{12 if k == 3 else 8}.2f} / {t:7.2f} {s / t:5.2f}x")
                 print(f"{model:8} {lang:6} {size / 1e6:5.1f}  " + "  ".join(cols), flush=True)
     return 1 if failed else 0
 

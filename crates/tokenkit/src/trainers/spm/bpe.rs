@@ -27,8 +27,14 @@ use crate::models::sentencepiece::bpe::IdHasher;
 use crate::models::unigram::trainer::piece_rules::{PieceRules, UNK_CHAR};
 use crate::Result;
 
-/// A hole in a word (a merged-away symbol), or "no halves" for a char.
+/// "No halves" for a char; an unknown char in the char table.
 const NONE: u32 = u32::MAX;
+
+/// The mark of a hole in a word (a position inside a merged symbol, not its first): the hole at
+/// a symbol's last position holds `HOLE | first`, the index in the word of that symbol's first
+/// position, so that the symbol before any position is found in one step. Symbol ids are below
+/// it.
+const HOLE: u32 = 1 << 31;
 
 /// What is known of a pair of adjacent symbols.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -100,6 +106,10 @@ struct Sym {
 struct Entry {
     freq: i64,
     sym: u32,
+    /// The symbol's chars (high 8 bits) and its first 3 bytes (0 where it is shorter; pieces
+    /// hold no NUL): ordered as the tie-break of [`Bpe::better`], so that only entries equal
+    /// here compare their whole strings.
+    rank: u32,
 }
 
 struct Bpe<'a> {
@@ -110,7 +120,8 @@ struct Bpe<'a> {
     text: Vec<u8>,
     chars: AHashMap<char, u32>,
     pairs: HashMap<Key, Packed, BuildHasherDefault<IdHasher>>,
-    /// The words' symbols, one after another; `NONE` where a symbol was merged into its left.
+    /// The words' symbols, one after another, each at its first char's position and followed
+    /// by holes (see [`HOLE`]) up to its last: a symbol spans as many positions as it has chars.
     seq: Vec<u32>,
     /// Word `w` is `seq[starts[w]..starts[w + 1]]`.
     starts: Vec<u32>,
@@ -169,7 +180,8 @@ impl Bpe<'_> {
         }
         let (l_span, r_span) = (self.span(l), self.span(r));
         let chars = self.syms[l as usize].chars + self.syms[r as usize].chars;
-        let valid = chars as usize <= self.rules.max_len && {
+        // (Symbol ids stay below `HOLE`: 2^31 pairs would take over 100 GB before that.)
+        let valid = chars as usize <= self.rules.max_len && self.syms.len() < HOLE as usize && {
             self.scratch.clear();
             for (start, len) in [l_span, r_span] {
                 let part = std::str::from_utf8(&self.text[start..start + len]).expect("pieces are made of whole chars");
@@ -203,15 +215,17 @@ impl Bpe<'_> {
         state
     }
 
+    /// The position of the symbol after the one at `i` (a symbol's first position) in word `w`.
     fn next(&self, w: u32, i: u32) -> Option<u32> {
-        let (start, end) = (self.starts[w as usize] as usize, self.starts[w as usize + 1] as usize);
-        let word = &self.seq[start..end];
-        (i as usize + 1..word.len()).find(|&k| word[k] != NONE).map(|k| k as u32)
+        let (start, end) = (self.starts[w as usize], self.starts[w as usize + 1]);
+        let k = i + self.syms[self.seq[(start + i) as usize] as usize].chars;
+        (start + k < end).then_some(k)
     }
 
+    /// The position of the symbol before the one at `i` (a symbol's first position) in word `w`.
     fn prev(&self, w: u32, i: u32) -> Option<u32> {
-        let word = &self.seq[self.starts[w as usize] as usize..];
-        (0..i as usize).rev().find(|&k| word[k] != NONE).map(|k| k as u32)
+        let before = self.seq[(self.starts[w as usize] + i.checked_sub(1)?) as usize];
+        Some(if before & HOLE != 0 { before & !HOLE } else { i - 1 })
     }
 
     fn at(&self, w: u32, i: u32) -> u32 {
@@ -268,11 +282,28 @@ impl Bpe<'_> {
         self.pairs.insert(k, Packed::pack(PairState::Dead));
     }
 
+    /// The queue entry of `sym` with its current count.
+    fn entry(&self, sym: u32) -> Entry {
+        let text = self.text(sym);
+        let byte = |i: usize| u32::from(text.get(i).copied().unwrap_or(0));
+        // Pieces of 255 chars or more (`max_sentencepiece_length` goes up to 512) all rank
+        // alike and are told apart by `better`.
+        let chars = self.syms[sym as usize].chars;
+        let rank = if chars >= 255 { 255 << 24 } else { chars << 24 | byte(0) << 16 | byte(1) << 8 | byte(2) };
+        Entry { freq: self.syms[sym as usize].freq, sym, rank }
+    }
+
     /// sentencepiece's order of preference: higher count, fewer chars, smaller string; then
     /// the symbol made first.
     fn better(&self, a: Entry, b: Entry) -> Ordering {
-        let (sa, sb) = (&self.syms[a.sym as usize], &self.syms[b.sym as usize]);
-        a.freq.cmp(&b.freq).then(sb.chars.cmp(&sa.chars)).then_with(|| self.text(b.sym).cmp(self.text(a.sym))).then(b.sym.cmp(&a.sym))
+        a.freq
+            .cmp(&b.freq)
+            .then(b.rank.cmp(&a.rank))
+            .then_with(|| {
+                let (sa, sb) = (&self.syms[a.sym as usize], &self.syms[b.sym as usize]);
+                sb.chars.cmp(&sa.chars).then_with(|| self.text(b.sym).cmp(self.text(a.sym)))
+            })
+            .then(b.sym.cmp(&a.sym))
     }
 
     fn push(&mut self, e: Entry) {
@@ -321,7 +352,7 @@ impl Bpe<'_> {
             self.syms[id as usize].pending = false;
             if self.syms[id as usize].live {
                 self.settle(id);
-                self.push(Entry { freq: self.syms[id as usize].freq, sym: id });
+                self.push(self.entry(id));
             }
         }
         self.pending = pending;
@@ -337,7 +368,7 @@ impl Bpe<'_> {
             }
             if s.stale {
                 self.settle(e.sym);
-                self.push(Entry { freq: self.syms[e.sym as usize].freq, sym: e.sym });
+                self.push(self.entry(e.sym));
                 continue;
             }
             if e.freq == s.freq {
@@ -369,8 +400,10 @@ impl Bpe<'_> {
                 self.remove_pair(w, ri, n, best);
             }
             let start = self.starts[w as usize];
+            let last = ri + self.syms[r as usize].chars - 1;
             self.seq[(start + li) as usize] = best;
-            self.seq[(start + ri) as usize] = NONE;
+            self.seq[(start + ri) as usize] = HOLE | li;
+            self.seq[(start + last) as usize] = HOLE | li;
             if let Some(p) = prev {
                 self.add_pair(w, p, li);
             }

@@ -228,6 +228,11 @@ fn rare_as_unk(text: &mut String, alphabet: &ahash::AHashSet<char>) -> bool {
     true
 }
 
+thread_local! {
+    /// A normalized sentence of the trainer's, on each thread.
+    static NORMALIZED: std::cell::RefCell<Normalized> = std::cell::RefCell::new(Normalized::default());
+}
+
 /// Sentences normalized in parallel at a time (in order) when they are kept.
 const SENTENCE_BATCH: usize = 16 * 1024;
 
@@ -246,10 +251,24 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         .map_err(|e| Error::invalid(format!("sentencepiece trainer: meta pieces: {e}")))?;
     // Units counted: words (split at `▁`) or whole sentences.
     let by_words = spec.split_by_whitespace || spec.model_type == ModelType::Word;
+    let tabs = vec!["\t"; meta.len()];
+    // The normalized sentence, in a buffer of this thread's (no string made for it unless it
+    // holds meta pieces).
+    let with_normalized = |s: &str, f: &mut dyn FnMut(&str)| {
+        NORMALIZED.with(|cell| {
+            let mut out = cell.borrow_mut();
+            normalizer.normalize_text(s, &mut out);
+            if meta_matcher.is_match(&out.text) {
+                f(&meta_matcher.replace_all(&out.text, &tabs));
+            } else {
+                f(&out.text);
+            }
+        })
+    };
     let normalize = |s: &str| -> String {
-        let mut out = Normalized::default();
-        normalizer.normalize_text(s, &mut out);
-        meta_matcher.replace_all(&out.text, &["\t"; 1].repeat(meta.len()))
+        let mut owned = String::new();
+        with_normalized(s, &mut |t| owned = t.to_owned());
+        owned
     };
     let split_words = |text: &str, f: &mut dyn FnMut(&str)| -> Result<()> {
         if by_words {
@@ -277,7 +296,11 @@ fn train_selected<I: Iterator<Item = Result<String>>>(
         sentences.retain(|s| !s.is_empty());
         counted
     } else {
-        let split = |s: &str, f: &mut dyn FnMut(&str)| split_words(&normalize(s), f);
+        let split = |s: &str, f: &mut dyn FnMut(&str)| {
+            let mut done = Ok(());
+            with_normalized(s, &mut |t| done = split_words(t, f));
+            done
+        };
         count_words(selected, &split, &NoProgress)?
     };
     if counts.is_empty() {
