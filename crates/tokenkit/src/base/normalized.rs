@@ -217,11 +217,8 @@ impl<'a> Transformer<'a> {
         if change <= 0 {
             self.skip_chars(1 + change.unsigned_abs());
         }
-        // A char is 1 to 4 bytes, each with its alignment (pushed one by one: a copy of a
-        // slice this short is a call to `memcpy`).
-        for _ in 0..c.len_utf8() {
-            self.new_alignments.push(align);
-        }
+        // A char is 1 to 4 bytes, each with its alignment.
+        self.new_alignments.extend_from_slice(&[align; 4][..c.len_utf8()]);
         self.new_text.push(c);
     }
 
