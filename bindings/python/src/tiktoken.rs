@@ -20,8 +20,10 @@ pub struct PyTiktokenCore {
     enc: Arc<Encoding>,
 }
 
-/// `"all"` or a collection of special-token strings.
-fn special_set(o: &Bound<'_, PyAny>, what: &str) -> PyResult<SpecialTokens> {
+/// `"all"` or a collection of special-token strings; `None` (the argument not given) is
+/// `default`, tiktoken's default of the argument (`set()` allowed, `"all"` disallowed).
+fn special_set(o: Option<&Bound<'_, PyAny>>, what: &str, default: SpecialTokens) -> PyResult<SpecialTokens> {
+    let Some(o) = o else { return Ok(default) };
     if let Ok(s) = o.downcast::<PyString>() {
         if s.to_cow()? == "all" {
             return Ok(SpecialTokens::All);
@@ -33,6 +35,18 @@ fn special_set(o: &Bound<'_, PyAny>, what: &str) -> PyResult<SpecialTokens> {
         set.insert(item?.extract::<String>()?);
     }
     Ok(SpecialTokens::Set(set))
+}
+
+/// The `allowed_special` and `disallowed_special` arguments of an encode call, tiktoken's
+/// defaults where not given.
+fn special_policy(
+    allowed_special: Option<&Bound<'_, PyAny>>,
+    disallowed_special: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(SpecialTokens, SpecialTokens)> {
+    Ok((
+        special_set(allowed_special, "allowed_special", SpecialTokens::Set(Default::default()))?,
+        special_set(disallowed_special, "disallowed_special", SpecialTokens::All)?,
+    ))
 }
 
 /// tiktoken's KeyError for an id with no token.
@@ -58,14 +72,13 @@ impl PyTiktokenCore {
     fn encode_ids(
         &self,
         py: Python<'_>,
-        text: &str,
-        allowed_special: &Bound<'_, PyAny>,
-        disallowed_special: &Bound<'_, PyAny>,
+        text: &Bound<'_, PyString>,
+        allowed_special: Option<&Bound<'_, PyAny>>,
+        disallowed_special: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<u32>> {
-        let (allowed, disallowed) =
-            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
-        let enc = self.enc.clone();
-        run_on_text(py, text.len(), || enc.encode(text, &allowed, &disallowed))
+        let (allowed, disallowed) = special_policy(allowed_special, disallowed_special)?;
+        let (enc, text) = (self.enc.clone(), text::utf8_surrogates_replaced(text)?);
+        run_on_text(py, text.len(), || enc.encode(&text, &allowed, &disallowed))
     }
 
     /// `encode_ordinary` of each text, in parallel (for the list and the arrow forms).
@@ -148,40 +161,45 @@ impl PyTiktokenCore {
         ids::list(py, &run_on_text(py, text.len(), || enc.encode_ordinary(&text))?)
     }
 
-    /// The ids of `text` with tiktoken's special-token policy (`"all"` or a set each).
+    /// The ids of `text` with tiktoken's special-token policy (`"all"` or a collection each;
+    /// tiktoken's defaults when not given), lone surrogates U+FFFD. The Python `Encoding` calls
+    /// it directly, without a Python frame.
+    #[pyo3(signature = (text, /, *, allowed_special = None, disallowed_special = None))]
     fn encode<'py>(
         &self,
         py: Python<'py>,
         text: &Bound<'_, PyString>,
-        allowed_special: &Bound<'_, PyAny>,
-        disallowed_special: &Bound<'_, PyAny>,
+        allowed_special: Option<&Bound<'_, PyAny>>,
+        disallowed_special: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        ids::list(py, &self.encode_ids(py, &text::utf8(text)?, allowed_special, disallowed_special)?)
+        ids::list(py, &self.encode_ids(py, text, allowed_special, disallowed_special)?)
     }
 
     /// `encode` as a 1-D `numpy.uint32` array.
+    #[pyo3(signature = (text, /, *, allowed_special = None, disallowed_special = None))]
     fn encode_to_numpy(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyString>,
-        allowed_special: &Bound<'_, PyAny>,
-        disallowed_special: &Bound<'_, PyAny>,
+        allowed_special: Option<&Bound<'_, PyAny>>,
+        disallowed_special: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        let ids = self.encode_ids(py, &text::utf8(text)?, allowed_special, disallowed_special)?;
+        let ids = self.encode_ids(py, text, allowed_special, disallowed_special)?;
         numpy::u32_array(py, &ids, &[ids.len()])
     }
 
-    /// The number of tokens `encode` would give, without building the ids.
+    /// The number of tokens `encode` would give, without building the ids (called directly,
+    /// as `encode`).
+    #[pyo3(signature = (text, /, *, allowed_special = None, disallowed_special = None))]
     fn count(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyString>,
-        allowed_special: &Bound<'_, PyAny>,
-        disallowed_special: &Bound<'_, PyAny>,
+        allowed_special: Option<&Bound<'_, PyAny>>,
+        disallowed_special: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let (allowed, disallowed) =
-            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
-        let (enc, text) = (self.enc.clone(), text::utf8(text)?);
+        let (allowed, disallowed) = special_policy(allowed_special, disallowed_special)?;
+        let (enc, text) = (self.enc.clone(), text::utf8_surrogates_replaced(text)?);
         run_on_text(py, text.len(), || enc.count(&text, &allowed, &disallowed))
     }
 
@@ -204,8 +222,7 @@ impl PyTiktokenCore {
         allowed_special: &Bound<'_, PyAny>,
         disallowed_special: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (allowed, disallowed) =
-            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let (allowed, disallowed) = special_policy(Some(allowed_special), Some(disallowed_special))?;
         let (enc, texts) = (self.enc.clone(), utf8_all(&texts)?);
         let rows = run(py, || {
             let refs: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
@@ -223,8 +240,7 @@ impl PyTiktokenCore {
         allowed_special: &Bound<'_, PyAny>,
         disallowed_special: &Bound<'_, PyAny>,
     ) -> PyResult<(Vec<u32>, Vec<Vec<u32>>)> {
-        let (allowed, disallowed) =
-            (special_set(allowed_special, "allowed_special")?, special_set(disallowed_special, "disallowed_special")?);
+        let (allowed, disallowed) = special_policy(Some(allowed_special), Some(disallowed_special))?;
         let (enc, text) = (self.enc.clone(), text::utf8(text)?);
         run_one(py, || enc.encode_with_unstable(&text, &allowed, &disallowed))
     }

@@ -63,10 +63,12 @@ class Encoding:
         self._special_tokens = core.special_tokens
         self.max_token_value = core.max_token_value
         self._registered = registered
-        # The per-line call goes straight to the core (which replaces lone surrogates itself):
-        # no Python frame, about a sixth of a short call's cost. Not where a subclass overrides it.
-        if type(self).encode_ordinary is Encoding.encode_ordinary:
-            self.encode_ordinary = core.encode_ordinary
+        # The per-line calls go straight to the core, which takes tiktoken's keywords with its
+        # defaults and replaces lone surrogates itself: no Python frame, about a sixth of a short
+        # call's cost (and no frozenset per call). Not where a subclass overrides the method.
+        for method in ("encode_ordinary", "encode", "count"):
+            if getattr(type(self), method) is getattr(Encoding, method):
+                setattr(self, method, getattr(core, method))
 
     @classmethod
     def _from_core(cls, core: TiktokenCore, registered: bool) -> "Encoding":
@@ -95,17 +97,19 @@ class Encoding:
         """The ids of ``text``. Special tokens in ``allowed_special`` (or ``"all"``) become their
         ids; a special token in ``disallowed_special`` (by default every special token not
         allowed) raises ``ValueError``; the others are ordinary text."""
-        return self._call("encode", text, _policy(allowed_special), _policy(disallowed_special))
+        # Instances call the core's method directly (see `_init`); this is what they do.
+        return self._core.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = set(),  # noqa: B006
                         disallowed_special: DisallowedSpecial = "all"):
         """:meth:`encode` as a 1-D ``numpy.uint32`` array."""
-        return self._call("encode_to_numpy", text, _policy(allowed_special), _policy(disallowed_special))
+        return self._core.encode_to_numpy(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def count(self, text: str, *, allowed_special: AllowedSpecial = set(),  # noqa: B006
               disallowed_special: DisallowedSpecial = "all") -> int:
         """``len(encode(text, ...))`` without building the id list (tokenkit extension)."""
-        return self._call("count", text, _policy(allowed_special), _policy(disallowed_special))
+        # Instances call the core's method directly (see `_init`); this is what they do.
+        return self._core.count(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def encode_ordinary_batch(self, text: List[str], *, num_threads: int = 8) -> List[List[int]]:
         """:meth:`encode_ordinary` of each text, in parallel."""
