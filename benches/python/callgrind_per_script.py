@@ -47,14 +47,13 @@ def document_calls(tokenizer: str) -> dict:
     """library -> (one document -> ids) for every library loading `tokenizer`."""
     if tokenizer in peers.TIKTOKEN:
         return peers.tiktoken_libs(tokenizer)
-    return {lib: peers.json_call(lib, tok, "document") for lib, tok in peers.json_libs(tokenizer).items()}
+    # json_call takes a list of lines and returns a row of ids per call.
+    return {lib: (lambda text, f=peers.json_call(lib, tok, "document"): f([text])[0])
+            for lib, tok in peers.json_libs(tokenizer).items()}
 
 
 def child(tokenizer: str, family: str, lib: str, calls: int) -> None:
     fn = document_calls(tokenizer)[lib]
-    if tokenizer not in peers.TIKTOKEN:
-        fn_one = fn
-        fn = lambda text: fn_one([text])  # noqa: E731  (json_call takes a list of lines)
     warm, timed = family_text(family)
     fn(warm)
     for other in bp.UDHR_FAMILIES:
@@ -91,15 +90,14 @@ def main() -> int:
         ref = "tiktoken" if tokenizer in peers.TIKTOKEN else "tokenizers"
         worst = None
         for family in args.families:
-            warm, timed = family_text(family)
+            timed = family_text(family)[1]
             nbytes = len(timed.encode())
-            expected = libs[ref](timed if tokenizer in peers.TIKTOKEN else [timed])
+            expected = libs[ref](timed)
             cells = {}
             for lib, fn in libs.items():
                 if args.libs and lib not in args.libs and lib != "tokenkit":
                     continue
-                got = fn(timed if tokenizer in peers.TIKTOKEN else [timed])
-                if got != expected:
+                if fn(timed) != expected:
                     cells[lib] = "wrong ids"
                     continue
                 per_byte = (instructions(tokenizer, family, lib, 2) - instructions(tokenizer, family, lib, 0)) / (2 * nbytes)

@@ -120,6 +120,14 @@ const STARTER: u16 = 4;
 const OUT_OF_ORDER: u16 = 8;
 
 impl Segment {
+    /// The segment of one char of properties `p`.
+    #[inline(always)]
+    fn of(p: Props) -> Self {
+        let mut seg = Self::default();
+        seg.add(p);
+        seg
+    }
+
     #[inline(always)]
     fn add(&mut self, p: Props) {
         let cc = p >> 8;
@@ -176,8 +184,8 @@ fn for_each_changed(s: &str, at: usize, mut changed: impl FnMut(usize, usize) ->
             }
             (last, i) = (i, i + len);
         }
-        // The segment of the last stable char: what `seg.add(YES)` makes of an empty one.
-        (seg_start, seg) = (last, Segment { flags: STARTER, last_cc: 0 });
+        // The segment of the last stable char goes on.
+        (seg_start, seg) = (last, Segment::of(YES));
     }
     if !seg.same() {
         changed(seg_start, b.len())?;
